@@ -1,0 +1,370 @@
+//! The JSON wire protocol between the host and a component.
+//!
+//! These types are the single definition of what crosses the `list<u8>`
+//! boundary of the WIT worlds: the host deserializes exactly these shapes, so
+//! a component that emits anything else (an unknown field, a `VERIFIED`
+//! assurance, a missing scope) produces a typed malformed-output diagnostic
+//! rather than a result.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Version of this wire protocol; every descriptor names it.
+pub const PROTOCOL_VERSION: &str = "jacobian.component/1";
+
+/// What a bundle is. A bundle is exactly one of the two, never both.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum BundleKind {
+    /// Exports `invoke`: produces evidence (never `VERIFIED`).
+    Capability,
+    /// Exports `check`: judges evidence produced elsewhere.
+    Checker,
+}
+
+/// Invocation mode of a capability.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Mode {
+    /// Returns proposed, heuristic or computed evidence.
+    Explore,
+    /// May return `VERIFIED`, only through an operator-authorized checker.
+    Verify,
+}
+
+/// The kind of input a capability accepts, for discovery by input kind.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum InputKind {
+    /// A typed, structured request object.
+    StructuredRequest,
+    /// A formal proposition in a declared syntax.
+    FormalProposition,
+    /// A typed artifact identified by its `schema_uri`.
+    TypedArtifact,
+    /// Natural-language proof prose (no bundled capability accepts it).
+    NaturalLanguageProof,
+}
+
+/// The provider of a bundle: who made it, which version, under what licence.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Provider {
+    /// Provider name, e.g. `jacobian-universal-algebra`.
+    pub name: String,
+    /// Exact provider version.
+    pub version: String,
+    /// SPDX licence expression.
+    pub licence: String,
+    /// Features the provider detected or was built with.
+    #[serde(default)]
+    pub features: Vec<String>,
+}
+
+/// A validated invocation example published by a capability or checker.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Example {
+    /// What the example shows.
+    pub title: String,
+    /// The `input` object of the call; it must validate against the input schema.
+    pub input: Value,
+}
+
+/// One capability of a capability bundle.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CapabilityDescriptor {
+    /// Namespaced id, `domain.verb.object`, e.g. `universal_algebra.search.countermodel`.
+    pub id: String,
+    /// Short title.
+    pub title: String,
+    /// The one agent-visible mathematical outcome, in one line.
+    pub outcome: String,
+    /// Longer description: what it does, its bounds, what it does not claim.
+    pub description: String,
+    /// Retrieval tags.
+    pub tags: Vec<String>,
+    /// Supported modes.
+    pub modes: Vec<Mode>,
+    /// Declared input kind.
+    pub input_kind: InputKind,
+    /// JSON Schema of `input`.
+    pub input_schema: Value,
+    /// JSON Schema of `output`.
+    pub output_schema: Value,
+    /// Invocation examples.
+    pub examples: Vec<Example>,
+    /// Checker roles this capability's results name.
+    pub checker_roles: Vec<String>,
+    /// Artifact types this capability produces, as `schema_uri`s.
+    pub artifact_types: Vec<String>,
+}
+
+/// One checker role of a checker bundle, exposed as a `VERIFY` capability.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CheckerDescriptor {
+    /// The role this checker fills, e.g. `universal_algebra.countermodel.witness`.
+    pub role: String,
+    /// The capability id under which agents invoke it in `VERIFY` mode.
+    pub capability_id: String,
+    /// Short title.
+    pub title: String,
+    /// The one-line outcome.
+    pub outcome: String,
+    /// What it checks and what it does not.
+    pub description: String,
+    /// Retrieval tags.
+    pub tags: Vec<String>,
+    /// Declared input kind.
+    pub input_kind: InputKind,
+    /// JSON Schema of `input`.
+    pub input_schema: Value,
+    /// Certificate formats it accepts.
+    pub certificate_formats: Vec<String>,
+    /// Artifact types it reads, as `schema_uri`s.
+    pub artifact_types: Vec<String>,
+}
+
+/// What `describe()` returns.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BundleDescriptor {
+    /// Always [`PROTOCOL_VERSION`].
+    pub protocol: String,
+    /// Capability bundle or checker bundle.
+    pub kind: BundleKind,
+    /// Who provides it.
+    pub provider: Provider,
+    /// Capabilities (capability bundles only).
+    #[serde(default)]
+    pub capabilities: Vec<CapabilityDescriptor>,
+    /// Checker roles (checker bundles only).
+    #[serde(default)]
+    pub checkers: Vec<CheckerDescriptor>,
+}
+
+/// The request the host passes to `invoke`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct InvokeRequest {
+    /// Which capability of the bundle.
+    pub capability_id: String,
+    /// The requested mode.
+    pub mode: Mode,
+    /// The validated input object.
+    pub input: Value,
+}
+
+/// The request the host passes to `check`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CheckRequest {
+    /// Which checker role of the bundle.
+    pub role: String,
+    /// The validated input object.
+    pub input: Value,
+}
+
+/// Assurance a producer may claim. There is deliberately no `VERIFIED`:
+/// search, generation and computation never certify their own conclusions.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ProducerAssurance {
+    /// A candidate, not yet evaluated.
+    Proposed,
+    /// Found by a method with no completeness or soundness guarantee.
+    Heuristic,
+    /// Computed by a deterministic procedure; not independently checked.
+    Computed,
+}
+
+/// How much of the stated scope a result covers.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Completeness {
+    /// Every case within the stated bounds was examined.
+    Exhaustive,
+    /// A witness was found; nothing is claimed about the rest of the space.
+    WitnessOnly,
+    /// Only part of the bounded space was examined (e.g. a budget ran out).
+    Partial,
+}
+
+/// Qualifiers of a result.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Qualifier {
+    /// Exact arithmetic / exact objects.
+    Exact,
+    /// Approximate values.
+    Approximate,
+    /// Restricted to stated finite bounds.
+    Bounded,
+    /// Every case within the bounds examined.
+    Exhaustive,
+    /// Same input, same output.
+    Deterministic,
+    /// No completeness guarantee.
+    Heuristic,
+}
+
+/// The scope of one result: what it covers and how completely.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Scope {
+    /// How completely the bounded space was covered.
+    pub completeness: Completeness,
+    /// The exact statement of what was covered, in one or two sentences.
+    pub statement: String,
+}
+
+/// An artifact a producer returns inline; the host stores it content-addressed
+/// and replaces it by its `artifact://sha256/<digest>` URI.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ArtifactDraft {
+    /// Its role in the result, e.g. `countermodel`.
+    pub role: String,
+    /// Versioned, domain-owned schema identifier.
+    pub schema_uri: String,
+    /// The artifact's JSON content.
+    pub content: Value,
+}
+
+/// Where a producer's result should be checked.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct VerificationRoute {
+    /// Checker role that can judge this result.
+    pub checker_role: String,
+    /// The verify capability id to invoke in `VERIFY` mode.
+    pub verify_capability_id: String,
+    /// Certificate format of the evidence.
+    pub certificate_format: String,
+    /// Role of the artifact (in this result) that carries the certificate.
+    pub certificate_artifact_role: String,
+}
+
+/// What `invoke` returns on success.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Outcome {
+    /// Operation-specific output (matches the descriptor's output schema).
+    pub output: Value,
+    /// Artifacts to store.
+    #[serde(default)]
+    pub artifacts: Vec<ArtifactDraft>,
+    /// Scope and completeness.
+    pub scope: Scope,
+    /// Qualifiers.
+    #[serde(default)]
+    pub qualifiers: Vec<Qualifier>,
+    /// Producer assurance (never `VERIFIED`).
+    pub assurance: ProducerAssurance,
+    /// Proof obligations that remain open.
+    #[serde(default)]
+    pub obligations: Vec<String>,
+    /// How to check this result, when a checker role exists.
+    #[serde(default)]
+    pub verification: Option<VerificationRoute>,
+}
+
+/// A checker's judgement.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum VerdictKind {
+    /// The evidence establishes the claim within its stated scope.
+    Accepted,
+    /// The evidence does not establish the claim.
+    Rejected,
+    /// The checker cannot judge this input (e.g. beyond its bounds).
+    Unsupported,
+}
+
+/// What `check` returns on success.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Verdict {
+    /// The judgement.
+    pub verdict: VerdictKind,
+    /// Why, in one sentence.
+    pub reason: String,
+    /// What the checker established (each a short statement).
+    #[serde(default)]
+    pub checked: Vec<String>,
+    /// Obligations that remain open.
+    #[serde(default)]
+    pub remaining_obligations: Vec<String>,
+    /// The claim the verdict is about, as the checker read it (JSON).
+    pub claim: Value,
+    /// The candidate the verdict is about, as the checker read it (JSON).
+    pub candidate: Value,
+    /// The scope the verdict covers.
+    pub scope: Scope,
+}
+
+/// Why a component refused a request it could not validate. Crosses the
+/// boundary as the JSON error string of `invoke` / `check`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Refusal {
+    /// Dot-path of the offending field within `input` (empty for the whole input).
+    pub path: String,
+    /// What is wrong, as a lowercase fragment.
+    pub message: String,
+}
+
+impl Refusal {
+    /// A refusal naming the field at `path`.
+    pub fn at(path: impl Into<String>, message: impl Into<String>) -> Self {
+        Refusal {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.path.is_empty() {
+            f.write_str(&self.message)
+        } else {
+            write!(f, "{}: {}", self.path, self.message)
+        }
+    }
+}
+
+/// Version of the stored artifact envelope.
+pub const ARTIFACT_VERSION: &str = "jacobian.artifact/1";
+
+/// How a stored artifact came to be.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Lineage {
+    /// The capability that produced it.
+    pub capability_id: String,
+    /// SHA-256 (hex) of the canonical JSON of the complete producer input.
+    pub input_digest: String,
+    /// SHA-256 (hex) of the producer component.
+    pub provider_digest: String,
+}
+
+/// What the artifact store holds: a manifest around the content a producer
+/// returned. Content-addressed by SHA-256 over its canonical JSON (RFC 8785).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ArtifactEnvelope<T = Value> {
+    /// Always [`ARTIFACT_VERSION`].
+    pub artifact_version: String,
+    /// Versioned, domain-owned schema identifier of `content`.
+    pub schema_uri: String,
+    /// The artifact's role in the producing result.
+    pub role: String,
+    /// Who produced it from what.
+    pub lineage: Lineage,
+    /// The content itself.
+    pub content: T,
+}

@@ -1,0 +1,434 @@
+//! The installed catalog and its discovery projections.
+//!
+//! The catalog is derived from the installed components' validated
+//! descriptors: a producer bundle contributes its capabilities, a checker
+//! bundle contributes one `VERIFY` capability per checker role.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use jacobian_guest::protocol::{Example, InputKind, Mode, Provider};
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use crate::contract::{DescribeRequest, SCOPE_RULE, View};
+use crate::digest::Digest;
+use crate::registry::{Installed, Tier};
+
+/// Producer or verifier.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum EntryKind {
+    /// Runs a capability component's `invoke`.
+    Producer,
+    /// Runs a checker component's `check` for one role.
+    Verifier,
+}
+
+/// One invocable capability.
+pub struct CatalogEntry {
+    /// Capability id.
+    pub id: String,
+    /// Producer or verifier.
+    pub kind: EntryKind,
+    /// Title.
+    pub title: String,
+    /// One-line outcome.
+    pub outcome: String,
+    /// Description.
+    pub description: String,
+    /// Tags.
+    pub tags: Vec<String>,
+    /// Modes.
+    pub modes: Vec<Mode>,
+    /// Input kind.
+    pub input_kind: InputKind,
+    /// Input schema.
+    pub input_schema: Value,
+    /// Output schema (producers).
+    pub output_schema: Option<Value>,
+    /// Validated examples.
+    pub examples: Vec<Example>,
+    /// Checker roles named by results (producers) or filled (verifiers).
+    pub checker_roles: Vec<String>,
+    /// Artifact types produced or read.
+    pub artifact_types: Vec<String>,
+    /// Certificate formats (verifiers).
+    pub certificate_formats: Vec<String>,
+    /// Component providing it.
+    pub component: Digest,
+    /// Install tier.
+    pub tier: Tier,
+    /// Provider.
+    pub provider: Provider,
+    /// Compiled input schema.
+    pub input_validator: Arc<jsonschema::Validator>,
+    /// Compiled output schema (producers).
+    pub output_validator: Option<Arc<jsonschema::Validator>>,
+}
+
+/// The installed catalog, in stable id order.
+pub struct Catalog {
+    entries: BTreeMap<String, CatalogEntry>,
+    digest: Digest,
+}
+
+impl Catalog {
+    /// Build from installed components (their descriptors were validated at install).
+    pub fn build<'a>(components: impl IntoIterator<Item = &'a Installed>) -> Catalog {
+        let mut entries = BTreeMap::new();
+        for installed in components {
+            let record = &installed.record;
+            for c in &record.descriptor.capabilities {
+                let Ok(input) = crate::registry::compile_schema(&c.input_schema) else { continue };
+                let output = crate::registry::compile_schema(&c.output_schema).ok().map(Arc::new);
+                entries.insert(
+                    c.id.clone(),
+                    CatalogEntry {
+                        id: c.id.clone(),
+                        kind: EntryKind::Producer,
+                        title: c.title.clone(),
+                        outcome: c.outcome.clone(),
+                        description: c.description.clone(),
+                        tags: c.tags.clone(),
+                        modes: c.modes.clone(),
+                        input_kind: c.input_kind,
+                        input_schema: c.input_schema.clone(),
+                        output_schema: Some(c.output_schema.clone()),
+                        examples: c.examples.clone(),
+                        checker_roles: c.checker_roles.clone(),
+                        artifact_types: c.artifact_types.clone(),
+                        certificate_formats: Vec::new(),
+                        component: record.digest,
+                        tier: record.tier,
+                        provider: record.provider.clone(),
+                        input_validator: Arc::new(input),
+                        output_validator: output,
+                    },
+                );
+            }
+            for k in &record.descriptor.checkers {
+                let Ok(input) = crate::registry::compile_schema(&k.input_schema) else { continue };
+                entries.insert(
+                    k.capability_id.clone(),
+                    CatalogEntry {
+                        id: k.capability_id.clone(),
+                        kind: EntryKind::Verifier,
+                        title: k.title.clone(),
+                        outcome: k.outcome.clone(),
+                        description: k.description.clone(),
+                        tags: k.tags.clone(),
+                        modes: vec![Mode::Verify],
+                        input_kind: k.input_kind,
+                        input_schema: k.input_schema.clone(),
+                        output_schema: None,
+                        examples: Vec::new(),
+                        checker_roles: vec![k.role.clone()],
+                        artifact_types: k.artifact_types.clone(),
+                        certificate_formats: k.certificate_formats.clone(),
+                        component: record.digest,
+                        tier: record.tier,
+                        provider: record.provider.clone(),
+                        input_validator: Arc::new(input),
+                        output_validator: None,
+                    },
+                );
+            }
+        }
+        let listing: Vec<Value> = entries.values().map(full_listing).collect();
+        let digest = Digest::of_json(&Value::Array(listing));
+        Catalog { entries, digest }
+    }
+
+    /// Look up one capability.
+    pub fn get(&self, id: &str) -> Option<&CatalogEntry> {
+        self.entries.get(id)
+    }
+
+    /// Every entry in id order.
+    pub fn entries(&self) -> impl Iterator<Item = &CatalogEntry> {
+        self.entries.values()
+    }
+
+    /// Digest of the catalog's complete content.
+    pub fn digest(&self) -> Digest {
+        self.digest
+    }
+
+    /// The complete machine-readable inventory (`capability://catalog`).
+    pub fn inventory(&self, binding: &Binding) -> Value {
+        json!({
+            "catalog_digest": self.digest.to_string(),
+            "policy_profile": binding.profile,
+            "policy_digest": binding.policy_digest.to_string(),
+            "capabilities": self.entries.values().map(|e| compact(e, binding)).collect::<Vec<_>>(),
+        })
+    }
+}
+
+/// What discovery responses bind: the active policy.
+pub struct Binding {
+    /// Policy profile name.
+    pub profile: String,
+    /// Policy digest.
+    pub policy_digest: Digest,
+    /// Whether each verifier's checker is authorized, by capability id.
+    pub authorized: BTreeMap<String, bool>,
+}
+
+impl Binding {
+    fn availability(&self, entry: &CatalogEntry) -> &'static str {
+        match (entry.kind, self.authorized.get(&entry.id)) {
+            (EntryKind::Verifier, Some(false) | None) => "CHECKER_NOT_AUTHORIZED",
+            _ => "AVAILABLE",
+        }
+    }
+}
+
+fn full_listing(e: &CatalogEntry) -> Value {
+    json!({
+        "id": e.id, "kind": e.kind, "title": e.title, "outcome": e.outcome, "description": e.description,
+        "tags": e.tags, "modes": e.modes, "input_kind": e.input_kind, "input_schema": e.input_schema,
+        "output_schema": e.output_schema, "examples": e.examples, "checker_roles": e.checker_roles,
+        "artifact_types": e.artifact_types, "certificate_formats": e.certificate_formats,
+        "component": e.component.to_string(), "provider": e.provider,
+    })
+}
+
+fn compact(e: &CatalogEntry, binding: &Binding) -> Value {
+    json!({
+        "capability_id": e.id,
+        "kind": e.kind,
+        "title": e.title,
+        "outcome": e.outcome,
+        "modes": e.modes,
+        "tags": e.tags,
+        "input_kind": e.input_kind,
+        "availability": binding.availability(e),
+    })
+}
+
+/// Error of a describe request, with the offending field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DescribeError {
+    /// Field path.
+    pub path: &'static str,
+    /// What is wrong.
+    pub message: String,
+    /// Whether the field named an unknown capability.
+    pub not_found: bool,
+}
+
+/// Answer `capability.describe`.
+pub fn describe(catalog: &Catalog, binding: &Binding, request: &DescribeRequest) -> Result<Value, DescribeError> {
+    match &request.capability_id {
+        Some(id) => {
+            let entry = catalog.get(id).ok_or_else(|| DescribeError {
+                path: "capability_id",
+                message: format!("no installed capability {id:?}"),
+                not_found: true,
+            })?;
+            Ok(project(catalog, binding, entry, request.view.unwrap_or_default()))
+        }
+        None => search(catalog, binding, request),
+    }
+}
+
+/// Words that carry no retrieval signal.
+const STOPWORDS: &[&str] = &[
+    "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "find", "for", "from", "how", "in", "is",
+    "it", "of", "on", "or", "some", "that", "the", "there", "this", "to", "what", "which", "with",
+];
+
+fn search(catalog: &Catalog, binding: &Binding, request: &DescribeRequest) -> Result<Value, DescribeError> {
+    let limit = request.limit.unwrap_or(5);
+    if !(1..=20).contains(&limit) {
+        return Err(DescribeError {
+            path: "limit",
+            message: format!("must be between 1 and 20, got {limit}"),
+            not_found: false,
+        });
+    }
+    let terms: Vec<String> = request
+        .query
+        .as_deref()
+        .unwrap_or("")
+        .split(|c: char| !c.is_ascii_alphanumeric() && c != '_' && c != '.')
+        .map(str::to_ascii_lowercase)
+        .filter(|t| t.len() > 1 && !STOPWORDS.contains(&t.as_str()))
+        .collect();
+    let mut hits: Vec<(usize, &CatalogEntry, Vec<String>)> = catalog
+        .entries()
+        .filter(|e| match &request.domain {
+            Some(d) => e.id.split('.').next() == Some(d.as_str()) || e.tags.contains(d),
+            None => true,
+        })
+        .filter(|e| request.mode.is_none_or(|m| e.modes.contains(&m)))
+        .filter_map(|e| {
+            if terms.is_empty() {
+                return Some((0, e, Vec::new()));
+            }
+            let haystack = format!("{} {} {} {} {}", e.id, e.title, e.outcome, e.description, e.tags.join(" "))
+                .to_ascii_lowercase();
+            let matched: Vec<String> = terms.iter().filter(|t| haystack.contains(t.as_str())).cloned().collect();
+            (!matched.is_empty()).then_some((matched.len(), e, matched))
+        })
+        .collect();
+    hits.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.id.cmp(&b.1.id)));
+
+    let filters = serde_json::to_value(DescribeRequest { cursor: None, ..request.clone() }).unwrap_or_default();
+    let binding_tag = Digest::of_json(&json!([filters, catalog.digest().to_string()])).to_hex()[..16].to_owned();
+    let offset = match &request.cursor {
+        None => 0,
+        Some(cursor) => cursor
+            .split_once(':')
+            .filter(|(tag, _)| *tag == binding_tag)
+            .and_then(|(_, offset)| offset.parse::<usize>().ok())
+            .ok_or_else(|| DescribeError {
+                path: "cursor",
+                message: "not a cursor returned for these filters, limit and catalog".into(),
+                not_found: false,
+            })?,
+    };
+    let page: Vec<Value> = hits
+        .iter()
+        .skip(offset)
+        .take(limit as usize)
+        .map(|(score, e, matched)| {
+            let mut item = compact(e, binding);
+            if !terms.is_empty() {
+                item["matched_terms"] = json!(matched);
+                item["relevance_score"] = json!(score);
+            }
+            item
+        })
+        .collect();
+    let next = offset + page.len();
+    Ok(json!({
+        "contract": crate::contract::DESCRIBE_CONTRACT,
+        "catalog_digest": catalog.digest().to_string(),
+        "policy_profile": binding.profile,
+        "policy_digest": binding.policy_digest.to_string(),
+        "form": if terms.is_empty() { "BROWSE" } else { "SEARCH" },
+        "total": hits.len(),
+        "results": page,
+        "next_cursor": (next < hits.len()).then(|| format!("{binding_tag}:{next}")),
+        "scope_rule": SCOPE_RULE,
+    }))
+}
+
+fn project(catalog: &Catalog, binding: &Binding, e: &CatalogEntry, view: View) -> Value {
+    let mut out = Map::new();
+    out.insert("contract".into(), json!(crate::contract::DESCRIBE_CONTRACT));
+    out.insert("view".into(), json!(view));
+    out.insert("capability_id".into(), json!(e.id));
+    out.insert("kind".into(), json!(e.kind));
+    out.insert("title".into(), json!(e.title));
+    out.insert("outcome".into(), json!(e.outcome));
+    out.insert("description".into(), json!(e.description));
+    out.insert("modes".into(), json!(e.modes));
+    out.insert("tags".into(), json!(e.tags));
+    out.insert("input_kind".into(), json!(e.input_kind));
+    out.insert("availability".into(), json!(binding.availability(e)));
+    out.insert(
+        "provider".into(),
+        json!({"name": e.provider.name, "version": e.provider.version, "digest": e.component.to_string(), "install_tier": e.tier}),
+    );
+    out.insert("input_fields".into(), field_summary(&e.input_schema));
+    if let Some(schema) = &e.output_schema {
+        out.insert("output_fields".into(), field_summary(schema));
+    }
+    out.insert("examples_available".into(), json!(!e.examples.is_empty()));
+    out.insert("checker_roles".into(), json!(e.checker_roles));
+    out.insert("catalog_digest".into(), json!(catalog.digest().to_string()));
+    out.insert("policy_digest".into(), json!(binding.policy_digest.to_string()));
+    if view != View::Summary {
+        out.insert("input_schema".into(), strip_annotations(&e.input_schema));
+        out.insert("examples".into(), json!(e.examples));
+        out.insert("artifact_types".into(), json!(e.artifact_types));
+        out.insert("certificate_formats".into(), json!(e.certificate_formats));
+        out.insert("related_operations".into(), json!(related(catalog, e)));
+    }
+    if view == View::Full {
+        out.insert("output_schema".into(), json!(e.output_schema));
+        out.insert(
+            "provider".into(),
+            json!({
+                "name": e.provider.name, "version": e.provider.version, "licence": e.provider.licence,
+                "features": e.provider.features, "digest_kind": "sha256", "digest": e.component.to_string(),
+                "install_tier": e.tier, "platform": crate::registry::PLATFORM,
+            }),
+        );
+    }
+    out.insert("scope_rule".into(), json!(SCOPE_RULE));
+    Value::Object(out)
+}
+
+/// Producers whose results name a role this verifier fills, or verifiers
+/// for the roles this producer names.
+fn related(catalog: &Catalog, e: &CatalogEntry) -> Vec<Value> {
+    catalog
+        .entries()
+        .filter(|other| other.id != e.id && other.kind != e.kind)
+        .filter(|other| other.checker_roles.iter().any(|r| e.checker_roles.contains(r)))
+        .map(|other| {
+            let relation = match e.kind {
+                EntryKind::Producer => "CHECKED_BY",
+                EntryKind::Verifier => "CHECKS_RESULTS_OF",
+            };
+            json!({"capability_id": other.id, "relation": relation})
+        })
+        .collect()
+}
+
+/// Top-level fields of an object schema: name, type, required, description.
+fn field_summary(schema: &Value) -> Value {
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let fields: Vec<Value> = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|props| {
+            props
+                .iter()
+                .map(|(name, prop)| {
+                    json!({
+                        "name": name,
+                        "type": prop.get("type").cloned().unwrap_or(Value::Null),
+                        "required": required.contains(&name.as_str()),
+                        "description": prop.get("description").cloned().unwrap_or(Value::Null),
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Value::Array(fields)
+}
+
+/// The validation-equivalent schema: annotations, defaults and examples removed.
+fn strip_annotations(schema: &Value) -> Value {
+    match schema {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(k, _)| !matches!(k.as_str(), "title" | "description" | "default" | "examples" | "$comment"))
+                .map(|(k, v)| {
+                    // Property names are data, not annotations: keep them all.
+                    if k == "properties" || k == "$defs" {
+                        let inner = v
+                            .as_object()
+                            .map(|m| m.iter().map(|(n, s)| (n.clone(), strip_annotations(s))).collect())
+                            .unwrap_or_default();
+                        (k.clone(), Value::Object(inner))
+                    } else {
+                        (k.clone(), strip_annotations(v))
+                    }
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(strip_annotations).collect()),
+        other => other.clone(),
+    }
+}

@@ -1,0 +1,388 @@
+//! The agent-facing contract: requests and results of `capability.describe`
+//! and `capability.invoke`, and the closed diagnostic vocabulary. The MCP
+//! edge and the CLI both serialize exactly these types.
+
+use jacobian_guest::protocol::{InputKind, Mode, Qualifier, Scope};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::engine::LogLine;
+
+/// Version of the `CapabilityResult` shape.
+pub const RESULT_CONTRACT: &str = "jacobian.capability-result/1";
+/// Version of the describe response shape.
+pub const DESCRIBE_CONTRACT: &str = "jacobian.capability-describe/1";
+
+/// The rule every projection and result carries.
+pub const SCOPE_RULE: &str = "An invocation covers only its exact supplied input or claim. Additional finite or \
+bounded invocations remain finite evidence and do not establish an all-orders, all-parameters, or otherwise \
+unbounded conclusion.";
+
+/// `capability.describe` arguments. With `capability_id`: one capability's
+/// exact projection. Without: search (with `query`) or browse (without) the
+/// installed catalog.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DescribeRequest {
+    /// Read one capability by exact id.
+    #[serde(default)]
+    pub capability_id: Option<String>,
+    /// Projection when reading by id: SUMMARY (default), CONTRACT or FULL.
+    #[serde(default)]
+    pub view: Option<View>,
+    /// Search words over ids, titles, descriptions and tags.
+    #[serde(default)]
+    pub query: Option<String>,
+    /// Domain namespace (the id's first segment) or an exact tag.
+    #[serde(default)]
+    pub domain: Option<String>,
+    /// Only capabilities supporting this mode.
+    #[serde(default)]
+    pub mode: Option<Mode>,
+    /// Results per page, 1..=20 (default 5).
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// The `next_cursor` of a previous page (same filters and limit).
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+/// Exact projection of one capability.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum View {
+    /// Outcome, modes, tags, availability, field summaries.
+    #[default]
+    Summary,
+    /// Adds the validation-equivalent input schema and validated examples.
+    Contract,
+    /// Adds the output schema, provider and audit metadata.
+    Full,
+}
+
+/// `capability.invoke` arguments.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InvokeRequest {
+    /// The capability id (from `capability.describe`).
+    pub capability_id: String,
+    /// EXPLORE or VERIFY (default: the capability's first mode).
+    #[serde(default)]
+    pub mode: Option<Mode>,
+    /// The input object, validated against the capability's input schema.
+    pub input: Value,
+    /// Lower the operator's budgets for this call (never raise them).
+    #[serde(default)]
+    pub budget: Option<BudgetRequest>,
+}
+
+/// Per-call budget overrides; each must not exceed the operator's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetRequest {
+    /// Fuel.
+    #[serde(default)]
+    pub fuel: Option<u64>,
+    /// Linear memory in bytes.
+    #[serde(default)]
+    pub memory_bytes: Option<u64>,
+    /// Largest component answer in bytes.
+    #[serde(default)]
+    pub output_bytes: Option<u64>,
+}
+
+/// Whether the call produced its operation output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Status {
+    /// The operation ran to completion (its output may still say "not found").
+    Completed,
+    /// No mathematical conclusion: see `diagnostic`.
+    Failed,
+}
+
+/// Assurance of a result. Only an authorized checker's acceptance gives `VERIFIED`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Assurance {
+    /// No evidence (failed call, rejected or unconcluded verification).
+    None,
+    /// A proposed candidate.
+    Proposed,
+    /// Heuristic evidence.
+    Heuristic,
+    /// Computed, not independently checked.
+    Computed,
+    /// Accepted by an operator-authorized independent checker.
+    Verified,
+}
+
+/// The closed set of diagnostic codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Code {
+    /// The request itself is malformed (a field of the tool arguments).
+    InvalidRequest,
+    /// No installed capability has this id.
+    CapabilityNotFound,
+    /// The capability does not support the requested mode.
+    ModeNotSupported,
+    /// `input` does not satisfy the capability's schema or its cross-field rules.
+    InvalidInput,
+    /// A referenced artifact is not in the store (or is corrupt).
+    ArtifactNotFound,
+    /// A budget above the operator's.
+    BudgetExceedsPolicy,
+    /// The fuel budget ran out.
+    FuelExhausted,
+    /// The memory budget ran out.
+    MemoryLimit,
+    /// The component overflowed its stack.
+    StackOverflow,
+    /// The component trapped (panic, abort, invalid access).
+    GuestTrap,
+    /// The component's answer exceeded the output budget.
+    OutputTooLarge,
+    /// The component's answer is not a valid outcome (including a producer claiming VERIFIED).
+    MalformedOutput,
+    /// The component could not run (e.g. all sandbox slots busy).
+    ComponentUnavailable,
+    /// Storing the result failed.
+    StorageFailed,
+}
+
+/// The stage at which a call stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Stage {
+    /// Reading the tool arguments.
+    Request,
+    /// Budgets and policy.
+    Policy,
+    /// Validating the input.
+    Validation,
+    /// Instantiating the component.
+    Instantiation,
+    /// Running the component.
+    Execution,
+    /// Reading the component's answer.
+    Output,
+    /// Storing artifacts.
+    Storage,
+}
+
+/// A typed failure: `{code, stage, message, suggestion, details}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Diagnostic {
+    /// Closed code.
+    pub code: Code,
+    /// Where it stopped.
+    pub stage: Stage,
+    /// What happened, as a lowercase fragment.
+    pub message: String,
+    /// What to do about it.
+    pub suggestion: String,
+    /// Structured details: `path` (dot-path of the offending field),
+    /// `errors` (every schema violation), `component` (digest), limits.
+    pub details: Value,
+}
+
+impl Diagnostic {
+    /// A diagnostic with empty details.
+    pub fn new(code: Code, stage: Stage, message: impl Into<String>, suggestion: impl Into<String>) -> Self {
+        Diagnostic {
+            code,
+            stage,
+            message: message.into(),
+            suggestion: suggestion.into(),
+            details: Value::Object(Default::default()),
+        }
+    }
+
+    /// Add one detail.
+    pub fn with(mut self, key: &str, value: impl Serialize) -> Self {
+        if let Value::Object(map) = &mut self.details {
+            map.insert(key.to_owned(), serde_json::to_value(value).unwrap_or(Value::Null));
+        }
+        self
+    }
+}
+
+/// A stored artifact named by a result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArtifactRef {
+    /// Its role in the result.
+    pub role: String,
+    /// `artifact://sha256/<hex>`.
+    pub uri: String,
+    /// Domain-owned schema id.
+    pub schema_uri: String,
+    /// Size of its canonical JSON.
+    pub bytes: u64,
+}
+
+/// Where and how to check a producer's result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckRoute {
+    /// Checker role.
+    pub checker_role: String,
+    /// Capability to invoke in VERIFY mode.
+    pub verify_capability_id: String,
+    /// Certificate format.
+    pub certificate_format: String,
+    /// URI of the certificate artifact in this result.
+    pub certificate_artifact: Option<String>,
+}
+
+/// Outcome of a verification.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum VerificationStatus {
+    /// An authorized checker accepted evidence bound to the recorded claim.
+    Verified,
+    /// The checker rejected the evidence.
+    Rejected,
+    /// The checker cannot judge this input (beyond its bounds).
+    Unsupported,
+    /// No authorized checker ran: nothing was concluded.
+    NotConcluded,
+}
+
+/// What a verification established, and exactly about what.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VerificationRecord {
+    /// The outcome.
+    pub status: VerificationStatus,
+    /// Why.
+    pub reason: String,
+    /// Checker role.
+    pub checker_role: String,
+    /// Digest of the checker component.
+    pub checker_digest: String,
+    /// Checker provider version.
+    pub checker_version: String,
+    /// Whether the operator policy authorizes this digest for this role.
+    pub checker_authorized: bool,
+    /// Certificate format judged.
+    pub certificate_format: String,
+    /// Certificate artifacts the checker read.
+    pub certificate_artifacts: Vec<String>,
+    /// SHA-256 of the canonical claim the checker judged.
+    pub claim_digest: Option<String>,
+    /// SHA-256 of the canonical candidate the checker judged.
+    pub candidate_digest: Option<String>,
+    /// SHA-256 of the canonical scope of the verdict.
+    pub scope_digest: Option<String>,
+    /// What the checker established.
+    pub checked: Vec<String>,
+    /// What remains open.
+    pub remaining_obligations: Vec<String>,
+}
+
+/// Provider and execution provenance.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Provenance {
+    /// Provider name.
+    pub provider: String,
+    /// Provider version.
+    pub provider_version: String,
+    /// `sha256`.
+    pub digest_kind: String,
+    /// Component digest.
+    pub provider_digest: String,
+    /// BUNDLED or OPERATOR.
+    pub install_tier: String,
+    /// SHA-256 of the canonical input.
+    pub input_digest: String,
+    /// Budgets in force.
+    pub budgets: crate::engine::CallBudgets,
+    /// Contract versions.
+    pub contracts: Vec<String>,
+}
+
+/// Timings and counters: everything that may differ between identical runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Accounting {
+    /// Wall time of the component call, in microseconds.
+    pub wall_time_us: u64,
+    /// Fuel consumed (deterministic, repeated here for accounting).
+    pub fuel_consumed: u64,
+}
+
+/// The canonical result of `capability.invoke`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CapabilityResult {
+    /// Shape version.
+    pub contract: String,
+    /// Capability invoked.
+    pub capability_id: String,
+    /// Mode.
+    pub mode: Option<Mode>,
+    /// Completed or failed.
+    pub status: Status,
+    /// Operation output (completed calls).
+    pub output: Option<Value>,
+    /// Stored artifacts.
+    pub artifacts: Vec<ArtifactRef>,
+    /// Scope and completeness.
+    pub scope: Option<Scope>,
+    /// Qualifiers.
+    pub qualifiers: Vec<Qualifier>,
+    /// Assurance.
+    pub assurance: Assurance,
+    /// Open proof obligations.
+    pub obligations: Vec<String>,
+    /// How to check this result (producers).
+    pub check_with: Option<CheckRoute>,
+    /// The verification record (VERIFY calls).
+    pub verification: Option<VerificationRecord>,
+    /// Why nothing was concluded (failed calls).
+    pub diagnostic: Option<Diagnostic>,
+    /// Provenance (absent when the capability was never resolved).
+    pub provenance: Option<Provenance>,
+    /// Fuel consumed (deterministic).
+    pub fuel_consumed: u64,
+    /// Lines the component logged.
+    pub guest_log: Vec<LogLine>,
+    /// The scope rule.
+    pub scope_rule: String,
+    /// Non-deterministic figures; excluded from byte-identity.
+    pub accounting: Accounting,
+}
+
+impl CapabilityResult {
+    /// A failed result carrying `diagnostic`.
+    pub fn failed(capability_id: &str, mode: Option<Mode>, diagnostic: Diagnostic) -> Self {
+        CapabilityResult {
+            contract: RESULT_CONTRACT.into(),
+            capability_id: capability_id.to_owned(),
+            mode,
+            status: Status::Failed,
+            output: None,
+            artifacts: Vec::new(),
+            scope: None,
+            qualifiers: Vec::new(),
+            assurance: Assurance::None,
+            obligations: Vec::new(),
+            check_with: None,
+            verification: None,
+            diagnostic: Some(diagnostic),
+            provenance: None,
+            fuel_consumed: 0,
+            guest_log: Vec::new(),
+            scope_rule: SCOPE_RULE.into(),
+            accounting: Accounting { wall_time_us: 0, fuel_consumed: 0 },
+        }
+    }
+}
+
+/// Summary of an input kind for discovery responses.
+pub fn input_kind_name(kind: InputKind) -> &'static str {
+    match kind {
+        InputKind::StructuredRequest => "STRUCTURED_REQUEST",
+        InputKind::FormalProposition => "FORMAL_PROPOSITION",
+        InputKind::TypedArtifact => "TYPED_ARTIFACT",
+        InputKind::NaturalLanguageProof => "NATURAL_LANGUAGE_PROOF",
+    }
+}

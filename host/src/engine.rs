@@ -1,0 +1,574 @@
+//! The sandbox: wasmtime configured for Jacobian, and one call of one component.
+//!
+//! **Invariant:** every call gets a fresh `Store` instantiated from a cached
+//! `InstancePre`, with its own fuel, memory limiter, bounded log and a
+//! deny-by-default WASI context (no preopens, environment, arguments or
+//! network; frozen clocks; fixed random bytes). The linker offers only WASI and
+//! the `jacobian:runtime/host` interface: nothing in it can reach another
+//! component.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use jacobian_guest::protocol::BundleKind;
+use wasmtime::component::{
+    Component, ComponentExportIndex, ComponentType, InstancePre, Lift, Linker, Lower, ResourceTable,
+    WasmList,
+};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store};
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::{
+    Deterministic, HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView,
+};
+
+use crate::digest::Digest;
+
+/// The name of the host interface every component may import.
+pub const HOST_INTERFACE: &str = "jacobian:runtime/host@0.1.0";
+
+/// Engine-wide settings (fixed for the life of the process).
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// Use the pooling instance allocator.
+    pub pooling: bool,
+    /// Hard ceiling on one call's linear memory; budgets may only be lower.
+    pub max_memory_bytes: u64,
+    /// Wasm stack per call (engine-wide in wasmtime).
+    pub max_stack_bytes: usize,
+    /// Component instances alive at once (pool size).
+    pub max_concurrent_calls: u32,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            pooling: true,
+            max_memory_bytes: 1 << 30,
+            max_stack_bytes: 1 << 20,
+            max_concurrent_calls: 32,
+        }
+    }
+}
+
+/// Budgets of one call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CallBudgets {
+    /// Fuel (deterministic instruction budget).
+    pub fuel: u64,
+    /// Linear memory, in bytes, summed over the component's memories.
+    pub memory_bytes: u64,
+    /// Largest answer accepted from the component, in bytes.
+    pub output_bytes: u64,
+}
+
+/// Which export to call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Entry {
+    /// `describe()`.
+    Describe,
+    /// `invoke(request)` or `check(request)`, by bundle kind.
+    Run,
+}
+
+/// Why a call produced no answer. Every variant is data, never a host panic.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallFailure {
+    /// The fuel budget ran out.
+    FuelExhausted,
+    /// The guest tried to grow memory past its budget.
+    MemoryLimit { limit: u64 },
+    /// The guest overflowed the wasm stack.
+    StackOverflow,
+    /// The guest trapped (panic, abort, unreachable, bad memory access).
+    Trap { message: String },
+    /// The answer exceeded the output budget.
+    OutputTooLarge { bytes: u64, limit: u64 },
+    /// The component refused the request (its `Err` string).
+    Refused { message: String },
+    /// The component could not be instantiated (e.g. the pool is full).
+    Instantiation { message: String },
+}
+
+/// One line a guest logged.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LogLine {
+    /// Severity.
+    pub level: String,
+    /// Text (truncated to 1 KiB).
+    pub message: String,
+}
+
+/// What one call produced.
+#[derive(Debug)]
+pub struct CallReport {
+    /// The answer bytes, or why there are none.
+    pub result: Result<Vec<u8>, CallFailure>,
+    /// Fuel consumed (deterministic).
+    pub fuel_consumed: u64,
+    /// The bounded log.
+    pub log: Vec<LogLine>,
+    /// Log lines dropped beyond the bound.
+    pub log_dropped: u64,
+    /// What the guest wrote to stdout/stderr (bounded), e.g. a panic message.
+    pub console: String,
+}
+
+/// A component ready to run.
+pub struct Loaded {
+    /// Its digest.
+    pub digest: Digest,
+    /// Capability or checker bundle.
+    pub kind: BundleKind,
+    /// Its imports (all on the allowlist).
+    pub imports: Vec<String>,
+    pre: InstancePre<CallState>,
+    describe: ComponentExportIndex,
+    run: ComponentExportIndex,
+}
+
+/// The configured engine and linker, shared by every call.
+pub struct Sandbox {
+    engine: Engine,
+    linker: Linker<CallState>,
+    config: EngineConfig,
+}
+
+/// Errors preparing a component (not call failures).
+#[derive(Debug, thiserror::Error)]
+pub enum PrepareError {
+    #[error("not a valid component: {0}")]
+    Invalid(String),
+    #[error("imports {0:?}, which is outside the allowlist")]
+    ForbiddenImport(Vec<String>),
+    #[error("exports neither `invoke` nor `check` with the contract's signature")]
+    NoEntry,
+    #[error("exports both `invoke` and `check`: a bundle is a capability bundle or a checker bundle, never both")]
+    BothEntries,
+    #[error("cannot be linked: {0}")]
+    Link(String),
+}
+
+const MAX_LOG_LINES: usize = 256;
+const MAX_LOG_LINE_BYTES: usize = 1024;
+const CONSOLE_BYTES: usize = 16 * 1024;
+const MAX_REFUSAL_BYTES: usize = 16 * 1024;
+
+/// Interfaces a component may import: the host interface and the parts of
+/// WASI that a Rust `std` guest imports whether or not it uses them. Every
+/// one of these is backed by a deny-by-default context. Anything else (for
+/// example `wasi:sockets/*` or `wasi:http/*`) is refused at install.
+pub const IMPORT_ALLOWLIST: &[&str] = &[
+    "jacobian:runtime/host@0.1.",
+    "wasi:cli/environment@0.2.",
+    "wasi:cli/exit@0.2.",
+    "wasi:cli/stdin@0.2.",
+    "wasi:cli/stdout@0.2.",
+    "wasi:cli/stderr@0.2.",
+    "wasi:cli/terminal-input@0.2.",
+    "wasi:cli/terminal-output@0.2.",
+    "wasi:cli/terminal-stdin@0.2.",
+    "wasi:cli/terminal-stdout@0.2.",
+    "wasi:cli/terminal-stderr@0.2.",
+    "wasi:io/error@0.2.",
+    "wasi:io/poll@0.2.",
+    "wasi:io/streams@0.2.",
+    "wasi:clocks/wall-clock@0.2.",
+    "wasi:clocks/monotonic-clock@0.2.",
+    "wasi:random/random@0.2.",
+    "wasi:random/insecure@0.2.",
+    "wasi:random/insecure-seed@0.2.",
+    "wasi:filesystem/types@0.2.",
+    "wasi:filesystem/preopens@0.2.",
+];
+
+/// Whether an import name is on the allowlist.
+pub fn import_allowed(name: &str) -> bool {
+    IMPORT_ALLOWLIST.iter().any(|prefix| name.starts_with(prefix))
+}
+
+impl Sandbox {
+    /// Configure the engine and the linker.
+    pub fn new(config: EngineConfig) -> anyhow::Result<Self> {
+        let mut wasm = Config::new();
+        wasm.wasm_component_model(true)
+            .consume_fuel(true)
+            .max_wasm_stack(config.max_stack_bytes)
+            .wasm_backtrace_max_frames(None)
+            .parallel_compilation(true);
+        if config.pooling {
+            let mut pool = PoolingAllocationConfig::default();
+            let n = config.max_concurrent_calls;
+            pool.total_component_instances(n)
+                .total_core_instances(n * 16)
+                .total_memories(n * 4)
+                .total_tables(n * 16)
+                .max_core_instances_per_component(16)
+                .max_memories_per_component(4)
+                .max_tables_per_component(16)
+                .max_memory_size(usize::try_from(config.max_memory_bytes)?);
+            wasm.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+        }
+        let engine = Engine::new(&wasm)?;
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+        add_host_interface(&mut linker)?;
+        Ok(Sandbox { engine, linker, config })
+    }
+
+    /// The engine settings.
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    /// A key that changes whenever compiled code from this engine would not
+    /// load in another: the precompiled cache lives under it.
+    pub fn compatibility_key(&self) -> String {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        self.engine.precompile_compatibility_hash().hash(&mut hasher);
+        env!("CARGO_PKG_VERSION").hash(&mut hasher);
+        format!("{:016x}", hasher.finish())
+    }
+
+    /// Compile component bytes.
+    pub fn compile(&self, bytes: &[u8]) -> Result<Component, PrepareError> {
+        Component::new(&self.engine, bytes).map_err(|e| PrepareError::Invalid(format!("{e:#}")))
+    }
+
+    /// Serialize compiled code for the precompiled cache.
+    pub fn serialize(&self, component: &Component) -> anyhow::Result<Vec<u8>> {
+        Ok(component.serialize()?)
+    }
+
+    /// Load precompiled code.
+    ///
+    /// # Safety
+    /// `bytes` must have been produced by [`Sandbox::serialize`] on an engine
+    /// with the same compatibility key; the caller re-hashes them first.
+    pub unsafe fn deserialize(&self, bytes: &[u8]) -> anyhow::Result<Component> {
+        // SAFETY: guaranteed by the caller (see above).
+        Ok(unsafe { Component::deserialize(&self.engine, bytes) }?)
+    }
+
+    /// Every import of the component, by name.
+    pub fn imports(&self, component: &Component) -> Vec<String> {
+        component
+            .component_type()
+            .imports(&self.engine)
+            .map(|(name, _)| name.to_owned())
+            .collect()
+    }
+
+    /// Check the import allowlist and the exports, and pre-link.
+    pub fn prepare(&self, digest: Digest, component: &Component) -> Result<Loaded, PrepareError> {
+        let imports = self.imports(component);
+        let forbidden: Vec<String> = imports
+            .iter()
+            .filter(|name| !import_allowed(name))
+            .cloned()
+            .collect();
+        if !forbidden.is_empty() {
+            return Err(PrepareError::ForbiddenImport(forbidden));
+        }
+        let describe = component
+            .get_export_index(None, "describe")
+            .ok_or(PrepareError::NoEntry)?;
+        let invoke = component.get_export_index(None, "invoke");
+        let check = component.get_export_index(None, "check");
+        let (kind, run) = match (invoke, check) {
+            (Some(i), None) => (BundleKind::Capability, i),
+            (None, Some(c)) => (BundleKind::Checker, c),
+            (Some(_), Some(_)) => return Err(PrepareError::BothEntries),
+            (None, None) => return Err(PrepareError::NoEntry),
+        };
+        let pre = self
+            .linker
+            .instantiate_pre(component)
+            .map_err(|e| PrepareError::Link(format!("{e:#}")))?;
+        Ok(Loaded { digest, kind, imports, pre, describe, run })
+    }
+
+    /// Run one call in a fresh store. Blocking: call it off the async executor.
+    pub fn call(
+        &self,
+        loaded: &Loaded,
+        entry: Entry,
+        request: &[u8],
+        budgets: &CallBudgets,
+        artifacts: ArtifactAccess,
+    ) -> CallReport {
+        let console = MemoryOutputPipe::new(CONSOLE_BYTES);
+        let wasi = deny_by_default_wasi(&console);
+        let mut store = Store::new(
+            &self.engine,
+            CallState {
+                wasi,
+                table: ResourceTable::new(),
+                limiter: Limiter::new(budgets.memory_bytes),
+                log: Vec::new(),
+                log_dropped: 0,
+                artifacts,
+            },
+        );
+        store.limiter(|state| &mut state.limiter);
+        let result = store
+            .set_fuel(budgets.fuel)
+            .map_err(|e| CallFailure::Instantiation { message: format!("{e:#}") })
+            .and_then(|()| run_entry(&mut store, loaded, entry, request, budgets));
+        let remaining = store.get_fuel().unwrap_or(0);
+        let state = store.into_data();
+        let console = String::from_utf8_lossy(&console.contents()).into_owned();
+        CallReport {
+            result,
+            fuel_consumed: budgets.fuel.saturating_sub(remaining),
+            log: state.log,
+            log_dropped: state.log_dropped,
+            console,
+        }
+    }
+}
+
+fn run_entry(
+    store: &mut Store<CallState>,
+    loaded: &Loaded,
+    entry: Entry,
+    request: &[u8],
+    budgets: &CallBudgets,
+) -> Result<Vec<u8>, CallFailure> {
+    let instance = loaded
+        .pre
+        .instantiate(&mut *store)
+        .map_err(|e| classify(store, e, CallStage::Instantiate))?;
+    let answer: Result<WasmList<u8>, String> = match entry {
+        Entry::Describe => {
+            let func = instance
+                .get_typed_func::<(), (WasmList<u8>,)>(&mut *store, &loaded.describe)
+                .map_err(|e| CallFailure::Instantiation { message: format!("{e:#}") })?;
+            let (list,) = func
+                .call(&mut *store, ())
+                .map_err(|e| classify(store, e, CallStage::Run))?;
+            Ok(list)
+        }
+        Entry::Run => {
+            let func = instance
+                .get_typed_func::<(&[u8],), (Result<WasmList<u8>, String>,)>(&mut *store, &loaded.run)
+                .map_err(|e| CallFailure::Instantiation { message: format!("{e:#}") })?;
+            let (answer,) = func
+                .call(&mut *store, (request,))
+                .map_err(|e| classify(store, e, CallStage::Run))?;
+            answer
+        }
+    };
+    match answer {
+        Ok(list) => {
+            let bytes = list.len() as u64;
+            if bytes > budgets.output_bytes {
+                return Err(CallFailure::OutputTooLarge { bytes, limit: budgets.output_bytes });
+            }
+            Ok(list.as_le_slice(&*store).to_vec())
+        }
+        Err(mut message) => {
+            if message.len() > MAX_REFUSAL_BYTES {
+                let mut cut = MAX_REFUSAL_BYTES;
+                while !message.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                message.truncate(cut);
+            }
+            Err(CallFailure::Refused { message })
+        }
+    }
+}
+
+enum CallStage {
+    Instantiate,
+    Run,
+}
+
+fn classify(store: &Store<CallState>, error: wasmtime::Error, stage: CallStage) -> CallFailure {
+    if let Some(limit) = store.data().limiter.refused {
+        return CallFailure::MemoryLimit { limit };
+    }
+    match error.downcast_ref::<wasmtime::Trap>() {
+        Some(wasmtime::Trap::OutOfFuel) => CallFailure::FuelExhausted,
+        Some(wasmtime::Trap::StackOverflow) => CallFailure::StackOverflow,
+        Some(trap) => CallFailure::Trap { message: trap.to_string() },
+        None => match stage {
+            CallStage::Instantiate => CallFailure::Instantiation { message: format!("{error:#}") },
+            CallStage::Run => CallFailure::Trap { message: format!("{error:#}") },
+        },
+    }
+}
+
+/// The artifacts one call may read, by hex digest (only those its request names).
+#[derive(Debug, Clone, Default)]
+pub struct ArtifactAccess {
+    allowed: BTreeMap<String, Arc<Vec<u8>>>,
+}
+
+impl ArtifactAccess {
+    /// Allow reading `bytes` under `digest`.
+    pub fn allow(&mut self, digest: &Digest, bytes: Arc<Vec<u8>>) {
+        self.allowed.insert(digest.to_hex(), bytes);
+    }
+}
+
+/// Per-call host state.
+pub struct CallState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    limiter: Limiter,
+    log: Vec<LogLine>,
+    log_dropped: u64,
+    artifacts: ArtifactAccess,
+}
+
+impl WasiView for CallState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+fn deny_by_default_wasi(console: &MemoryOutputPipe) -> WasiCtx {
+    let mut builder = WasiCtxBuilder::new();
+    builder
+        .stdout(console.clone())
+        .stderr(console.clone())
+        .wall_clock(FrozenWallClock)
+        .monotonic_clock(FrozenMonotonicClock)
+        .secure_random(Deterministic::new(vec![0x4a, 0x61, 0x63, 0x6f, 0x62, 0x69, 0x61, 0x6e]))
+        .insecure_random(Deterministic::new(vec![0x6a, 0x61, 0x63, 0x6f]))
+        .insecure_random_seed(0)
+        .allow_tcp(false)
+        .allow_udp(false)
+        .allow_ip_name_lookup(false);
+    builder.build()
+}
+
+/// Wall clock frozen at the Unix epoch: no component can read the host's time.
+struct FrozenWallClock;
+
+impl HostWallClock for FrozenWallClock {
+    fn resolution(&self) -> Duration {
+        Duration::from_secs(1)
+    }
+    fn now(&self) -> Duration {
+        Duration::ZERO
+    }
+}
+
+/// Monotonic clock frozen at zero.
+struct FrozenMonotonicClock;
+
+impl HostMonotonicClock for FrozenMonotonicClock {
+    fn resolution(&self) -> u64 {
+        1_000_000_000
+    }
+    fn now(&self) -> u64 {
+        0
+    }
+}
+
+/// Caps a call's linear memory and records a refusal, so that memory
+/// exhaustion is reported as such rather than as the abort it causes.
+struct Limiter {
+    cap: u64,
+    total: u64,
+    refused: Option<u64>,
+}
+
+impl Limiter {
+    fn new(cap: u64) -> Self {
+        Limiter { cap, total: 0, refused: None }
+    }
+}
+
+impl wasmtime::ResourceLimiter for Limiter {
+    fn memory_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        let growth = (desired as u64).saturating_sub(current as u64);
+        if self.total.saturating_add(growth) > self.cap {
+            self.refused = Some(self.cap);
+            return Ok(false);
+        }
+        self.total += growth;
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(desired <= 1 << 20)
+    }
+}
+
+/// `jacobian:runtime/host` `level`.
+#[allow(dead_code)] // variants are constructed by lifting guest values
+#[derive(ComponentType, Lift, Lower, Clone, Copy, Debug)]
+#[component(enum)]
+#[repr(u8)]
+enum Level {
+    #[component(name = "trace")]
+    Trace,
+    #[component(name = "debug")]
+    Debug,
+    #[component(name = "info")]
+    Info,
+    #[component(name = "warn")]
+    Warn,
+    #[component(name = "error")]
+    Error,
+}
+
+impl Level {
+    fn name(self) -> &'static str {
+        match self {
+            Level::Trace => "trace",
+            Level::Debug => "debug",
+            Level::Info => "info",
+            Level::Warn => "warn",
+            Level::Error => "error",
+        }
+    }
+}
+
+fn add_host_interface(linker: &mut Linker<CallState>) -> anyhow::Result<()> {
+    let mut host = linker.instance(HOST_INTERFACE)?;
+    host.func_wrap("log", |mut cx, (level, mut message): (Level, String)| {
+        let state = cx.data_mut();
+        if state.log.len() >= MAX_LOG_LINES {
+            state.log_dropped += 1;
+            return Ok(());
+        }
+        if message.len() > MAX_LOG_LINE_BYTES {
+            let mut cut = MAX_LOG_LINE_BYTES;
+            while !message.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            message.truncate(cut);
+        }
+        state.log.push(LogLine { level: level.name().to_owned(), message });
+        Ok(())
+    })?;
+    host.func_wrap(
+        "read-artifact",
+        |cx, (digest,): (String,)| -> wasmtime::Result<(Result<Vec<u8>, String>,)> {
+            let answer = match cx.data().artifacts.allowed.get(&digest) {
+                Some(bytes) => Ok(bytes.as_ref().clone()),
+                None => Err(format!(
+                    "artifact {digest} is not named by this request; only artifacts the request references can be read"
+                )),
+            };
+            Ok((answer,))
+        },
+    )?;
+    Ok(())
+}

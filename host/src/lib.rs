@@ -1,0 +1,16 @@
+//! Jacobian: a WebAssembly-sandboxed capability runtime for agents that do
+//! mathematics. See `ARCHITECTURE.md` for the codemap and invariants.
+
+pub mod bundled;
+pub mod catalog;
+pub mod contract;
+pub mod demo;
+pub mod digest;
+pub mod engine;
+pub mod mcp;
+pub mod policy;
+pub mod registry;
+pub mod runtime;
+pub mod store;
+
+pub use runtime::{Runtime, RuntimeConfig};

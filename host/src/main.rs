@@ -1,0 +1,222 @@
+//! The `jacobian` command line: serve MCP, run the demo, install bundles,
+//! authorize checkers, invoke capabilities.
+
+use std::io::Read as _;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use clap::{Parser, Subcommand};
+use jacobian::contract::{InvokeRequest, Status};
+use jacobian::digest::Digest;
+use jacobian::engine::EngineConfig;
+use jacobian::{Runtime, RuntimeConfig};
+use jacobian_guest::protocol::Mode;
+
+#[derive(Parser)]
+#[command(name = "jacobian", version, about = "WebAssembly-sandboxed capability runtime for agents that do mathematics")]
+struct Cli {
+    /// Data directory (components, artifacts, cache, policy). Default:
+    /// $JACOBIAN_DATA_DIR, else $XDG_DATA_HOME/jacobian, else ~/.local/share/jacobian.
+    #[arg(long, global = true)]
+    data_dir: Option<PathBuf>,
+    /// Log as JSON lines (to stderr).
+    #[arg(long, global = true)]
+    log_json: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve MCP over stdio.
+    Serve,
+    /// Walk discover → invoke → verify in a fresh data directory and print what an agent sees.
+    Demo,
+    /// List the installed catalog (JSON).
+    Catalog,
+    /// List installed components and any that failed to load (JSON).
+    Components,
+    /// Invoke a capability; prints the result JSON (exit 2 when it failed).
+    Invoke {
+        /// Capability id.
+        id: String,
+        /// Input JSON file, or `-` for stdin.
+        #[arg(long)]
+        input: PathBuf,
+        /// EXPLORE or VERIFY (default: the capability's first mode).
+        #[arg(long, value_parser = parse_mode)]
+        mode: Option<Mode>,
+    },
+    /// Install a component bundle (.wasm) into the data directory.
+    Install {
+        /// The component file.
+        file: PathBuf,
+        /// Refuse unless the file's SHA-256 is this digest.
+        #[arg(long)]
+        expect_digest: Option<Digest>,
+    },
+    /// Operator control of checker authorization.
+    Checkers {
+        #[command(subcommand)]
+        action: CheckerAction,
+    },
+}
+
+#[derive(Subcommand)]
+enum CheckerAction {
+    /// Show checker roles, digests and whether each is authorized.
+    List,
+    /// Authorize a checker component digest for a role.
+    Authorize {
+        /// Component digest (sha256:<hex>).
+        digest: Digest,
+        /// Checker role.
+        #[arg(long)]
+        role: String,
+    },
+    /// Revoke a checker component digest for every role.
+    Revoke {
+        /// Component digest (sha256:<hex>).
+        digest: Digest,
+    },
+}
+
+fn parse_mode(text: &str) -> Result<Mode, String> {
+    match text.to_ascii_uppercase().as_str() {
+        "EXPLORE" => Ok(Mode::Explore),
+        "VERIFY" => Ok(Mode::Verify),
+        other => Err(format!("mode must be EXPLORE or VERIFY, got {other}")),
+    }
+}
+
+fn default_data_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("JACOBIAN_DATA_DIR") {
+        return dir.into();
+    }
+    if let Some(dir) = std::env::var_os("XDG_DATA_HOME") {
+        return PathBuf::from(dir).join("jacobian");
+    }
+    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
+    home.join(".local/share/jacobian")
+}
+
+fn init_logging(json: bool) {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("JACOBIAN_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    if json {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+}
+
+fn open(data_dir: PathBuf) -> anyhow::Result<Arc<Runtime>> {
+    let runtime = Runtime::open(RuntimeConfig { data_dir, engine: EngineConfig::default() })
+        .context("opening the runtime")?;
+    Ok(Arc::new(runtime))
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    init_logging(cli.log_json);
+    let data_dir = cli.data_dir.clone().unwrap_or_else(default_data_dir);
+    match cli.command {
+        Command::Serve => {
+            let runtime = open(data_dir)?;
+            let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+            rt.block_on(jacobian::mcp::serve_stdio(runtime))
+        }
+        Command::Demo => {
+            let dir = match cli.data_dir {
+                Some(dir) => dir,
+                None => std::env::temp_dir().join(format!("jacobian-demo-{}", std::process::id())),
+            };
+            jacobian::demo::run(open(dir)?)
+        }
+        Command::Catalog => {
+            let runtime = open(data_dir)?;
+            let inventory = runtime.catalog().inventory(&runtime.binding());
+            println!("{}", serde_json::to_string_pretty(&inventory)?);
+            Ok(())
+        }
+        Command::Components => {
+            let runtime = open(data_dir)?;
+            let components: Vec<_> = runtime.components().collect();
+            let listing = serde_json::json!({
+                "components": components,
+                "load_failures": runtime.load_failures(),
+            });
+            println!("{}", serde_json::to_string_pretty(&listing)?);
+            Ok(())
+        }
+        Command::Invoke { id, input, mode } => {
+            let text = if input.as_os_str() == "-" {
+                let mut text = String::new();
+                std::io::stdin().read_to_string(&mut text)?;
+                text
+            } else {
+                std::fs::read_to_string(&input).with_context(|| format!("reading {}", input.display()))?
+            };
+            let input: serde_json::Value = serde_json::from_str(&text).context("the input file is not valid JSON")?;
+            let runtime = open(data_dir)?;
+            let result = runtime.invoke(&InvokeRequest { capability_id: id, mode, input, budget: None });
+            println!("{}", serde_json::to_string_pretty(&result)?);
+            if result.status == Status::Failed {
+                std::process::exit(2);
+            }
+            Ok(())
+        }
+        Command::Install { file, expect_digest } => {
+            let bytes = std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
+            let runtime = open(data_dir)?;
+            let (record, new) = runtime.install(&bytes, expect_digest)?;
+            let verb = if new { "installed" } else { "already installed" };
+            println!("{verb} {} ({:?}, {} {})", record.digest, record.kind, record.provider.name, record.provider.version);
+            for c in &record.descriptor.capabilities {
+                println!("  capability {}", c.id);
+            }
+            for k in &record.descriptor.checkers {
+                println!("  checker role {} as {} (not authorized until `jacobian checkers authorize`)", k.role, k.capability_id);
+            }
+            Ok(())
+        }
+        Command::Checkers { action } => {
+            let runtime = open(data_dir)?;
+            match action {
+                CheckerAction::List => {
+                    let binding = runtime.binding();
+                    for entry in runtime.catalog().entries().filter(|e| e.kind == jacobian::catalog::EntryKind::Verifier) {
+                        let authorized = binding.authorized.get(&entry.id).copied().unwrap_or(false);
+                        println!(
+                            "{} role={} digest={} authorized={authorized}",
+                            entry.id,
+                            entry.checker_roles.join(","),
+                            entry.component
+                        );
+                    }
+                }
+                CheckerAction::Authorize { digest, role } => {
+                    if runtime.kind_of(&digest) != Some(jacobian_guest::protocol::BundleKind::Checker) {
+                        bail!("{digest} is not an installed checker component; install it first");
+                    }
+                    let provides = runtime
+                        .components()
+                        .find(|r| r.digest == digest)
+                        .is_some_and(|r| r.descriptor.checkers.iter().any(|k| k.role == role));
+                    if !provides {
+                        bail!("checker {digest} does not declare role {role}");
+                    }
+                    runtime.update_policy(|p| p.authorize(&role, digest))?;
+                    println!("authorized {digest} for role {role}");
+                }
+                CheckerAction::Revoke { digest } => {
+                    runtime.update_policy(|p| p.revoke(digest))?;
+                    println!("revoked {digest}");
+                }
+            }
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,178 @@
+//! The operator policy: default budgets and which checker digests may
+//! produce `VERIFIED`, per role.
+//!
+//! **Boundary:** the policy is changed only by the operator (the policy file
+//! and `jacobian checkers authorize|revoke`). No MCP tool and no component can
+//! write it, so a plugin cannot authorize itself.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+
+use crate::digest::Digest;
+use crate::engine::CallBudgets;
+
+/// The parsed policy file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Policy {
+    /// Policy profile name, bound into catalog and discovery responses.
+    #[serde(default = "default_profile")]
+    pub profile: String,
+    /// Default (and maximum) budgets of one call.
+    #[serde(default)]
+    pub budgets: Budgets,
+    /// Checker authorization.
+    #[serde(default)]
+    pub checkers: Checkers,
+}
+
+fn default_profile() -> String {
+    "DEFAULT".into()
+}
+
+/// Budgets a request may lower but never raise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Budgets {
+    /// Fuel per call.
+    pub fuel: u64,
+    /// Linear memory per call, in bytes.
+    pub memory_bytes: u64,
+    /// Largest component answer accepted, in bytes.
+    pub output_bytes: u64,
+}
+
+impl Default for Budgets {
+    fn default() -> Self {
+        Budgets {
+            fuel: 10_000_000_000,
+            memory_bytes: 256 << 20,
+            output_bytes: 4 << 20,
+        }
+    }
+}
+
+impl From<Budgets> for CallBudgets {
+    fn from(b: Budgets) -> Self {
+        CallBudgets { fuel: b.fuel, memory_bytes: b.memory_bytes, output_bytes: b.output_bytes }
+    }
+}
+
+/// Which checkers are authorized.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Checkers {
+    /// Authorize the checkers bundled in this binary, by their built digests.
+    #[serde(default = "yes")]
+    pub authorize_bundled: bool,
+    /// Explicit authorizations.
+    #[serde(default)]
+    pub authorized: Vec<Authorization>,
+    /// Digests never authorized, whatever else says (wins over everything).
+    #[serde(default)]
+    pub revoked: BTreeSet<Digest>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Default for Checkers {
+    fn default() -> Self {
+        Checkers { authorize_bundled: true, authorized: Vec::new(), revoked: BTreeSet::new() }
+    }
+}
+
+/// One checker digest authorized for one role.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Authorization {
+    /// The checker role.
+    pub role: String,
+    /// The checker component's digest.
+    pub digest: Digest,
+}
+
+/// A policy file that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    #[error("policy file: {0}")]
+    Parse(String),
+    #[error("policy file: budgets.{field} is {value}, above the engine ceiling {ceiling}")]
+    AboveCeiling { field: &'static str, value: u64, ceiling: u64 },
+    #[error("policy file: budgets.{field} must be positive")]
+    Zero { field: &'static str },
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy { profile: default_profile(), budgets: Budgets::default(), checkers: Checkers::default() }
+    }
+}
+
+impl Policy {
+    /// Parse and check a policy file.
+    pub fn parse(text: &str, memory_ceiling: u64) -> Result<Self, PolicyError> {
+        let policy: Policy = toml::from_str(text).map_err(|e| PolicyError::Parse(e.to_string()))?;
+        let b = policy.budgets;
+        for (field, value) in [("fuel", b.fuel), ("memory_bytes", b.memory_bytes), ("output_bytes", b.output_bytes)] {
+            if value == 0 {
+                return Err(PolicyError::Zero { field });
+            }
+        }
+        if b.memory_bytes > memory_ceiling {
+            return Err(PolicyError::AboveCeiling {
+                field: "memory_bytes",
+                value: b.memory_bytes,
+                ceiling: memory_ceiling,
+            });
+        }
+        Ok(policy)
+    }
+
+    /// The policy file text.
+    pub fn to_toml(&self) -> String {
+        let body = toml::to_string_pretty(self).unwrap_or_default();
+        format!(
+            "# Jacobian operator policy. Edit by hand or with `jacobian checkers authorize|revoke`.\n\
+             # A request may lower these budgets but never raise them.\n{body}"
+        )
+    }
+
+    /// Stable digest of the policy's meaning (not its formatting).
+    pub fn digest(&self) -> Digest {
+        let value = serde_json::to_value(self).unwrap_or_default();
+        Digest::of_json(&value)
+    }
+
+    /// Whether `digest` may produce `VERIFIED` for `role`. `bundled` is true
+    /// when the digest is a checker bundled in this binary that declares `role`.
+    pub fn authorizes(&self, role: &str, digest: &Digest, bundled: bool) -> bool {
+        if self.checkers.revoked.contains(digest) {
+            return false;
+        }
+        (bundled && self.checkers.authorize_bundled)
+            || self
+                .checkers
+                .authorized
+                .iter()
+                .any(|a| a.role == role && a.digest == *digest)
+    }
+
+    /// Authorize `digest` for `role` (and lift any revocation of it).
+    pub fn authorize(&mut self, role: &str, digest: Digest) {
+        self.checkers.revoked.remove(&digest);
+        let entry = Authorization { role: role.to_owned(), digest };
+        if !self.checkers.authorized.contains(&entry) {
+            self.checkers.authorized.push(entry);
+            self.checkers.authorized.sort();
+        }
+    }
+
+    /// Revoke `digest` for every role.
+    pub fn revoke(&mut self, digest: Digest) {
+        self.checkers.authorized.retain(|a| a.digest != digest);
+        self.checkers.revoked.insert(digest);
+    }
+}

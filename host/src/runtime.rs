@@ -1,0 +1,743 @@
+//! The transport-agnostic core: open a data directory, load the portfolio,
+//! describe and invoke. The MCP edge and the CLI call only this.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Instant, SystemTime};
+
+use jacobian_guest::protocol::{
+    ARTIFACT_VERSION, BundleKind, CheckRequest, Lineage, Mode, Outcome, ProducerAssurance, Refusal,
+    Verdict, VerdictKind,
+};
+use serde_json::{Value, json};
+
+use crate::bundled::BUNDLED;
+use crate::catalog::{self, Binding, Catalog, CatalogEntry, EntryKind};
+use crate::contract::{
+    Accounting, ArtifactRef, Assurance, BudgetRequest, CapabilityResult, CheckRoute, Code,
+    DescribeRequest, Diagnostic, InvokeRequest, Provenance, RESULT_CONTRACT, SCOPE_RULE, Stage,
+    Status, VerificationRecord, VerificationStatus,
+};
+use crate::digest::Digest;
+use crate::engine::{ArtifactAccess, CallBudgets, CallFailure, CallReport, EngineConfig, Entry, Sandbox};
+use crate::policy::{Policy, PolicyError};
+use crate::registry::{self, InstallError, InstallRecord, Installed, TakenIds, Tier};
+use crate::store::{DataDir, StoreError};
+
+/// How to open a runtime.
+#[derive(Debug, Clone)]
+pub struct RuntimeConfig {
+    /// The data directory.
+    pub data_dir: PathBuf,
+    /// Engine settings.
+    pub engine: EngineConfig,
+}
+
+/// A runtime that could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+    #[error("engine: {0}")]
+    Engine(String),
+    #[error("bundled component {package}: {source}")]
+    Bundled { package: &'static str, source: Box<InstallError> },
+}
+
+/// A component that is installed but could not be loaded (e.g. tampered bytes).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct LoadFailure {
+    /// Its recorded digest.
+    pub digest: Digest,
+    /// Why it is unavailable.
+    pub reason: String,
+}
+
+/// The loaded portfolio and everything needed to run it.
+pub struct Runtime {
+    data: DataDir,
+    sandbox: Sandbox,
+    components: BTreeMap<Digest, Arc<Installed>>,
+    bundled: BTreeSet<Digest>,
+    catalog: Catalog,
+    policy: Mutex<(Option<SystemTime>, Arc<Policy>)>,
+    load_failures: Vec<LoadFailure>,
+}
+
+impl Runtime {
+    /// Open the data directory, install the bundled portfolio (idempotent) and
+    /// load every operator-installed component.
+    pub fn open(config: RuntimeConfig) -> Result<Self, OpenError> {
+        let data = DataDir::open(&config.data_dir)?;
+        let sandbox = Sandbox::new(config.engine).map_err(|e| OpenError::Engine(format!("{e:#}")))?;
+        let ceiling = sandbox.config().max_memory_bytes;
+        let policy = match data.read_policy()? {
+            Some(text) => Policy::parse(&text, ceiling)?,
+            None => {
+                let policy = Policy::default();
+                data.write_policy(&policy.to_toml())?;
+                policy
+            }
+        };
+        let budgets: CallBudgets = policy.budgets.into();
+        let records: BTreeMap<Digest, InstallRecord> = data
+            .records()?
+            .into_iter()
+            .filter_map(|v| serde_json::from_value::<InstallRecord>(v).ok())
+            .map(|r| (r.digest, r))
+            .collect();
+
+        let mut components = BTreeMap::new();
+        let mut bundled = BTreeSet::new();
+        let mut taken = TakenIds::new();
+        for component in BUNDLED {
+            let expected: Digest = component.sha256.parse().map_err(|e: crate::digest::DigestError| {
+                OpenError::Engine(e.to_string())
+            })?;
+            let installed = match records.get(&expected) {
+                Some(record) if record.tier == Tier::Bundled => {
+                    data.put_component(component.bytes)?;
+                    let loaded = registry::load(&sandbox, &data, expected, component.bytes)
+                        .map_err(|e| OpenError::Bundled { package: component.package, source: Box::new(e) })?;
+                    Installed { record: record.clone(), loaded }
+                }
+                _ => registry::install(&sandbox, &data, component.bytes, Tier::Bundled, Some(expected), &taken, &budgets)
+                    .map_err(|e| OpenError::Bundled { package: component.package, source: Box::new(e) })?,
+            };
+            claim_ids(&mut taken, &installed);
+            bundled.insert(expected);
+            components.insert(expected, Arc::new(installed));
+        }
+        let mut load_failures = Vec::new();
+        for record in records.into_values().filter(|r| r.tier == Tier::Operator) {
+            let digest = record.digest;
+            let clash = ids_of(&record).into_iter().find(|id| taken.contains_key(id));
+            let result = match clash {
+                Some(id) => Err(format!("capability id {id} is already provided by another component")),
+                None => registry::reload(&sandbox, &data, record).map_err(|e| e.to_string()),
+            };
+            match result {
+                Ok(installed) => {
+                    claim_ids(&mut taken, &installed);
+                    components.insert(digest, Arc::new(installed));
+                }
+                Err(reason) => {
+                    tracing::warn!(component = %digest, %reason, "installed component not loaded");
+                    load_failures.push(LoadFailure { digest, reason });
+                }
+            }
+        }
+        let catalog = Catalog::build(components.values().map(Arc::as_ref));
+        let modified = data.policy_modified();
+        Ok(Runtime {
+            data,
+            sandbox,
+            components,
+            bundled,
+            catalog,
+            policy: Mutex::new((modified, Arc::new(policy))),
+            load_failures,
+        })
+    }
+
+    /// Install an operator bundle. Idempotent by digest.
+    pub fn install(&self, bytes: &[u8], expect: Option<Digest>) -> Result<(InstallRecord, bool), InstallError> {
+        let digest = Digest::of(bytes);
+        if let Some(expected) = expect
+            && expected != digest
+        {
+            return Err(InstallError::DigestMismatch { expected, actual: digest });
+        }
+        if let Some(existing) = self.components.get(&digest) {
+            return Ok((existing.record.clone(), false));
+        }
+        let mut taken = TakenIds::new();
+        for installed in self.components.values() {
+            claim_ids(&mut taken, installed);
+        }
+        let budgets: CallBudgets = self.policy().budgets.into();
+        let installed = registry::install(&self.sandbox, &self.data, bytes, Tier::Operator, expect, &taken, &budgets)?;
+        Ok((installed.record, true))
+    }
+
+    /// The installed catalog.
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    /// Installed components, by digest.
+    pub fn components(&self) -> impl Iterator<Item = &InstallRecord> {
+        self.components.values().map(|c| &c.record)
+    }
+
+    /// Installed components that could not be loaded.
+    pub fn load_failures(&self) -> &[LoadFailure] {
+        &self.load_failures
+    }
+
+    /// Digests of the checkers bundled in this binary.
+    pub fn is_bundled(&self, digest: &Digest) -> bool {
+        self.bundled.contains(digest)
+    }
+
+    /// The data directory.
+    pub fn data(&self) -> &DataDir {
+        &self.data
+    }
+
+    /// The engine.
+    pub fn sandbox(&self) -> &Sandbox {
+        &self.sandbox
+    }
+
+    /// The operator policy in force, re-read when the file changes.
+    pub fn policy(&self) -> Arc<Policy> {
+        let mut guard = self.policy.lock().unwrap_or_else(|e| e.into_inner());
+        let modified = self.data.policy_modified();
+        if modified != guard.0 {
+            // A policy file that became unreadable or invalid denies every
+            // checker rather than keeping stale authority.
+            let fresh = self
+                .data
+                .read_policy()
+                .ok()
+                .flatten()
+                .and_then(|text| Policy::parse(&text, self.sandbox.config().max_memory_bytes).ok())
+                .unwrap_or_else(|| {
+                    let mut deny = (*guard.1).clone();
+                    deny.checkers.authorize_bundled = false;
+                    deny.checkers.authorized.clear();
+                    deny
+                });
+            *guard = (modified, Arc::new(fresh));
+        }
+        guard.1.clone()
+    }
+
+    /// Change the policy file (operator only: the CLI calls this).
+    pub fn update_policy(&self, change: impl FnOnce(&mut Policy)) -> Result<Policy, StoreError> {
+        let mut guard = self.policy.lock().unwrap_or_else(|e| e.into_inner());
+        let mut policy = (*guard.1).clone();
+        change(&mut policy);
+        self.data.write_policy(&policy.to_toml())?;
+        *guard = (self.data.policy_modified(), Arc::new(policy.clone()));
+        Ok(policy)
+    }
+
+    /// What discovery binds: profile, policy digest, checker authorization.
+    pub fn binding(&self) -> Binding {
+        let policy = self.policy();
+        let authorized = self
+            .catalog
+            .entries()
+            .filter(|e| e.kind == EntryKind::Verifier)
+            .map(|e| (e.id.clone(), self.checker_authorized(&policy, e)))
+            .collect();
+        Binding { profile: policy.profile.clone(), policy_digest: policy.digest(), authorized }
+    }
+
+    fn checker_authorized(&self, policy: &Policy, entry: &CatalogEntry) -> bool {
+        let role = entry.checker_roles.first().map(String::as_str).unwrap_or("");
+        policy.authorizes(role, &entry.component, self.is_bundled(&entry.component))
+    }
+
+    /// Answer `capability.describe`.
+    pub fn describe(&self, request: &DescribeRequest) -> Result<Value, Diagnostic> {
+        catalog::describe(&self.catalog, &self.binding(), request).map_err(|e| {
+            let code = if e.not_found { Code::CapabilityNotFound } else { Code::InvalidRequest };
+            Diagnostic::new(
+                code,
+                Stage::Request,
+                e.message,
+                "call capability.describe without capability_id to browse installed ids",
+            )
+            .with("path", e.path)
+        })
+    }
+
+    /// Answer `capability.invoke`. Never panics on anything a request can
+    /// influence; every failure is a typed diagnostic in the result.
+    pub fn invoke(&self, request: &InvokeRequest) -> CapabilityResult {
+        let started = Instant::now();
+        let mut result = match self.prepare_invoke(request) {
+            Ok(call) => match call.entry.kind {
+                EntryKind::Producer => self.run_producer(&call),
+                EntryKind::Verifier => self.run_verifier(&call),
+            },
+            Err(failed) => *failed,
+        };
+        result.accounting.wall_time_us = started.elapsed().as_micros() as u64;
+        result.accounting.fuel_consumed = result.fuel_consumed;
+        result
+    }
+
+    fn prepare_invoke<'a>(&'a self, request: &'a InvokeRequest) -> Result<Call<'a>, Box<CapabilityResult>> {
+        let id = request.capability_id.as_str();
+        let fail = |mode, d: Diagnostic| Box::new(CapabilityResult::failed(id, mode, d));
+        let entry = self.catalog.get(id).ok_or_else(|| {
+            fail(
+                request.mode,
+                Diagnostic::new(
+                    Code::CapabilityNotFound,
+                    Stage::Request,
+                    format!("no installed capability {id:?}"),
+                    "call capability.describe to find installed capability ids",
+                )
+                .with("path", "capability_id"),
+            )
+        })?;
+        let mode = request.mode.unwrap_or(entry.modes[0]);
+        if !entry.modes.contains(&mode) {
+            return Err(fail(
+                Some(mode),
+                Diagnostic::new(
+                    Code::ModeNotSupported,
+                    Stage::Request,
+                    format!("{id} does not support mode {mode:?}"),
+                    format!("use one of {:?}", entry.modes),
+                )
+                .with("path", "mode"),
+            ));
+        }
+        let policy = self.policy();
+        let budgets = resolve_budgets(&policy, request.budget).map_err(|d| fail(Some(mode), d))?;
+        let errors: Vec<Value> = entry
+            .input_validator
+            .iter_errors(&request.input)
+            .take(20)
+            .map(|e| json!({"path": dot_path("input", &e.instance_path().to_string()), "message": e.to_string()}))
+            .collect();
+        if let Some(first) = errors.first() {
+            return Err(fail(
+                Some(mode),
+                Diagnostic::new(
+                    Code::InvalidInput,
+                    Stage::Validation,
+                    format!("input does not satisfy the input schema of {id}"),
+                    "read capability.describe with view CONTRACT for the exact input schema",
+                )
+                .with("path", &first["path"])
+                .with("errors", &errors),
+            ));
+        }
+        let mut access = ArtifactAccess::default();
+        let mut references = Vec::new();
+        for (path, uri) in artifact_references(&request.input, "input") {
+            let not_found = |message: String| {
+                fail(
+                    Some(mode),
+                    Diagnostic::new(
+                        Code::ArtifactNotFound,
+                        Stage::Validation,
+                        message,
+                        "pass an artifact URI returned by an earlier result",
+                    )
+                    .with("path", &path),
+                )
+            };
+            let digest = Digest::from_artifact_uri(&uri).map_err(|e| not_found(e.to_string()))?;
+            let bytes = self.data.read_artifact(&digest).map_err(|e| not_found(e.to_string()))?;
+            access.allow(&digest, Arc::new(bytes));
+            references.push(uri);
+        }
+        let installed = self.components.get(&entry.component).cloned().ok_or_else(|| {
+            fail(
+                Some(mode),
+                Diagnostic::new(Code::ComponentUnavailable, Stage::Instantiation, "component is not loaded", "")
+                    .with("component", entry.component),
+            )
+        })?;
+        Ok(Call {
+            entry,
+            installed,
+            mode,
+            budgets,
+            access,
+            references,
+            input: &request.input,
+            input_digest: Digest::of_json(&request.input),
+            policy,
+        })
+    }
+
+    fn run_producer(&self, call: &Call<'_>) -> CapabilityResult {
+        let request = json!({"capability_id": call.entry.id, "mode": call.mode, "input": call.input});
+        let report = self.run(call, request.to_string().as_bytes());
+        let mut result = call.base(&report);
+        let bytes = match report.result {
+            Ok(bytes) => bytes,
+            Err(failure) => return call.fail(result, diagnose(&failure, call, &report.console)),
+        };
+        let outcome: Outcome = match serde_json::from_slice(&bytes) {
+            Ok(outcome) => outcome,
+            Err(e) => return call.fail(result, malformed(call, format!("the answer is not a valid outcome: {e}"))),
+        };
+        if let Some(validator) = &call.entry.output_validator
+            && let Some(error) = validator.iter_errors(&outcome.output).next()
+        {
+            return call.fail(
+                result,
+                malformed(call, format!("output does not match the declared output schema: {error}")),
+            );
+        }
+        if let Some(undeclared) = outcome
+            .artifacts
+            .iter()
+            .find(|a| !call.entry.artifact_types.contains(&a.schema_uri))
+        {
+            return call.fail(
+                result,
+                malformed(call, format!("artifact type {} is not declared in the descriptor", undeclared.schema_uri)),
+            );
+        }
+        let lineage = Lineage {
+            capability_id: call.entry.id.clone(),
+            input_digest: call.input_digest.to_hex(),
+            provider_digest: call.entry.component.to_hex(),
+        };
+        for draft in &outcome.artifacts {
+            let envelope = json!({
+                "artifact_version": ARTIFACT_VERSION,
+                "schema_uri": draft.schema_uri,
+                "role": draft.role,
+                "lineage": lineage,
+                "content": draft.content,
+            });
+            match self.data.put_artifact(&envelope) {
+                Ok((digest, bytes)) => result.artifacts.push(ArtifactRef {
+                    role: draft.role.clone(),
+                    uri: digest.artifact_uri(),
+                    schema_uri: draft.schema_uri.clone(),
+                    bytes,
+                }),
+                Err(e) => {
+                    let d = Diagnostic::new(Code::StorageFailed, Stage::Storage, e.to_string(), "retry the call");
+                    return call.fail(result, d);
+                }
+            }
+        }
+        result.check_with = outcome.verification.as_ref().map(|route| CheckRoute {
+            checker_role: route.checker_role.clone(),
+            verify_capability_id: route.verify_capability_id.clone(),
+            certificate_format: route.certificate_format.clone(),
+            certificate_artifact: result
+                .artifacts
+                .iter()
+                .find(|a| a.role == route.certificate_artifact_role)
+                .map(|a| a.uri.clone()),
+        });
+        result.status = Status::Completed;
+        result.output = Some(outcome.output);
+        result.scope = Some(outcome.scope);
+        result.qualifiers = outcome.qualifiers;
+        result.assurance = match outcome.assurance {
+            ProducerAssurance::Proposed => Assurance::Proposed,
+            ProducerAssurance::Heuristic => Assurance::Heuristic,
+            ProducerAssurance::Computed => Assurance::Computed,
+        };
+        result.obligations = outcome.obligations;
+        result
+    }
+
+    fn run_verifier(&self, call: &Call<'_>) -> CapabilityResult {
+        let role = call.entry.checker_roles.first().cloned().unwrap_or_default();
+        let authorized = self.checker_authorized(&call.policy, call.entry);
+        let mut record = VerificationRecord {
+            status: VerificationStatus::NotConcluded,
+            reason: String::new(),
+            checker_role: role.clone(),
+            checker_digest: call.entry.component.to_string(),
+            checker_version: call.entry.provider.version.clone(),
+            checker_authorized: authorized,
+            certificate_format: call.entry.certificate_formats.first().cloned().unwrap_or_default(),
+            certificate_artifacts: call.references.clone(),
+            claim_digest: None,
+            candidate_digest: None,
+            scope_digest: None,
+            checked: Vec::new(),
+            remaining_obligations: Vec::new(),
+        };
+        if !authorized {
+            let obligation = format!(
+                "independent check of the evidence by a checker that the operator authorizes for role {role}"
+            );
+            record.reason = format!(
+                "checker {} is not authorized by the operator policy for role {role}; it was not run",
+                call.entry.component
+            );
+            record.remaining_obligations = vec![obligation.clone()];
+            let mut result = call.base_unrun();
+            result.status = Status::Completed;
+            result.obligations = vec![obligation];
+            result.verification = Some(record);
+            return result;
+        }
+        let request = CheckRequest { role: role.clone(), input: call.input.clone() };
+        let bytes = serde_json::to_vec(&request).unwrap_or_default();
+        let report = self.run(call, &bytes);
+        let mut result = call.base(&report);
+        let answer = match report.result {
+            Ok(answer) => answer,
+            Err(failure) => return call.fail(result, diagnose(&failure, call, &report.console)),
+        };
+        let verdict: Verdict = match serde_json::from_slice(&answer) {
+            Ok(verdict) => verdict,
+            Err(e) => return call.fail(result, malformed(call, format!("the answer is not a valid verdict: {e}"))),
+        };
+        record.status = match verdict.verdict {
+            VerdictKind::Accepted => VerificationStatus::Verified,
+            VerdictKind::Rejected => VerificationStatus::Rejected,
+            VerdictKind::Unsupported => VerificationStatus::Unsupported,
+        };
+        record.reason = verdict.reason.clone();
+        record.claim_digest = Some(Digest::of_json(&verdict.claim).to_string());
+        record.candidate_digest = Some(Digest::of_json(&verdict.candidate).to_string());
+        record.scope_digest = Some(Digest::of_json(&serde_json::to_value(&verdict.scope).unwrap_or_default()).to_string());
+        record.checked = verdict.checked.clone();
+        record.remaining_obligations = verdict.remaining_obligations.clone();
+        result.status = Status::Completed;
+        result.assurance = if record.status == VerificationStatus::Verified {
+            Assurance::Verified
+        } else {
+            Assurance::None
+        };
+        result.output = Some(json!({
+            "verdict": verdict.verdict,
+            "reason": verdict.reason,
+            "claim": verdict.claim,
+            "candidate": verdict.candidate,
+        }));
+        result.scope = Some(verdict.scope);
+        result.obligations = verdict.remaining_obligations;
+        result.verification = Some(record);
+        result
+    }
+
+    fn run(&self, call: &Call<'_>, request: &[u8]) -> CallReport {
+        let span = tracing::info_span!(
+            "component_call",
+            capability_id = %call.entry.id,
+            component = %call.entry.component,
+        );
+        let _guard = span.enter();
+        let report = self
+            .sandbox
+            .call(&call.installed.loaded, Entry::Run, request, &call.budgets, call.access.clone());
+        tracing::info!(fuel = report.fuel_consumed, ok = report.result.is_ok(), "call finished");
+        report
+    }
+
+    /// Bundle kind of an installed component.
+    pub fn kind_of(&self, digest: &Digest) -> Option<BundleKind> {
+        self.components.get(digest).map(|c| c.loaded.kind)
+    }
+}
+
+/// Record the capability ids a component provides as taken.
+fn claim_ids(taken: &mut TakenIds, installed: &Installed) {
+    for id in ids_of(&installed.record) {
+        taken.insert(id, installed.record.digest);
+    }
+}
+
+/// The capability ids a component provides (verifier ids for checkers).
+fn ids_of(record: &InstallRecord) -> Vec<String> {
+    let descriptor = &record.descriptor;
+    descriptor
+        .capabilities
+        .iter()
+        .map(|c| c.id.clone())
+        .chain(descriptor.checkers.iter().map(|k| k.capability_id.clone()))
+        .collect()
+}
+
+/// One resolved invocation.
+struct Call<'a> {
+    entry: &'a CatalogEntry,
+    installed: Arc<Installed>,
+    mode: Mode,
+    budgets: CallBudgets,
+    access: ArtifactAccess,
+    references: Vec<String>,
+    input: &'a Value,
+    input_digest: Digest,
+    policy: Arc<Policy>,
+}
+
+impl Call<'_> {
+    fn base_unrun(&self) -> CapabilityResult {
+        CapabilityResult {
+            contract: RESULT_CONTRACT.into(),
+            capability_id: self.entry.id.clone(),
+            mode: Some(self.mode),
+            status: Status::Failed,
+            output: None,
+            artifacts: Vec::new(),
+            scope: None,
+            qualifiers: Vec::new(),
+            assurance: Assurance::None,
+            obligations: Vec::new(),
+            check_with: None,
+            verification: None,
+            diagnostic: None,
+            provenance: Some(Provenance {
+                provider: self.entry.provider.name.clone(),
+                provider_version: self.entry.provider.version.clone(),
+                digest_kind: "sha256".into(),
+                provider_digest: self.entry.component.to_string(),
+                install_tier: match self.installed.record.tier {
+                    Tier::Bundled => "BUNDLED".into(),
+                    Tier::Operator => "OPERATOR".into(),
+                },
+                input_digest: self.input_digest.to_string(),
+                budgets: self.budgets,
+                contracts: vec![
+                    RESULT_CONTRACT.into(),
+                    jacobian_guest::protocol::PROTOCOL_VERSION.into(),
+                    ARTIFACT_VERSION.into(),
+                ],
+            }),
+            fuel_consumed: 0,
+            guest_log: Vec::new(),
+            scope_rule: SCOPE_RULE.into(),
+            accounting: Accounting { wall_time_us: 0, fuel_consumed: 0 },
+        }
+    }
+
+    fn base(&self, report: &CallReport) -> CapabilityResult {
+        let mut result = self.base_unrun();
+        result.fuel_consumed = report.fuel_consumed;
+        result.guest_log = report.log.clone();
+        result
+    }
+
+    fn fail(&self, mut result: CapabilityResult, diagnostic: Diagnostic) -> CapabilityResult {
+        result.status = Status::Failed;
+        result.assurance = Assurance::None;
+        result.diagnostic = Some(diagnostic.with("component", self.entry.component));
+        result
+    }
+}
+
+fn malformed(call: &Call<'_>, message: String) -> Diagnostic {
+    Diagnostic::new(
+        Code::MalformedOutput,
+        Stage::Output,
+        format!("component of {} returned a malformed answer: {message}", call.entry.id),
+        "report this to the provider; the answer was discarded and nothing was stored",
+    )
+}
+
+fn diagnose(failure: &CallFailure, call: &Call<'_>, console: &str) -> Diagnostic {
+    let id = &call.entry.id;
+    let console = (!console.is_empty()).then(|| console.to_owned());
+    match failure {
+        CallFailure::FuelExhausted => Diagnostic::new(
+            Code::FuelExhausted,
+            Stage::Execution,
+            format!("{id} ran out of fuel ({} units)", call.budgets.fuel),
+            "no conclusion was reached; narrow the input, or raise budget.fuel up to the operator's limit",
+        )
+        .with("fuel", call.budgets.fuel),
+        CallFailure::MemoryLimit { limit } => Diagnostic::new(
+            Code::MemoryLimit,
+            Stage::Execution,
+            format!("{id} tried to grow its memory past {limit} bytes"),
+            "narrow the input, or raise budget.memory_bytes up to the operator's limit",
+        )
+        .with("memory_bytes", limit),
+        CallFailure::StackOverflow => Diagnostic::new(
+            Code::StackOverflow,
+            Stage::Execution,
+            format!("{id} overflowed its stack"),
+            "the input nests too deeply for this component; simplify it",
+        ),
+        CallFailure::Trap { message } => Diagnostic::new(
+            Code::GuestTrap,
+            Stage::Execution,
+            format!("{id} trapped: {message}"),
+            "the component failed on this input; nothing was concluded or stored",
+        )
+        .with("console", console),
+        CallFailure::OutputTooLarge { bytes, limit } => Diagnostic::new(
+            Code::OutputTooLarge,
+            Stage::Output,
+            format!("{id} answered with {bytes} bytes, above the output budget of {limit}"),
+            "narrow the input, or raise budget.output_bytes up to the operator's limit",
+        )
+        .with("output_bytes", limit),
+        CallFailure::Refused { message } => {
+            let refusal: Refusal =
+                serde_json::from_str(message).unwrap_or_else(|_| Refusal::at("", message.clone()));
+            let path = if refusal.path.is_empty() { "input".to_owned() } else { format!("input.{}", refusal.path) };
+            Diagnostic::new(
+                Code::InvalidInput,
+                Stage::Validation,
+                format!("{id} refused the input: {}", refusal.message),
+                "fix the named field; read capability.describe with view CONTRACT for the rules",
+            )
+            .with("path", path)
+        }
+        CallFailure::Instantiation { message } => Diagnostic::new(
+            Code::ComponentUnavailable,
+            Stage::Instantiation,
+            format!("{id} could not be instantiated: {message}"),
+            "retry shortly; every sandbox slot may be busy",
+        ),
+    }
+}
+
+fn resolve_budgets(policy: &Policy, request: Option<BudgetRequest>) -> Result<CallBudgets, Diagnostic> {
+    let mut budgets: CallBudgets = policy.budgets.into();
+    let Some(request) = request else { return Ok(budgets) };
+    for (field, asked, limit, slot) in [
+        ("fuel", request.fuel, policy.budgets.fuel, &mut budgets.fuel),
+        ("memory_bytes", request.memory_bytes, policy.budgets.memory_bytes, &mut budgets.memory_bytes),
+        ("output_bytes", request.output_bytes, policy.budgets.output_bytes, &mut budgets.output_bytes),
+    ] {
+        if let Some(asked) = asked {
+            if asked == 0 || asked > limit {
+                return Err(Diagnostic::new(
+                    Code::BudgetExceedsPolicy,
+                    Stage::Policy,
+                    format!("budget.{field} must be between 1 and the operator's {limit}, got {asked}"),
+                    "a request may lower the operator's budgets but never raise them",
+                )
+                .with("path", format!("budget.{field}"))
+                .with("limit", limit));
+            }
+            *slot = asked;
+        }
+    }
+    Ok(budgets)
+}
+
+/// `/a/0/b` under `root` → `root.a.0.b`.
+fn dot_path(root: &str, pointer: &str) -> String {
+    let mut path = root.to_owned();
+    for segment in pointer.split('/').filter(|s| !s.is_empty()) {
+        path.push('.');
+        path.push_str(&segment.replace("~1", "/").replace("~0", "~"));
+    }
+    path
+}
+
+/// Every string in `value` that names an artifact, with its dot-path.
+fn artifact_references(value: &Value, path: &str) -> Vec<(String, String)> {
+    match value {
+        Value::String(s) if s.starts_with("artifact://") => vec![(path.to_owned(), s.clone())],
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .flat_map(|(i, v)| artifact_references(v, &format!("{path}.{i}")))
+            .collect(),
+        Value::Object(map) => map
+            .iter()
+            .flat_map(|(k, v)| artifact_references(v, &format!("{path}.{k}")))
+            .collect(),
+        _ => Vec::new(),
+    }
+}

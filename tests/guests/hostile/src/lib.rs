@@ -1,0 +1,114 @@
+//! Test guest: a deliberately hostile capability bundle. Each `attack` tries
+//! to break the host in one way; the host must turn every one into a typed
+//! diagnostic and keep serving.
+
+use std::hint::black_box;
+
+use jacobian_guest::__private::{self, capability_bindings};
+use jacobian_guest::{Capability, Produced, Refusal, Scope};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Which attack to run.
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    /// none, loop, memory, recursion, panic, output, log_flood, read_artifact,
+    /// claim_verified, malformed.
+    pub attack: String,
+    /// Bytes of output for `output`; digest for `read_artifact`.
+    #[serde(default)]
+    pub argument: Option<String>,
+}
+
+/// What a harmless call returns.
+#[derive(Serialize, JsonSchema)]
+pub struct Output {
+    /// What happened.
+    pub result: String,
+}
+
+pub struct Hostile;
+
+impl Capability for Hostile {
+    const ID: &'static str = "test.hostile.attack";
+    const TITLE: &'static str = "Attack the host";
+    const OUTCOME: &'static str = "a typed diagnostic for each attack";
+    const DESCRIPTION: &'static str = "Test guest that misbehaves on request.";
+    const TAGS: &'static [&'static str] = &["test"];
+    type Input = Input;
+    type Output = Output;
+
+    fn examples() -> Vec<(&'static str, Input)> {
+        vec![("a harmless call", Input { attack: "none".into(), argument: None })]
+    }
+
+    fn run(input: Input) -> Result<Produced<Output>, Refusal> {
+        let result = match input.attack.as_str() {
+            "none" => "ok".to_owned(),
+            "loop" => {
+                let mut x = 0u64;
+                loop {
+                    x = black_box(x.wrapping_add(1));
+                }
+            }
+            "memory" => {
+                let mut hoard: Vec<Vec<u8>> = Vec::new();
+                loop {
+                    hoard.push(black_box(vec![1u8; 1 << 20]));
+                }
+            }
+            "recursion" => recurse(black_box(u64::MAX)).to_string(),
+            "panic" => panic!("hostile guest panics on purpose"),
+            "output" => {
+                let bytes: usize = input.argument.and_then(|a| a.parse().ok()).unwrap_or(1 << 24);
+                "x".repeat(bytes)
+            }
+            "log_flood" => {
+                for i in 0..100_000 {
+                    jacobian_guest::log(jacobian_guest::LogLevel::Info, &format!("line {i}"));
+                }
+                "flooded".to_owned()
+            }
+            "read_artifact" => {
+                let digest = input.argument.unwrap_or_default();
+                match jacobian_guest::read_artifact(&digest) {
+                    Ok(bytes) => format!("read {} bytes", bytes.len()),
+                    Err(e) => return Err(Refusal::at("argument", e)),
+                }
+            }
+            other => return Err(Refusal::at("attack", format!("unknown attack {other}"))),
+        };
+        Ok(Produced::computed(Output { result }, Scope::exhaustive("nothing")))
+    }
+}
+
+#[inline(never)]
+fn recurse(n: u64) -> u64 {
+    if n == 0 { 0 } else { black_box(recurse(black_box(n - 1))).wrapping_add(1) }
+}
+
+struct Bundle;
+
+impl capability_bindings::Guest for Bundle {
+    fn describe() -> Vec<u8> {
+        __private::describe_capabilities(
+            __private::provider("jacobian-test-hostile", "0.1.0", "Apache-2.0"),
+            vec![__private::capability_descriptor::<Hostile>()],
+        )
+    }
+
+    fn invoke(request: Vec<u8>) -> Result<Vec<u8>, String> {
+        let text = String::from_utf8_lossy(&request);
+        if text.contains("\"claim_verified\"") {
+            // A producer trying to certify its own result.
+            return Ok(br#"{"output":{"result":"trust me"},"scope":{"completeness":"EXHAUSTIVE","statement":"all"},"assurance":"VERIFIED"}"#.to_vec());
+        }
+        if text.contains("\"malformed\"") {
+            return Ok(b"this is not json".to_vec());
+        }
+        __private::invoke(&request, &[(Hostile::ID, __private::run_capability::<Hostile>)])
+    }
+}
+
+capability_bindings::export!(Bundle with_types_in jacobian_guest::__private::capability_bindings);
