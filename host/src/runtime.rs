@@ -308,7 +308,7 @@ impl Runtime {
             .input_validator
             .iter_errors(&request.input)
             .take(20)
-            .map(|e| json!({"path": dot_path("input", &e.instance_path().to_string()), "message": e.to_string()}))
+            .map(|e| json!({"path": error_path(&e), "message": e.to_string()}))
             .collect();
         if let Some(first) = errors.first() {
             return Err(fail(
@@ -713,6 +713,22 @@ fn resolve_budgets(policy: &Policy, request: Option<BudgetRequest>) -> Result<Ca
         }
     }
     Ok(budgets)
+}
+
+/// The dot-path of the field a schema error is about: the offending
+/// property itself for `required` and `additionalProperties` errors.
+fn error_path(error: &jsonschema::ValidationError<'_>) -> String {
+    let path = dot_path("input", &error.instance_path().to_string());
+    match error.kind() {
+        jsonschema::error::ValidationErrorKind::Required { property } => {
+            format!("{path}.{}", property.as_str().unwrap_or_default())
+        }
+        jsonschema::error::ValidationErrorKind::AdditionalProperties { unexpected } => match unexpected.first() {
+            Some(name) => format!("{path}.{name}"),
+            None => path,
+        },
+        _ => path,
+    }
 }
 
 /// `/a/0/b` under `root` → `root.a.0.b`.

@@ -1,1 +1,8 @@
-fn main() {}
+//! The one integration-test binary: features tested through the real
+//! `jacobian` binary (MCP over stdio, CLI) and the public core API.
+
+mod countermodels;
+mod determinism;
+mod install;
+mod mcp_e2e;
+mod support;

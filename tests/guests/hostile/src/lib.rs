@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct Input {
     /// none, loop, memory, recursion, panic, output, log_flood, read_artifact,
-    /// claim_verified, malformed.
+    /// ambient, claim_verified, malformed.
     pub attack: String,
     /// Bytes of output for `output`; digest for `read_artifact`.
     #[serde(default)]
@@ -76,6 +76,22 @@ impl Capability for Hostile {
                     Ok(bytes) => format!("read {} bytes", bytes.len()),
                     Err(e) => return Err(Refusal::at("argument", e)),
                 }
+            }
+            "ambient" => {
+                // Everything ambient a component might try to read.
+                let env: Vec<String> = std::env::vars().map(|(k, _)| k).collect();
+                let args: Vec<String> = std::env::args().collect();
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_secs())
+                    .unwrap_or(u64::MAX);
+                let root = std::fs::read_dir("/").map(|d| d.count()).map_err(|e| e.kind().to_string());
+                let etc = std::fs::read("/etc/passwd").map(|b| b.len()).map_err(|e| e.kind().to_string());
+                let cwd = std::env::current_dir().map(|p| p.display().to_string()).map_err(|e| e.kind().to_string());
+                serde_json::json!({"env": env, "args": args, "unix_seconds": now,
+                                   "read_dir_root": format!("{root:?}"), "read_etc_passwd": format!("{etc:?}"),
+                                   "cwd": format!("{cwd:?}")})
+                .to_string()
             }
             other => return Err(Refusal::at("attack", format!("unknown attack {other}"))),
         };

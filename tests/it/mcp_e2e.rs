@@ -1,0 +1,165 @@
+//! Agent-shaped tests through the real `jacobian serve` over stdio.
+
+use std::path::Path;
+use std::process::Command;
+
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+use crate::support::{SEARCH, VERIFY};
+
+const BIN: &str = env!("CARGO_BIN_EXE_jacobian");
+
+async fn serve(data_dir: &Path) -> RunningService<RoleClient, ()> {
+    let mut command = tokio::process::Command::new(BIN);
+    command.arg("--data-dir").arg(data_dir).arg("serve");
+    let transport = TokioChildProcess::new(command).expect("spawn jacobian serve");
+    ().serve(transport).await.expect("MCP initialize")
+}
+
+/// Call a tool; returns (structured content, is_error).
+async fn call(client: &RunningService<RoleClient, ()>, tool: &str, arguments: Value) -> (Value, bool) {
+    let arguments = arguments.as_object().cloned().expect("object arguments");
+    let result = client
+        .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments))
+        .await
+        .unwrap_or_else(|e| panic!("{tool} call failed at the protocol level: {e}"));
+    let structured = result.structured_content.clone().expect("structured content");
+    (structured, result.is_error == Some(true))
+}
+
+fn cli(data_dir: &Path, args: &[&str]) -> String {
+    let output = Command::new(BIN).arg("--data-dir").arg(data_dir).args(args).output().expect("run jacobian");
+    assert!(output.status.success(), "jacobian {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn agent_finds_and_verifies_the_order_two_countermodel_and_revocation_blocks_verification() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let client = serve(dir.path()).await;
+
+    let tools: Vec<String> = client.list_all_tools().await.expect("tools").into_iter().map(|t| t.name.to_string()).collect();
+    assert_eq!(tools.len(), 2, "{tools:?}");
+    assert!(tools.contains(&"capability.describe".to_owned()) && tools.contains(&"capability.invoke".to_owned()));
+
+    let (found, _) = call(&client, "capability.describe", json!({"query": "counterexample associativity commutative magma"})).await;
+    assert_eq!(found["results"][0]["capability_id"], SEARCH, "{found}");
+    let (contract, _) = call(&client, "capability.describe", json!({"capability_id": SEARCH, "view": "CONTRACT"})).await;
+    assert!(contract["input_schema"]["properties"]["target"].is_object(), "{contract}");
+    assert_eq!(contract["related_operations"][0]["capability_id"], VERIFY);
+
+    let input = json!({"hypotheses": ["commutative"], "target": "associative", "min_order": 2, "max_order": 2});
+    let (result, is_error) = call(&client, "capability.invoke", json!({"capability_id": SEARCH, "mode": "EXPLORE", "input": input})).await;
+    assert!(!is_error, "{result}");
+    assert_eq!(result["output"]["found"], true);
+    assert_eq!(result["output"]["order"], 2);
+    assert_eq!(result["assurance"], "COMPUTED");
+    let certificate = result["check_with"]["certificate_artifact"].as_str().expect("certificate").to_owned();
+    assert_eq!(result["check_with"]["verify_capability_id"], VERIFY);
+
+    let verify = json!({"capability_id": VERIFY, "mode": "VERIFY", "input": {"countermodel": certificate}});
+    let (verified, _) = call(&client, "capability.invoke", verify.clone()).await;
+    assert_eq!(verified["assurance"], "VERIFIED", "{verified}");
+    assert_eq!(verified["verification"]["status"], "VERIFIED");
+    let checker = verified["verification"]["checker_digest"].as_str().expect("digest").to_owned();
+    let role = verified["verification"]["checker_role"].as_str().expect("role").to_owned();
+
+    // The operator revokes the checker while the server runs.
+    cli(dir.path(), &["checkers", "revoke", &checker]);
+    let (revoked, _) = call(&client, "capability.invoke", verify.clone()).await;
+    assert_eq!(revoked["assurance"], "NONE", "{revoked}");
+    assert_eq!(revoked["verification"]["status"], "NOT_CONCLUDED");
+    assert_eq!(revoked["verification"]["checker_authorized"], false);
+    assert!(revoked["obligations"][0].as_str().unwrap_or_default().contains(&role));
+    let (browse, _) = call(&client, "capability.describe", json!({"capability_id": VERIFY})).await;
+    assert_eq!(browse["availability"], "CHECKER_NOT_AUTHORIZED");
+
+    cli(dir.path(), &["checkers", "authorize", &checker, "--role", &role]);
+    let (again, _) = call(&client, "capability.invoke", verify).await;
+    assert_eq!(again["assurance"], "VERIFIED");
+    client.cancel().await.expect("shutdown");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn hostile_guests_become_typed_diagnostics_and_the_server_keeps_answering() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let guests = Path::new(jacobian::bundled::TEST_GUESTS_DIR);
+    for guest in ["jacobian_test_hostile.wasm", "jacobian_test_echo.wasm"] {
+        let out = cli(dir.path(), &["install", guests.join(guest).to_str().expect("utf-8 path")]);
+        assert!(out.starts_with("installed"), "{out}");
+    }
+    let client = serve(dir.path()).await;
+    let attacks: &[(&str, Value, Value, &str)] = &[
+        ("loop", json!(null), json!({"fuel": 20_000_000}), "FUEL_EXHAUSTED"),
+        ("memory", json!(null), json!({"memory_bytes": 32 << 20}), "MEMORY_LIMIT"),
+        ("recursion", json!(null), json!({}), "STACK_OVERFLOW"),
+        ("panic", json!(null), json!({}), "GUEST_TRAP"),
+        ("output", json!("2000000"), json!({"output_bytes": 1 << 20}), "OUTPUT_TOO_LARGE"),
+        ("claim_verified", json!(null), json!({}), "MALFORMED_OUTPUT"),
+        ("malformed", json!(null), json!({}), "MALFORMED_OUTPUT"),
+        ("read_artifact", json!("ab".repeat(32)), json!({}), "INVALID_INPUT"),
+    ];
+    for (attack, argument, budget, code) in attacks {
+        let input = json!({"attack": attack, "argument": argument});
+        let args = json!({"capability_id": "test.hostile.attack", "input": input, "budget": budget});
+        let (result, is_error) = call(&client, "capability.invoke", args).await;
+        assert!(is_error, "{attack}: {result}");
+        assert_eq!(result["status"], "FAILED", "{attack}");
+        assert_eq!(result["assurance"], "NONE", "{attack}");
+        assert_eq!(result["diagnostic"]["code"], *code, "{attack}: {result}");
+        assert!(result["artifacts"].as_array().is_some_and(Vec::is_empty));
+        if *attack == "panic" {
+            let console = result["diagnostic"]["details"]["console"].as_str().unwrap_or_default();
+            assert!(console.contains("hostile guest panics on purpose"), "{result}");
+        }
+        // The server still answers the next request.
+        let (echo, is_error) = call(
+            &client,
+            "capability.invoke",
+            json!({"capability_id": "test.echo.message", "input": {"message": attack}}),
+        )
+        .await;
+        assert!(!is_error, "after {attack}: {echo}");
+        assert_eq!(echo["output"]["message"], *attack);
+    }
+
+    let (flood, _) = call(&client, "capability.invoke", json!({"capability_id": "test.hostile.attack", "input": {"attack": "log_flood"}})).await;
+    assert_eq!(flood["status"], "COMPLETED");
+    assert_eq!(flood["guest_log"].as_array().map(Vec::len), Some(256), "the log is bounded");
+
+    let (ambient, _) = call(&client, "capability.invoke", json!({"capability_id": "test.hostile.attack", "input": {"attack": "ambient"}})).await;
+    let seen: Value = serde_json::from_str(ambient["output"]["result"].as_str().expect("result")).expect("json");
+    assert_eq!(seen["env"], json!([]), "no environment");
+    assert_eq!(seen["args"], json!([]), "no arguments");
+    assert_eq!(seen["unix_seconds"], 0, "the clock is frozen at the epoch");
+    assert!(seen["read_dir_root"].as_str().unwrap_or_default().starts_with("Err"), "{seen}");
+    assert!(seen["read_etc_passwd"].as_str().unwrap_or_default().starts_with("Err"), "{seen}");
+    client.cancel().await.expect("shutdown");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn malformed_tool_arguments_get_typed_errors() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let client = serve(dir.path()).await;
+    let (missing, is_error) = call(&client, "capability.describe", json!({"capability_id": "no.such.capability"})).await;
+    assert!(is_error);
+    assert_eq!(missing["diagnostic"]["code"], "CAPABILITY_NOT_FOUND");
+    assert_eq!(missing["diagnostic"]["details"]["path"], "capability_id");
+    let (limit, _) = call(&client, "capability.describe", json!({"limit": 99})).await;
+    assert_eq!(limit["diagnostic"]["details"]["path"], "limit");
+    let wrong_field = client
+        .call_tool(
+            CallToolRequestParams::new("capability.invoke")
+                .with_arguments(json!({"capability": SEARCH, "input": {}}).as_object().cloned().expect("object")),
+        )
+        .await;
+    let refused = wrong_field.expect("a tool-level error, not a broken session");
+    assert_eq!(refused.is_error, Some(true));
+    let message = format!("{:?}", refused.content);
+    assert!(message.contains("unknown field `capability`"), "{message}");
+    client.cancel().await.expect("shutdown");
+}

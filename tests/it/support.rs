@@ -1,0 +1,60 @@
+//! Shared helpers: fresh data directories, the test guests, outside truth.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use jacobian::contract::{BudgetRequest, CapabilityResult, InvokeRequest};
+use jacobian::engine::EngineConfig;
+use jacobian::{Runtime, RuntimeConfig};
+use jacobian_guest::protocol::Mode;
+use serde_json::Value;
+
+/// A runtime over a fresh data directory (kept alive by the returned guard).
+pub fn runtime() -> (Arc<Runtime>, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let runtime = open(dir.path().to_path_buf());
+    (runtime, dir)
+}
+
+/// Open a runtime on an existing data directory.
+pub fn open(data_dir: PathBuf) -> Arc<Runtime> {
+    let config = RuntimeConfig {
+        data_dir,
+        engine: EngineConfig { max_concurrent_calls: 8, ..EngineConfig::default() },
+    };
+    Arc::new(Runtime::open(config).expect("runtime opens"))
+}
+
+/// Bytes of a test guest built by the same pipeline as the bundled components.
+pub fn test_guest(name: &str) -> Vec<u8> {
+    let path = PathBuf::from(jacobian::bundled::TEST_GUESTS_DIR).join(format!("jacobian_test_{name}.wasm"));
+    std::fs::read(&path).unwrap_or_else(|e| panic!("test guest {}: {e}", path.display()))
+}
+
+/// `../shared/testdata/<rel>` relative to the project root, read in place.
+pub fn testdata(rel: &str) -> PathBuf {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let path = root.join("../shared/testdata").join(rel);
+    assert!(path.exists(), "outside truth missing: {} (the project expects ../shared beside it)", path.display());
+    path
+}
+
+/// Invoke and return the result.
+pub fn invoke(runtime: &Runtime, id: &str, mode: Mode, input: Value) -> CapabilityResult {
+    runtime.invoke(&InvokeRequest { capability_id: id.into(), mode: Some(mode), input, budget: None })
+}
+
+/// Invoke with a budget.
+pub fn invoke_with(runtime: &Runtime, id: &str, input: Value, budget: BudgetRequest) -> CapabilityResult {
+    runtime.invoke(&InvokeRequest { capability_id: id.into(), mode: None, input, budget: Some(budget) })
+}
+
+/// The result as JSON without its accounting section (timings).
+pub fn without_accounting(result: &CapabilityResult) -> String {
+    let mut value = serde_json::to_value(result).expect("serializes");
+    value.as_object_mut().expect("object").remove("accounting");
+    serde_json::to_string(&value).expect("serializes")
+}
+
+pub const SEARCH: &str = "universal_algebra.search.countermodel";
+pub const VERIFY: &str = "universal_algebra.countermodel.verify";
