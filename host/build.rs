@@ -68,9 +68,7 @@ fn main() {
     for group in GROUPS {
         build_group(&root, &guest_target, group);
         for guest in group.iter() {
-            let built = guest_target
-                .join("wasm32-wasip2/guest")
-                .join(guest.file_name());
+            let built = guest_target.join("wasm32-wasip2/guest").join(guest.file_name());
             let bytes = fs::read(&built)
                 .unwrap_or_else(|e| panic!("guest {} was not built at {}: {e}", guest.package, built.display()));
             let digest = hex::encode(Sha256::digest(&bytes));
@@ -97,9 +95,8 @@ fn main() {
 
 fn build_group(root: &Path, guest_target: &Path, group: &[Guest]) {
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let cargo_home = env::var("CARGO_HOME").unwrap_or_else(|_| {
-        format!("{}/.cargo", env::var("HOME").unwrap_or_default())
-    });
+    let cargo_home =
+        env::var("CARGO_HOME").unwrap_or_else(|_| format!("{}/.cargo", env::var("HOME").unwrap_or_default()));
     let rustflags = [
         format!("--remap-path-prefix={}=/jacobian", root.display()),
         format!("--remap-path-prefix={cargo_home}=/cargo"),
@@ -127,9 +124,7 @@ fn build_group(root: &Path, guest_target: &Path, group: &[Guest]) {
     }
     command.env("CARGO_ENCODED_RUSTFLAGS", rustflags);
     command.env("SOURCE_DATE_EPOCH", "0");
-    let output = command
-        .output()
-        .unwrap_or_else(|e| panic!("could not run cargo for the guests: {e}"));
+    let output = command.output().unwrap_or_else(|e| panic!("could not run cargo for the guests: {e}"));
     if !output.status.success() {
         panic!(
             "building guests {:?} for wasm32-wasip2 failed (is the target installed? `rustup target add wasm32-wasip2`):\n{}",

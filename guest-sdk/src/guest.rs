@@ -5,9 +5,9 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::protocol::{
-    ArtifactDraft, BundleDescriptor, BundleKind, CapabilityDescriptor, CheckRequest,
-    CheckerDescriptor, Example, InputKind, InvokeRequest, Mode, Outcome, PROTOCOL_VERSION,
-    ProducerAssurance, Provider, Qualifier, Refusal, Scope, Verdict, VerificationRoute,
+    ArtifactDraft, BundleDescriptor, BundleKind, CapabilityDescriptor, CheckRequest, CheckerDescriptor, Example,
+    InputKind, InvokeRequest, Mode, Outcome, PROTOCOL_VERSION, ProducerAssurance, Provider, Qualifier, Refusal, Scope,
+    Verdict, VerificationRoute,
 };
 
 pub use schemars;
@@ -134,11 +134,7 @@ impl<T: Serialize> Produced<T> {
     /// Attach an artifact; the host stores it and returns its URI.
     pub fn artifact(mut self, role: &str, schema_uri: &str, content: &impl Serialize) -> Self {
         let content = serde_json::to_value(content).unwrap_or(Value::Null);
-        self.artifacts.push(ArtifactDraft {
-            role: role.to_owned(),
-            schema_uri: schema_uri.to_owned(),
-            content,
-        });
+        self.artifacts.push(ArtifactDraft { role: role.to_owned(), schema_uri: schema_uri.to_owned(), content });
         self
     }
 
@@ -192,9 +188,7 @@ pub fn log(level: LogLevel, message: &str) {
 /// Read an artifact named by the current request, by URI
 /// (`artifact://sha256/<hex>`) or bare hex digest.
 pub fn read_artifact(uri_or_digest: &str) -> Result<Vec<u8>, String> {
-    let digest = uri_or_digest
-        .strip_prefix("artifact://sha256/")
-        .unwrap_or(uri_or_digest);
+    let digest = uri_or_digest.strip_prefix("artifact://sha256/").unwrap_or(uri_or_digest);
     __private::host_read_artifact(digest)
 }
 
@@ -388,10 +382,7 @@ pub mod __private {
         String::from_utf8(encode(&Refusal::at(path, message))).unwrap_or_default()
     }
 
-    pub fn describe_capabilities(
-        provider: Provider,
-        capabilities: Vec<CapabilityDescriptor>,
-    ) -> Vec<u8> {
+    pub fn describe_capabilities(provider: Provider, capabilities: Vec<CapabilityDescriptor>) -> Vec<u8> {
         encode(&BundleDescriptor {
             protocol: PROTOCOL_VERSION.to_owned(),
             kind: BundleKind::Capability,
@@ -414,20 +405,17 @@ pub mod __private {
     pub type RunFn = fn(Value) -> Result<Outcome, String>;
 
     pub fn run_capability<C: Capability>(input: Value) -> Result<Outcome, String> {
-        let input: C::Input = serde_json::from_value(input)
-            .map_err(|e| refusal("", format!("input does not match the schema: {e}")))?;
+        let input: C::Input =
+            serde_json::from_value(input).map_err(|e| refusal("", format!("input does not match the schema: {e}")))?;
         let produced = C::run(input).map_err(|r| String::from_utf8(encode(&r)).unwrap_or_default())?;
         produced.into_outcome()
     }
 
     pub fn invoke(request: &[u8], table: &[(&str, RunFn)]) -> Result<Vec<u8>, String> {
-        let request: InvokeRequest = serde_json::from_slice(request)
-            .map_err(|e| refusal("", format!("malformed invoke request: {e}")))?;
+        let request: InvokeRequest =
+            serde_json::from_slice(request).map_err(|e| refusal("", format!("malformed invoke request: {e}")))?;
         let Some((_, run)) = table.iter().find(|(id, _)| *id == request.capability_id) else {
-            return Err(refusal(
-                "capability_id",
-                format!("this bundle has no capability {}", request.capability_id),
-            ));
+            return Err(refusal("capability_id", format!("this bundle has no capability {}", request.capability_id)));
         };
         run(request.input).map(|outcome| encode(&outcome))
     }
@@ -435,19 +423,16 @@ pub mod __private {
     pub type CheckFn = fn(Value) -> Result<Verdict, String>;
 
     pub fn run_checker<K: Checker>(input: Value) -> Result<Verdict, String> {
-        let input: K::Input = serde_json::from_value(input)
-            .map_err(|e| refusal("", format!("input does not match the schema: {e}")))?;
+        let input: K::Input =
+            serde_json::from_value(input).map_err(|e| refusal("", format!("input does not match the schema: {e}")))?;
         K::check(input).map_err(|r| String::from_utf8(encode(&r)).unwrap_or_default())
     }
 
     pub fn check(request: &[u8], table: &[(&str, CheckFn)]) -> Result<Vec<u8>, String> {
-        let request: CheckRequest = serde_json::from_slice(request)
-            .map_err(|e| refusal("", format!("malformed check request: {e}")))?;
+        let request: CheckRequest =
+            serde_json::from_slice(request).map_err(|e| refusal("", format!("malformed check request: {e}")))?;
         let Some((_, check)) = table.iter().find(|(role, _)| *role == request.role) else {
-            return Err(refusal(
-                "role",
-                format!("this bundle has no checker role {}", request.role),
-            ));
+            return Err(refusal("role", format!("this bundle has no checker role {}", request.role)));
         };
         check(request.input).map(|verdict| encode(&verdict))
     }

@@ -52,9 +52,8 @@ extern crate self as jacobian_guest;
 pub mod protocol;
 
 pub use protocol::{
-    ArtifactEnvelope, BundleKind, Completeness, Example, InputKind, Lineage, Mode,
-    ProducerAssurance, Provider, Qualifier, Refusal, Scope, Verdict, VerdictKind,
-    VerificationRoute,
+    ArtifactEnvelope, BundleKind, Completeness, Example, InputKind, Lineage, Mode, ProducerAssurance, Provider,
+    Qualifier, Refusal, Scope, Verdict, VerdictKind, VerificationRoute,
 };
 pub use serde;
 pub use serde_json;
@@ -70,25 +69,16 @@ pub use guest::*;
 impl Scope {
     /// Every case within the stated bounds was examined.
     pub fn exhaustive(statement: impl Into<String>) -> Self {
-        Scope {
-            completeness: Completeness::Exhaustive,
-            statement: statement.into(),
-        }
+        Scope { completeness: Completeness::Exhaustive, statement: statement.into() }
     }
 
     /// A witness was found; nothing is claimed about the rest of the space.
     pub fn witness_only(statement: impl Into<String>) -> Self {
-        Scope {
-            completeness: Completeness::WitnessOnly,
-            statement: statement.into(),
-        }
+        Scope { completeness: Completeness::WitnessOnly, statement: statement.into() }
     }
 
     /// Only part of the bounded space was examined.
     pub fn partial(statement: impl Into<String>) -> Self {
-        Scope {
-            completeness: Completeness::Partial,
-            statement: statement.into(),
-        }
+        Scope { completeness: Completeness::Partial, statement: statement.into() }
     }
 }

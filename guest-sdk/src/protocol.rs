@@ -320,20 +320,13 @@ pub struct Refusal {
 impl Refusal {
     /// A refusal naming the field at `path`.
     pub fn at(path: impl Into<String>, message: impl Into<String>) -> Self {
-        Refusal {
-            path: path.into(),
-            message: message.into(),
-        }
+        Refusal { path: path.into(), message: message.into() }
     }
 }
 
 impl std::fmt::Display for Refusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.path.is_empty() {
-            f.write_str(&self.message)
-        } else {
-            write!(f, "{}: {}", self.path, self.message)
-        }
+        if self.path.is_empty() { f.write_str(&self.message) } else { write!(f, "{}: {}", self.path, self.message) }
     }
 }
 

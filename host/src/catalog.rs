@@ -236,8 +236,8 @@ pub fn describe(catalog: &Catalog, binding: &Binding, request: &DescribeRequest)
 
 /// Words that carry no retrieval signal.
 const STOPWORDS: &[&str] = &[
-    "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "find", "for", "from", "how", "in", "is",
-    "it", "of", "on", "or", "some", "that", "the", "there", "this", "to", "what", "which", "with",
+    "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "find", "for", "from", "how", "in", "is", "it",
+    "of", "on", "or", "some", "that", "the", "there", "this", "to", "what", "which", "with",
 ];
 
 fn search(catalog: &Catalog, binding: &Binding, request: &DescribeRequest) -> Result<Value, DescribeError> {

@@ -57,10 +57,7 @@ pub fn run(runtime: Arc<Runtime>) -> anyhow::Result<()> {
         show(field, &found_value[field]);
     }
     let route = found.check_with.clone().ok_or_else(|| anyhow::anyhow!("no check_with route"))?;
-    let certificate = route
-        .certificate_artifact
-        .clone()
-        .ok_or_else(|| anyhow::anyhow!("no certificate artifact"))?;
+    let certificate = route.certificate_artifact.clone().ok_or_else(|| anyhow::anyhow!("no certificate artifact"))?;
 
     step("4. capability.invoke (VERIFY) — the independent checker judges the countermodel");
     let verify = InvokeRequest {
@@ -75,10 +72,7 @@ pub fn run(runtime: Arc<Runtime>) -> anyhow::Result<()> {
     show("verification", &verified["verification"]);
 
     step("5. the operator revokes the checker — the same call can no longer verify");
-    let checker: Digest = verified["verification"]["checker_digest"]
-        .as_str()
-        .unwrap_or_default()
-        .parse()?;
+    let checker: Digest = verified["verification"]["checker_digest"].as_str().unwrap_or_default().parse()?;
     runtime.update_policy(|p| p.revoke(checker))?;
     let unverified = serde_json::to_value(runtime.invoke(&verify))?;
     show("assurance", &unverified["assurance"]);

@@ -14,7 +14,11 @@ use jacobian::{Runtime, RuntimeConfig};
 use jacobian_guest::protocol::Mode;
 
 #[derive(Parser)]
-#[command(name = "jacobian", version, about = "WebAssembly-sandboxed capability runtime for agents that do mathematics")]
+#[command(
+    name = "jacobian",
+    version,
+    about = "WebAssembly-sandboxed capability runtime for agents that do mathematics"
+)]
 struct Cli {
     /// Data directory (components, artifacts, cache, policy). Default:
     /// $JACOBIAN_DATA_DIR, else $XDG_DATA_HOME/jacobian, else ~/.local/share/jacobian.
@@ -113,8 +117,8 @@ fn init_logging(json: bool) {
 }
 
 fn open(data_dir: PathBuf) -> anyhow::Result<Arc<Runtime>> {
-    let runtime = Runtime::open(RuntimeConfig { data_dir, engine: EngineConfig::default() })
-        .context("opening the runtime")?;
+    let runtime =
+        Runtime::open(RuntimeConfig { data_dir, engine: EngineConfig::default() }).context("opening the runtime")?;
     Ok(Arc::new(runtime))
 }
 
@@ -173,12 +177,18 @@ fn main() -> anyhow::Result<()> {
             let runtime = open(data_dir)?;
             let (record, new) = runtime.install(&bytes, expect_digest)?;
             let verb = if new { "installed" } else { "already installed" };
-            println!("{verb} {} ({:?}, {} {})", record.digest, record.kind, record.provider.name, record.provider.version);
+            println!(
+                "{verb} {} ({:?}, {} {})",
+                record.digest, record.kind, record.provider.name, record.provider.version
+            );
             for c in &record.descriptor.capabilities {
                 println!("  capability {}", c.id);
             }
             for k in &record.descriptor.checkers {
-                println!("  checker role {} as {} (not authorized until `jacobian checkers authorize`)", k.role, k.capability_id);
+                println!(
+                    "  checker role {} as {} (not authorized until `jacobian checkers authorize`)",
+                    k.role, k.capability_id
+                );
             }
             Ok(())
         }
@@ -187,7 +197,9 @@ fn main() -> anyhow::Result<()> {
             match action {
                 CheckerAction::List => {
                     let binding = runtime.binding();
-                    for entry in runtime.catalog().entries().filter(|e| e.kind == jacobian::catalog::EntryKind::Verifier) {
+                    for entry in
+                        runtime.catalog().entries().filter(|e| e.kind == jacobian::catalog::EntryKind::Verifier)
+                    {
                         let authorized = binding.authorized.get(&entry.id).copied().unwrap_or(false);
                         println!(
                             "{} role={} digest={} authorized={authorized}",

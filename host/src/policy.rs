@@ -45,11 +45,7 @@ pub struct Budgets {
 
 impl Default for Budgets {
     fn default() -> Self {
-        Budgets {
-            fuel: 10_000_000_000,
-            memory_bytes: 256 << 20,
-            output_bytes: 4 << 20,
-        }
+        Budgets { fuel: 10_000_000_000, memory_bytes: 256 << 20, output_bytes: 4 << 20 }
     }
 }
 
@@ -153,11 +149,7 @@ impl Policy {
             return false;
         }
         (bundled && self.checkers.authorize_bundled)
-            || self
-                .checkers
-                .authorized
-                .iter()
-                .any(|a| a.role == role && a.digest == *digest)
+            || self.checkers.authorized.iter().any(|a| a.role == role && a.digest == *digest)
     }
 
     /// Authorize `digest` for `role` (and lift any revocation of it).

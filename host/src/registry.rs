@@ -7,9 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use jacobian_guest::protocol::{
-    BundleDescriptor, BundleKind, Example, Mode, Outcome, PROTOCOL_VERSION, Provider,
-};
+use jacobian_guest::protocol::{BundleDescriptor, BundleKind, Example, Mode, Outcome, PROTOCOL_VERSION, Provider};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -101,12 +99,7 @@ pub enum InstallError {
 pub type TakenIds = BTreeMap<String, Digest>;
 
 /// Compile (or load precompiled), check and pre-link component bytes.
-pub fn load(
-    sandbox: &Sandbox,
-    data: &DataDir,
-    digest: Digest,
-    bytes: &[u8],
-) -> Result<Loaded, InstallError> {
+pub fn load(sandbox: &Sandbox, data: &DataDir, digest: Digest, bytes: &[u8]) -> Result<Loaded, InstallError> {
     let key = sandbox.compatibility_key();
     let prepare_err = |source| InstallError::Prepare { digest, source };
     let cached = data.cached_code(&key, &digest).and_then(|code| {
@@ -155,12 +148,8 @@ pub fn install(
     let first = describe(&mut fuel)?;
     let second = describe(&mut fuel)?;
     let descriptor = validate_descriptor(digest, &first, loaded.kind, taken)?;
-    let mut health = Health {
-        status: "PASSED".into(),
-        describe_deterministic: first == second,
-        examples_run: 0,
-        fuel_consumed: 0,
-    };
+    let mut health =
+        Health { status: "PASSED".into(), describe_deterministic: first == second, examples_run: 0, fuel_consumed: 0 };
     if !health.describe_deterministic {
         return Err(InstallError::HealthProbe {
             digest,
@@ -208,13 +197,7 @@ fn probe(
         message,
     };
     let request = serde_json::json!({"capability_id": capability_id, "mode": mode, "input": example.input});
-    let report = sandbox.call(
-        loaded,
-        Entry::Run,
-        request.to_string().as_bytes(),
-        budgets,
-        ArtifactAccess::default(),
-    );
+    let report = sandbox.call(loaded, Entry::Run, request.to_string().as_bytes(), budgets, ArtifactAccess::default());
     *fuel += report.fuel_consumed;
     let bytes = report.result.map_err(|f| failed(format!("example {:?}: {f:?}", example.title)))?;
     serde_json::from_slice::<Outcome>(&bytes)
@@ -228,25 +211,21 @@ fn validate_descriptor(
     kind: BundleKind,
     taken: &TakenIds,
 ) -> Result<BundleDescriptor, InstallError> {
-    let bad = |path: &str, message: String| InstallError::Descriptor {
-        digest,
-        path: path.to_owned(),
-        message,
-    };
+    let bad = |path: &str, message: String| InstallError::Descriptor { digest, path: path.to_owned(), message };
     let descriptor: BundleDescriptor =
         serde_json::from_slice(bytes).map_err(|e| bad("", format!("not a valid descriptor: {e}")))?;
     if descriptor.protocol != PROTOCOL_VERSION {
-        return Err(bad(
-            "protocol",
-            format!("is {:?}, this host speaks {PROTOCOL_VERSION}", descriptor.protocol),
-        ));
+        return Err(bad("protocol", format!("is {:?}, this host speaks {PROTOCOL_VERSION}", descriptor.protocol)));
     }
     if descriptor.kind != kind {
         return Err(bad("kind", format!("is {:?} but the component's exports make it {kind:?}", descriptor.kind)));
     }
     match kind {
         BundleKind::Capability if descriptor.capabilities.is_empty() || !descriptor.checkers.is_empty() => {
-            return Err(bad("capabilities", "a capability bundle lists one or more capabilities and no checkers".into()));
+            return Err(bad(
+                "capabilities",
+                "a capability bundle lists one or more capabilities and no checkers".into(),
+            ));
         }
         BundleKind::Checker if descriptor.checkers.is_empty() || !descriptor.capabilities.is_empty() => {
             return Err(bad("checkers", "a checker bundle lists one or more checkers and no capabilities".into()));
@@ -271,8 +250,8 @@ fn validate_descriptor(
         if c.modes.is_empty() {
             return Err(bad(&format!("capabilities.{i}.modes"), "lists no mode".into()));
         }
-        let validator = compile_schema(&c.input_schema)
-            .map_err(|e| bad(&format!("capabilities.{i}.input_schema"), e))?;
+        let validator =
+            compile_schema(&c.input_schema).map_err(|e| bad(&format!("capabilities.{i}.input_schema"), e))?;
         compile_schema(&c.output_schema).map_err(|e| bad(&format!("capabilities.{i}.output_schema"), e))?;
         for (j, example) in c.examples.iter().enumerate() {
             if let Some(error) = validator.iter_errors(&example.input).next() {

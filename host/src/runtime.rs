@@ -7,17 +7,16 @@ use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime};
 
 use jacobian_guest::protocol::{
-    ARTIFACT_VERSION, BundleKind, CheckRequest, Lineage, Mode, Outcome, ProducerAssurance, Refusal,
-    Verdict, VerdictKind,
+    ARTIFACT_VERSION, BundleKind, CheckRequest, Lineage, Mode, Outcome, ProducerAssurance, Refusal, Verdict,
+    VerdictKind,
 };
 use serde_json::{Value, json};
 
 use crate::bundled::BUNDLED;
 use crate::catalog::{self, Binding, Catalog, CatalogEntry, EntryKind};
 use crate::contract::{
-    Accounting, ArtifactRef, Assurance, BudgetRequest, CapabilityResult, CheckRoute, Code,
-    DescribeRequest, Diagnostic, InvokeRequest, Provenance, RESULT_CONTRACT, SCOPE_RULE, Stage,
-    Status, VerificationRecord, VerificationStatus,
+    Accounting, ArtifactRef, Assurance, BudgetRequest, CapabilityResult, CheckRoute, Code, DescribeRequest, Diagnostic,
+    InvokeRequest, Provenance, RESULT_CONTRACT, SCOPE_RULE, Stage, Status, VerificationRecord, VerificationStatus,
 };
 use crate::digest::Digest;
 use crate::engine::{ArtifactAccess, CallBudgets, CallFailure, CallReport, EngineConfig, Entry, Sandbox};
@@ -94,9 +93,8 @@ impl Runtime {
         let mut bundled = BTreeSet::new();
         let mut taken = TakenIds::new();
         for component in BUNDLED {
-            let expected: Digest = component.sha256.parse().map_err(|e: crate::digest::DigestError| {
-                OpenError::Engine(e.to_string())
-            })?;
+            let expected: Digest =
+                component.sha256.parse().map_err(|e: crate::digest::DigestError| OpenError::Engine(e.to_string()))?;
             let installed = match records.get(&expected) {
                 Some(record) if record.tier == Tier::Bundled => {
                     data.put_component(component.bytes)?;
@@ -104,8 +102,10 @@ impl Runtime {
                         .map_err(|e| OpenError::Bundled { package: component.package, source: Box::new(e) })?;
                     Installed { record: record.clone(), loaded }
                 }
-                _ => registry::install(&sandbox, &data, component.bytes, Tier::Bundled, Some(expected), &taken, &budgets)
-                    .map_err(|e| OpenError::Bundled { package: component.package, source: Box::new(e) })?,
+                _ => {
+                    registry::install(&sandbox, &data, component.bytes, Tier::Bundled, Some(expected), &taken, &budgets)
+                        .map_err(|e| OpenError::Bundled { package: component.package, source: Box::new(e) })?
+                }
             };
             claim_ids(&mut taken, &installed);
             bundled.insert(expected);
@@ -378,15 +378,10 @@ impl Runtime {
         if let Some(validator) = &call.entry.output_validator
             && let Some(error) = validator.iter_errors(&outcome.output).next()
         {
-            return call.fail(
-                result,
-                malformed(call, format!("output does not match the declared output schema: {error}")),
-            );
+            return call
+                .fail(result, malformed(call, format!("output does not match the declared output schema: {error}")));
         }
-        if let Some(undeclared) = outcome
-            .artifacts
-            .iter()
-            .find(|a| !call.entry.artifact_types.contains(&a.schema_uri))
+        if let Some(undeclared) = outcome.artifacts.iter().find(|a| !call.entry.artifact_types.contains(&a.schema_uri))
         {
             return call.fail(
                 result,
@@ -461,9 +456,8 @@ impl Runtime {
             remaining_obligations: Vec::new(),
         };
         if !authorized {
-            let obligation = format!(
-                "independent check of the evidence by a checker that the operator authorizes for role {role}"
-            );
+            let obligation =
+                format!("independent check of the evidence by a checker that the operator authorizes for role {role}");
             record.reason = format!(
                 "checker {} is not authorized by the operator policy for role {role}; it was not run",
                 call.entry.component
@@ -495,15 +489,13 @@ impl Runtime {
         record.reason = verdict.reason.clone();
         record.claim_digest = Some(Digest::of_json(&verdict.claim).to_string());
         record.candidate_digest = Some(Digest::of_json(&verdict.candidate).to_string());
-        record.scope_digest = Some(Digest::of_json(&serde_json::to_value(&verdict.scope).unwrap_or_default()).to_string());
+        record.scope_digest =
+            Some(Digest::of_json(&serde_json::to_value(&verdict.scope).unwrap_or_default()).to_string());
         record.checked = verdict.checked.clone();
         record.remaining_obligations = verdict.remaining_obligations.clone();
         result.status = Status::Completed;
-        result.assurance = if record.status == VerificationStatus::Verified {
-            Assurance::Verified
-        } else {
-            Assurance::None
-        };
+        result.assurance =
+            if record.status == VerificationStatus::Verified { Assurance::Verified } else { Assurance::None };
         result.output = Some(json!({
             "verdict": verdict.verdict,
             "reason": verdict.reason,
@@ -523,9 +515,7 @@ impl Runtime {
             component = %call.entry.component,
         );
         let _guard = span.enter();
-        let report = self
-            .sandbox
-            .call(&call.installed.loaded, Entry::Run, request, &call.budgets, call.access.clone());
+        let report = self.sandbox.call(&call.installed.loaded, Entry::Run, request, &call.budgets, call.access.clone());
         tracing::info!(fuel = report.fuel_consumed, ok = report.result.is_ok(), "call finished");
         report
     }
@@ -670,8 +660,7 @@ fn diagnose(failure: &CallFailure, call: &Call<'_>, console: &str) -> Diagnostic
         )
         .with("output_bytes", limit),
         CallFailure::Refused { message } => {
-            let refusal: Refusal =
-                serde_json::from_str(message).unwrap_or_else(|_| Refusal::at("", message.clone()));
+            let refusal: Refusal = serde_json::from_str(message).unwrap_or_else(|_| Refusal::at("", message.clone()));
             let path = if refusal.path.is_empty() { "input".to_owned() } else { format!("input.{}", refusal.path) };
             Diagnostic::new(
                 Code::InvalidInput,
@@ -745,15 +734,10 @@ fn dot_path(root: &str, pointer: &str) -> String {
 fn artifact_references(value: &Value, path: &str) -> Vec<(String, String)> {
     match value {
         Value::String(s) if s.starts_with("artifact://") => vec![(path.to_owned(), s.clone())],
-        Value::Array(items) => items
-            .iter()
-            .enumerate()
-            .flat_map(|(i, v)| artifact_references(v, &format!("{path}.{i}")))
-            .collect(),
-        Value::Object(map) => map
-            .iter()
-            .flat_map(|(k, v)| artifact_references(v, &format!("{path}.{k}")))
-            .collect(),
+        Value::Array(items) => {
+            items.iter().enumerate().flat_map(|(i, v)| artifact_references(v, &format!("{path}.{i}"))).collect()
+        }
+        Value::Object(map) => map.iter().flat_map(|(k, v)| artifact_references(v, &format!("{path}.{k}"))).collect(),
         _ => Vec::new(),
     }
 }

@@ -98,14 +98,9 @@ impl DataDir {
     /// Store precompiled code for `digest` under engine key `key`.
     pub fn put_cached_code(&self, key: &str, digest: &Digest, code: &[u8]) -> Result<(), StoreError> {
         let dir = format!("{CACHE}/{}", sanitize_key(key));
-        self.root
-            .create_dir_all(&dir)
-            .map_err(|source| StoreError::Io { what: dir.clone(), source })?;
+        self.root.create_dir_all(&dir).map_err(|source| StoreError::Io { what: dir.clone(), source })?;
         self.write_replace(&format!("{dir}/{}.cwasm", digest.to_hex()), code)?;
-        self.write_replace(
-            &format!("{dir}/{}.cwasm.sha256", digest.to_hex()),
-            Digest::of(code).to_hex().as_bytes(),
-        )
+        self.write_replace(&format!("{dir}/{}.cwasm.sha256", digest.to_hex()), Digest::of(code).to_hex().as_bytes())
     }
 
     /// Write the install record of a component.
@@ -185,11 +180,7 @@ impl DataDir {
 
     fn write_replace(&self, name: &str, bytes: &[u8]) -> Result<(), StoreError> {
         let io_err = |source| StoreError::Io { what: name.to_owned(), source };
-        let temp = format!(
-            "{TMP}/{}-{}",
-            std::process::id(),
-            TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
-        );
+        let temp = format!("{TMP}/{}-{}", std::process::id(), TEMP_COUNTER.fetch_add(1, Ordering::Relaxed));
         self.root.write(&temp, bytes).map_err(io_err)?;
         self.root.rename(&temp, &self.root, name).map_err(io_err)
     }

@@ -63,10 +63,7 @@ fn smallest_counterexample_orders_match_the_oracle_and_verify() {
 #[test]
 fn order_one_magmas_are_all_associative_exhaustively() {
     let (runtime, _dir) = support::runtime();
-    let case = oracle()
-        .into_iter()
-        .find(|c| c["holds"] == true)
-        .expect("the oracle's holding claim");
+    let case = oracle().into_iter().find(|c| c["holds"] == true).expect("the oracle's holding claim");
     let (hypotheses, target) = law(case["claim"].as_str().expect("claim"));
     let result = invoke(
         &runtime,
@@ -151,10 +148,18 @@ fn invalid_requests_name_the_field_and_store_nothing() {
     check(json!({"target": "associative", "max_order": 99}), "input.max_order");
     check(json!({"target": "associative"}), "input.max_order");
     check(json!({"target": "associative", "max_order": 2, "colour": "red"}), "input.colour");
-    check(json!({"hypotheses": ["commutative", "x*(y"], "target": "associative", "max_order": 2}), "input.hypotheses.1");
+    check(
+        json!({"hypotheses": ["commutative", "x*(y"], "target": "associative", "max_order": 2}),
+        "input.hypotheses.1",
+    );
     check(json!({"target": "frobnicative", "max_order": 2}), "input.target");
     check(json!({"target": "associative", "min_order": 3, "max_order": 2}), "input.min_order");
-    let missing = invoke(&runtime, VERIFY, Mode::Verify, json!({"countermodel": format!("artifact://sha256/{}", "ab".repeat(32))}));
+    let missing = invoke(
+        &runtime,
+        VERIFY,
+        Mode::Verify,
+        json!({"countermodel": format!("artifact://sha256/{}", "ab".repeat(32))}),
+    );
     let d = missing.diagnostic.expect("diagnostic");
     assert_eq!(d.details["path"], "input.countermodel");
     assert_eq!(serde_json::to_value(d.code).unwrap(), "ARTIFACT_NOT_FOUND");

@@ -42,18 +42,22 @@ async fn agent_finds_and_verifies_the_order_two_countermodel_and_revocation_bloc
     let dir = tempfile::tempdir().expect("temp dir");
     let client = serve(dir.path()).await;
 
-    let tools: Vec<String> = client.list_all_tools().await.expect("tools").into_iter().map(|t| t.name.to_string()).collect();
+    let tools: Vec<String> =
+        client.list_all_tools().await.expect("tools").into_iter().map(|t| t.name.to_string()).collect();
     assert_eq!(tools.len(), 2, "{tools:?}");
     assert!(tools.contains(&"capability.describe".to_owned()) && tools.contains(&"capability.invoke".to_owned()));
 
-    let (found, _) = call(&client, "capability.describe", json!({"query": "counterexample associativity commutative magma"})).await;
+    let (found, _) =
+        call(&client, "capability.describe", json!({"query": "counterexample associativity commutative magma"})).await;
     assert_eq!(found["results"][0]["capability_id"], SEARCH, "{found}");
-    let (contract, _) = call(&client, "capability.describe", json!({"capability_id": SEARCH, "view": "CONTRACT"})).await;
+    let (contract, _) =
+        call(&client, "capability.describe", json!({"capability_id": SEARCH, "view": "CONTRACT"})).await;
     assert!(contract["input_schema"]["properties"]["target"].is_object(), "{contract}");
     assert_eq!(contract["related_operations"][0]["capability_id"], VERIFY);
 
     let input = json!({"hypotheses": ["commutative"], "target": "associative", "min_order": 2, "max_order": 2});
-    let (result, is_error) = call(&client, "capability.invoke", json!({"capability_id": SEARCH, "mode": "EXPLORE", "input": input})).await;
+    let (result, is_error) =
+        call(&client, "capability.invoke", json!({"capability_id": SEARCH, "mode": "EXPLORE", "input": input})).await;
     assert!(!is_error, "{result}");
     assert_eq!(result["output"]["found"], true);
     assert_eq!(result["output"]["order"], 2);
@@ -127,11 +131,21 @@ async fn hostile_guests_become_typed_diagnostics_and_the_server_keeps_answering(
         assert_eq!(echo["output"]["message"], *attack);
     }
 
-    let (flood, _) = call(&client, "capability.invoke", json!({"capability_id": "test.hostile.attack", "input": {"attack": "log_flood"}})).await;
+    let (flood, _) = call(
+        &client,
+        "capability.invoke",
+        json!({"capability_id": "test.hostile.attack", "input": {"attack": "log_flood"}}),
+    )
+    .await;
     assert_eq!(flood["status"], "COMPLETED");
     assert_eq!(flood["guest_log"].as_array().map(Vec::len), Some(256), "the log is bounded");
 
-    let (ambient, _) = call(&client, "capability.invoke", json!({"capability_id": "test.hostile.attack", "input": {"attack": "ambient"}})).await;
+    let (ambient, _) = call(
+        &client,
+        "capability.invoke",
+        json!({"capability_id": "test.hostile.attack", "input": {"attack": "ambient"}}),
+    )
+    .await;
     let seen: Value = serde_json::from_str(ambient["output"]["result"].as_str().expect("result")).expect("json");
     assert_eq!(seen["env"], json!([]), "no environment");
     assert_eq!(seen["args"], json!([]), "no arguments");
@@ -145,7 +159,8 @@ async fn hostile_guests_become_typed_diagnostics_and_the_server_keeps_answering(
 async fn malformed_tool_arguments_get_typed_errors() {
     let dir = tempfile::tempdir().expect("temp dir");
     let client = serve(dir.path()).await;
-    let (missing, is_error) = call(&client, "capability.describe", json!({"capability_id": "no.such.capability"})).await;
+    let (missing, is_error) =
+        call(&client, "capability.describe", json!({"capability_id": "no.such.capability"})).await;
     assert!(is_error);
     assert_eq!(missing["diagnostic"]["code"], "CAPABILITY_NOT_FOUND");
     assert_eq!(missing["diagnostic"]["details"]["path"], "capability_id");

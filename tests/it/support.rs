@@ -18,10 +18,8 @@ pub fn runtime() -> (Arc<Runtime>, tempfile::TempDir) {
 
 /// Open a runtime on an existing data directory.
 pub fn open(data_dir: PathBuf) -> Arc<Runtime> {
-    let config = RuntimeConfig {
-        data_dir,
-        engine: EngineConfig { max_concurrent_calls: 8, ..EngineConfig::default() },
-    };
+    let config =
+        RuntimeConfig { data_dir, engine: EngineConfig { max_concurrent_calls: 8, ..EngineConfig::default() } };
     Arc::new(Runtime::open(config).expect("runtime opens"))
 }
 

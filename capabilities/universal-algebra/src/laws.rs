@@ -17,11 +17,7 @@ pub enum Term {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Law {
     /// For all assignments of `vars`, `lhs = rhs`.
-    Equation {
-        vars: Vec<String>,
-        lhs: Term,
-        rhs: Term,
-    },
+    Equation { vars: Vec<String>, lhs: Term, rhs: Term },
     /// There is e with e*x = x = x*e for all x.
     HasIdentity,
     /// Every row and every column of the table is a permutation (Latin square).
@@ -55,16 +51,11 @@ pub fn parse(text: &str) -> Result<Law, String> {
         return parse_equation(text);
     }
     let names: Vec<&str> = NAMED_LAWS.iter().map(|(n, _)| *n).collect();
-    Err(format!(
-        "unknown law {text:?}: use one of {} or an equation such as \"x*(y*z) = (x*y)*z\"",
-        names.join(", ")
-    ))
+    Err(format!("unknown law {text:?}: use one of {} or an equation such as \"x*(y*z) = (x*y)*z\"", names.join(", ")))
 }
 
 fn parse_equation(text: &str) -> Result<Law, String> {
-    let (left, right) = text
-        .split_once('=')
-        .ok_or_else(|| "an equation needs exactly one '='".to_owned())?;
+    let (left, right) = text.split_once('=').ok_or_else(|| "an equation needs exactly one '='".to_owned())?;
     if right.contains('=') {
         return Err("an equation needs exactly one '='".to_owned());
     }
@@ -85,11 +76,7 @@ struct Parser<'a> {
 
 impl<'a> Parser<'a> {
     fn new(text: &str, vars: &'a mut Vec<String>) -> Self {
-        Parser {
-            chars: text.chars().filter(|c| !c.is_whitespace()).collect(),
-            pos: 0,
-            vars,
-        }
+        Parser { chars: text.chars().filter(|c| !c.is_whitespace()).collect(), pos: 0, vars }
     }
 
     fn parse_all(mut self) -> Result<Term, String> {
@@ -200,13 +187,13 @@ fn first_assignment<T>(n: usize, k: usize, mut f: impl FnMut(&[u8]) -> Option<T>
 pub fn violated_by_partial(law: &Law, table: &Table) -> bool {
     let n = table.n;
     match law {
-        Law::Equation { vars, lhs, rhs } => first_assignment(n, vars.len(), |a| {
-            match (table.eval(lhs, a), table.eval(rhs, a)) {
+        Law::Equation { vars, lhs, rhs } => {
+            first_assignment(n, vars.len(), |a| match (table.eval(lhs, a), table.eval(rhs, a)) {
                 (Some(l), Some(r)) if l != r => Some(()),
                 _ => None,
-            }
-        })
-        .is_some(),
+            })
+            .is_some()
+        }
         Law::Quasigroup => repeated_entry(table).is_some(),
         Law::HasIdentity => (0..n as u8).all(|e| identity_failure(table, e).is_some()),
     }
@@ -219,8 +206,7 @@ pub fn violation(law: &Law, table: &Table) -> Option<serde_json::Value> {
         Law::Equation { vars, lhs, rhs } => first_assignment(n, vars.len(), |a| {
             let (l, r) = (table.eval(lhs, a)?, table.eval(rhs, a)?);
             (l != r).then(|| {
-                let assignment: BTreeMap<&str, u8> =
-                    vars.iter().map(String::as_str).zip(a.iter().copied()).collect();
+                let assignment: BTreeMap<&str, u8> = vars.iter().map(String::as_str).zip(a.iter().copied()).collect();
                 serde_json::json!({"kind": "equation", "assignment": assignment, "lhs": l, "rhs": r})
             })
         }),
@@ -229,11 +215,8 @@ pub fn violation(law: &Law, table: &Table) -> Option<serde_json::Value> {
                                "positions": [first, second], "value": value})
         }),
         Law::HasIdentity => {
-            let failures: Option<Vec<serde_json::Value>> = (0..n as u8)
-                .map(|e| {
-                    identity_failure(table, e).map(|x| serde_json::json!({"e": e, "x": x}))
-                })
-                .collect();
+            let failures: Option<Vec<serde_json::Value>> =
+                (0..n as u8).map(|e| identity_failure(table, e).map(|x| serde_json::json!({"e": e, "x": x}))).collect();
             failures.map(|f| serde_json::json!({"kind": "no_identity", "failures": f}))
         }
     }
@@ -241,9 +224,7 @@ pub fn violation(law: &Law, table: &Table) -> Option<serde_json::Value> {
 
 /// The first `x` with `e*x != x` or `x*e != x` among assigned cells.
 fn identity_failure(table: &Table, e: u8) -> Option<u8> {
-    (0..table.n as u8).find(|&x| {
-        table.get(e, x).is_some_and(|v| v != x) || table.get(x, e).is_some_and(|v| v != x)
-    })
+    (0..table.n as u8).find(|&x| table.get(e, x).is_some_and(|v| v != x) || table.get(x, e).is_some_and(|v| v != x))
 }
 
 /// A row or column holding the same value twice: (line, index, pos1, pos2, value).

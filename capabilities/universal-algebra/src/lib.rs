@@ -4,9 +4,7 @@
 
 mod laws;
 
-use jacobian_guest::{
-    Capability, Produced, Qualifier, Refusal, Scope, VerificationRoute, export_capabilities,
-};
+use jacobian_guest::{Capability, Produced, Qualifier, Refusal, Scope, VerificationRoute, export_capabilities};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -94,8 +92,7 @@ pub struct SearchCountermodel;
 impl Capability for SearchCountermodel {
     const ID: &'static str = "universal_algebra.search.countermodel";
     const TITLE: &'static str = "Find a finite countermodel (magma) to a law";
-    const OUTCOME: &'static str =
-        "a finite magma satisfying the hypothesis laws and violating the target law, with its Cayley table and a witness";
+    const OUTCOME: &'static str = "a finite magma satisfying the hypothesis laws and violating the target law, with its Cayley table and a witness";
     const DESCRIPTION: &'static str = "Searches all magmas of each order from min_order to max_order (at most 8) in \
 lexicographic table order, pruning partial tables that already violate a hypothesis. Returns the first countermodel \
 found with a witness tuple, or reports every order it exhausted. Finite evidence only: a countermodel refutes the \
@@ -158,17 +155,10 @@ fn search(input: &SearchInput, hypotheses: &[Law], target: &Law) -> Produced<Sea
         budget_exhausted: false,
         nodes: 0,
     };
-    let implication = format!(
-        "every magma satisfying [{}] satisfies {}",
-        input.hypotheses.join(", "),
-        input.target
-    );
+    let implication = format!("every magma satisfying [{}] satisfies {}", input.hypotheses.join(", "), input.target);
     for order in input.min_order..=input.max_order {
         let mut search = Search {
-            table: Table {
-                n: usize::from(order),
-                cells: vec![None; usize::from(order) * usize::from(order)],
-            },
+            table: Table { n: usize::from(order), cells: vec![None; usize::from(order) * usize::from(order)] },
             hypotheses,
             target,
             nodes: output.nodes,
@@ -179,9 +169,8 @@ fn search(input: &SearchInput, hypotheses: &[Law], target: &Law) -> Produced<Sea
         match result {
             Step::Found(witness) => {
                 let n = usize::from(order);
-                let table: Vec<Vec<u8>> = (0..n)
-                    .map(|a| (0..n).map(|b| search.table.cells[a * n + b].unwrap_or(0)).collect())
-                    .collect();
+                let table: Vec<Vec<u8>> =
+                    (0..n).map(|a| (0..n).map(|b| search.table.cells[a * n + b].unwrap_or(0)).collect()).collect();
                 let artifact = Countermodel {
                     claim: Claim {
                         statement: implication.clone(),
@@ -202,9 +191,8 @@ fn search(input: &SearchInput, hypotheses: &[Law], target: &Law) -> Produced<Sea
                 } else {
                     String::new()
                 };
-                let scope = Scope::witness_only(format!(
-                    "refutes \"{implication}\" by one magma of order {order}{earlier}"
-                ));
+                let scope =
+                    Scope::witness_only(format!("refutes \"{implication}\" by one magma of order {order}{earlier}"));
                 return Produced::computed(output, scope)
                     .qualifiers(&[Qualifier::Exact, Qualifier::Bounded, Qualifier::Deterministic])
                     .artifact("countermodel", COUNTERMODEL_SCHEMA, &artifact)
@@ -224,8 +212,7 @@ fn search(input: &SearchInput, hypotheses: &[Law], target: &Law) -> Produced<Sea
                      orders {:?} were exhausted",
                     input.max_nodes, output.orders_exhausted
                 ));
-                return Produced::computed(output, scope)
-                    .qualifiers(&[Qualifier::Bounded, Qualifier::Deterministic]);
+                return Produced::computed(output, scope).qualifiers(&[Qualifier::Bounded, Qualifier::Deterministic]);
             }
         }
     }
@@ -270,11 +257,7 @@ impl Search<'_> {
                 return Step::OutOfNodes;
             }
             self.table.cells[cell] = Some(value);
-            if self
-                .hypotheses
-                .iter()
-                .any(|h| laws::violated_by_partial(h, &self.table))
-            {
+            if self.hypotheses.iter().any(|h| laws::violated_by_partial(h, &self.table)) {
                 continue;
             }
             match self.fill(cell + 1) {

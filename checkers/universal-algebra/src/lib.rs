@@ -7,8 +7,7 @@
 use std::collections::BTreeMap;
 
 use jacobian_guest::{
-    ArtifactEnvelope, Checker, Refusal, Scope, Verdict, VerdictKind, export_checkers,
-    read_artifact_json,
+    ArtifactEnvelope, Checker, Refusal, Scope, Verdict, VerdictKind, export_checkers, read_artifact_json,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -54,21 +53,15 @@ impl Checker for CountermodelWitness {
     const DESCRIPTION: &'static str = "Re-evaluates every hypothesis on every tuple of the table and recomputes the \
 target's failure at the witness, with its own law parser (orders up to 16). It checks the single table it is given: \
 acceptance refutes the stated implication and says nothing else.";
-    const TAGS: &'static [&'static str] = &[
-        "universal_algebra",
-        "magma",
-        "countermodel",
-        "verification",
-        "checker",
-    ];
+    const TAGS: &'static [&'static str] = &["universal_algebra", "magma", "countermodel", "verification", "checker"];
     const CERTIFICATE_FORMATS: &'static [&'static str] = &["cayley-table-witness/1"];
     const ARTIFACT_TYPES: &'static [&'static str] = &[COUNTERMODEL_SCHEMA];
 
     type Input = VerifyInput;
 
     fn check(input: VerifyInput) -> Result<Verdict, Refusal> {
-        let envelope: ArtifactEnvelope<Value> = read_artifact_json(&input.countermodel)
-            .map_err(|e| Refusal::at("countermodel", e))?;
+        let envelope: ArtifactEnvelope<Value> =
+            read_artifact_json(&input.countermodel).map_err(|e| Refusal::at("countermodel", e))?;
         if envelope.schema_uri != COUNTERMODEL_SCHEMA {
             return Err(Refusal::at(
                 "countermodel",
@@ -221,18 +214,11 @@ impl Property {
     }
 
     /// Confirms the law fails at the stated witness.
-    fn failure_at(
-        &self,
-        witness: &Value,
-        n: usize,
-        op: &impl Fn(usize, usize) -> usize,
-    ) -> Result<String, String> {
+    fn failure_at(&self, witness: &Value, n: usize, op: &impl Fn(usize, usize) -> usize) -> Result<String, String> {
         match self {
             Property::Equation { names, lhs, rhs } => {
-                let assignment = witness
-                    .get("assignment")
-                    .and_then(Value::as_object)
-                    .ok_or("the witness has no assignment")?;
+                let assignment =
+                    witness.get("assignment").and_then(Value::as_object).ok_or("the witness has no assignment")?;
                 let values = names
                     .iter()
                     .map(|name| {
@@ -253,9 +239,9 @@ impl Property {
                 }
                 Ok(format!("at {} the sides are {l} and {r}", show(names, &values)))
             }
-            Property::Identity | Property::Latin => self
-                .first_failure(n, op)
-                .ok_or_else(|| "the target holds on the whole table".to_owned()),
+            Property::Identity | Property::Latin => {
+                self.first_failure(n, op).ok_or_else(|| "the target holds on the whole table".to_owned())
+            }
         }
     }
 }
