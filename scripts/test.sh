@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The whole test suite: formatting, the integration tests (which build every
+# guest component from source), and clippy on the host and on the guests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/setup.sh
+if [ ! -d ../shared/testdata ]; then
+  echo "error: ../shared/testdata is missing (the tests read outside truth in place)" >&2
+  exit 1
+fi
+cargo fmt --all -- --check
+log=$(mktemp)
+cargo test --release --locked 2>&1 | tee "$log"
+passed=$(awk '/^test result:/ { for (i = 1; i < NF; i++) if ($(i+1) ~ /^passed/) p += $i } END { print p + 0 }' "$log")
+failed=$(awk '/^test result:/ { for (i = 1; i < NF; i++) if ($(i+1) ~ /^failed/) f += $i } END { print f + 0 }' "$log")
+rm -f "$log"
+cargo clippy --release --locked --all-targets -- -D warnings
+# Guests: one run per SDK feature set (a bundle is a capability or a checker bundle).
+guest_clippy() {
+  cargo clippy --profile guest --locked --target wasm32-wasip2 --target-dir target/guests "$@" -- -D warnings
+}
+guest_clippy -p jacobian-universal-algebra -p jacobian-test-echo -p jacobian-test-hostile -p jacobian-test-sneaky
+guest_clippy -p jacobian-universal-algebra-checker
+echo "all checks passed (formatting, tests, clippy on host and guests)"
+echo "Tests: ${passed} passed, ${failed} failed"
