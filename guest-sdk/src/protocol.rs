@@ -24,6 +24,7 @@ pub enum BundleKind {
 
 /// Invocation mode of a capability.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "schema", derive(strum::EnumIter))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Mode {
@@ -35,6 +36,8 @@ pub enum Mode {
 
 /// The kind of input a capability accepts, for discovery by input kind.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "schema", derive(strum::EnumIter))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum InputKind {
     /// A typed, structured request object.
@@ -183,6 +186,8 @@ pub enum ProducerAssurance {
 
 /// How much of the stated scope a result covers.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "schema", derive(strum::EnumIter))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Completeness {
     /// Every case within the stated bounds was examined.
@@ -195,6 +200,8 @@ pub enum Completeness {
 
 /// Qualifiers of a result.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "schema", derive(strum::EnumIter))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Qualifier {
     /// Exact arithmetic / exact objects.
@@ -213,6 +220,7 @@ pub enum Qualifier {
 
 /// The scope of one result: what it covers and how completely.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Scope {
     /// How completely the bounded space was covered.
@@ -274,6 +282,8 @@ pub struct Outcome {
 
 /// A checker's judgement.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "schema", derive(strum::EnumIter))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum VerdictKind {
     /// The evidence establishes the claim within its stated scope.
@@ -300,6 +310,8 @@ pub struct Verdict {
     pub remaining_obligations: Vec<String>,
     /// The claim the verdict is about, as the checker read it (JSON).
     pub claim: Value,
+    /// The semantics under which the claim was judged (JSON).
+    pub semantics: Value,
     /// The candidate the verdict is about, as the checker read it (JSON).
     pub candidate: Value,
     /// The scope the verdict covers.

@@ -99,6 +99,7 @@ fn core_invoke(runtime: &Runtime, iterations: usize) -> (f64, f64) {
         mode: None,
         input: json!({"message": "hi"}),
         budget: None,
+        view: None,
     };
     for _ in 0..200 {
         runtime.invoke(&request);

@@ -161,22 +161,40 @@ impl Catalog {
             "catalog_digest": self.digest.to_string(),
             "policy_profile": binding.profile,
             "policy_digest": binding.policy_digest.to_string(),
-            "capabilities": self.entries.values().map(|e| compact(e, binding)).collect::<Vec<_>>(),
+            "capabilities": self
+                .entries
+                .values()
+                .filter(|e| binding.visible(e))
+                .map(|e| compact(e, binding))
+                .collect::<Vec<_>>(),
         })
     }
 }
 
-/// What discovery responses bind: the active policy.
+/// What discovery responses bind: the active policy, the modes it leaves
+/// each capability, and checker authorization.
 pub struct Binding {
     /// Policy profile name.
     pub profile: String,
     /// Policy digest.
     pub policy_digest: Digest,
+    /// Modes each capability may be invoked in (absent or empty: hidden).
+    pub modes: BTreeMap<String, Vec<Mode>>,
     /// Whether each verifier's checker is authorized, by capability id.
     pub authorized: BTreeMap<String, bool>,
 }
 
 impl Binding {
+    /// Whether the policy lets agents see and invoke `entry` at all.
+    pub fn visible(&self, entry: &CatalogEntry) -> bool {
+        !self.modes(entry).is_empty()
+    }
+
+    /// The modes the policy leaves `entry`.
+    pub fn modes(&self, entry: &CatalogEntry) -> &[Mode] {
+        self.modes.get(&entry.id).map(Vec::as_slice).unwrap_or(&[])
+    }
+
     fn availability(&self, entry: &CatalogEntry) -> &'static str {
         match (entry.kind, self.authorized.get(&entry.id)) {
             (EntryKind::Verifier, Some(false) | None) => "CHECKER_NOT_AUTHORIZED",
@@ -195,17 +213,30 @@ fn full_listing(e: &CatalogEntry) -> Value {
     })
 }
 
-fn compact(e: &CatalogEntry, binding: &Binding) -> Value {
+/// The compact search/browse entry. Long publisher-supplied strings are
+/// clipped so one entry can never break the response bound.
+pub fn compact(e: &CatalogEntry, binding: &Binding) -> Value {
     json!({
         "capability_id": e.id,
         "kind": e.kind,
-        "title": e.title,
-        "outcome": e.outcome,
-        "modes": e.modes,
-        "tags": e.tags,
+        "title": clip(&e.title, 160),
+        "outcome": clip(&e.outcome, 320),
+        "modes": binding.modes(e),
+        "tags": e.tags.iter().take(12).map(|t| clip(t, 40)).collect::<Vec<_>>(),
         "input_kind": e.input_kind,
         "availability": binding.availability(e),
     })
+}
+
+fn clip(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut cut = max;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}…", &text[..cut])
 }
 
 /// Error of a describe request, with the offending field.
@@ -219,102 +250,27 @@ pub struct DescribeError {
     pub not_found: bool,
 }
 
+impl DescribeError {
+    /// An invalid field.
+    pub fn field(path: &'static str, message: String) -> Self {
+        DescribeError { path, message, not_found: false }
+    }
+}
+
 /// Answer `capability.describe`.
 pub fn describe(catalog: &Catalog, binding: &Binding, request: &DescribeRequest) -> Result<Value, DescribeError> {
     match &request.capability_id {
         Some(id) => {
-            let entry = catalog.get(id).ok_or_else(|| DescribeError {
+            // A capability the policy hides is absent, not forbidden, here.
+            let entry = catalog.get(id).filter(|e| binding.visible(e)).ok_or_else(|| DescribeError {
                 path: "capability_id",
                 message: format!("no installed capability {id:?}"),
                 not_found: true,
             })?;
             Ok(project(catalog, binding, entry, request.view.unwrap_or_default()))
         }
-        None => search(catalog, binding, request),
+        None => crate::discovery::search(catalog, binding, request),
     }
-}
-
-/// Words that carry no retrieval signal.
-const STOPWORDS: &[&str] = &[
-    "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "find", "for", "from", "how", "in", "is", "it",
-    "of", "on", "or", "some", "that", "the", "there", "this", "to", "what", "which", "with",
-];
-
-fn search(catalog: &Catalog, binding: &Binding, request: &DescribeRequest) -> Result<Value, DescribeError> {
-    let limit = request.limit.unwrap_or(5);
-    if !(1..=20).contains(&limit) {
-        return Err(DescribeError {
-            path: "limit",
-            message: format!("must be between 1 and 20, got {limit}"),
-            not_found: false,
-        });
-    }
-    let terms: Vec<String> = request
-        .query
-        .as_deref()
-        .unwrap_or("")
-        .split(|c: char| !c.is_ascii_alphanumeric() && c != '_' && c != '.')
-        .map(str::to_ascii_lowercase)
-        .filter(|t| t.len() > 1 && !STOPWORDS.contains(&t.as_str()))
-        .collect();
-    let mut hits: Vec<(usize, &CatalogEntry, Vec<String>)> = catalog
-        .entries()
-        .filter(|e| match &request.domain {
-            Some(d) => e.id.split('.').next() == Some(d.as_str()) || e.tags.contains(d),
-            None => true,
-        })
-        .filter(|e| request.mode.is_none_or(|m| e.modes.contains(&m)))
-        .filter_map(|e| {
-            if terms.is_empty() {
-                return Some((0, e, Vec::new()));
-            }
-            let haystack = format!("{} {} {} {} {}", e.id, e.title, e.outcome, e.description, e.tags.join(" "))
-                .to_ascii_lowercase();
-            let matched: Vec<String> = terms.iter().filter(|t| haystack.contains(t.as_str())).cloned().collect();
-            (!matched.is_empty()).then_some((matched.len(), e, matched))
-        })
-        .collect();
-    hits.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.id.cmp(&b.1.id)));
-
-    let filters = serde_json::to_value(DescribeRequest { cursor: None, ..request.clone() }).unwrap_or_default();
-    let binding_tag = Digest::of_json(&json!([filters, catalog.digest().to_string()])).to_hex()[..16].to_owned();
-    let offset = match &request.cursor {
-        None => 0,
-        Some(cursor) => cursor
-            .split_once(':')
-            .filter(|(tag, _)| *tag == binding_tag)
-            .and_then(|(_, offset)| offset.parse::<usize>().ok())
-            .ok_or_else(|| DescribeError {
-                path: "cursor",
-                message: "not a cursor returned for these filters, limit and catalog".into(),
-                not_found: false,
-            })?,
-    };
-    let page: Vec<Value> = hits
-        .iter()
-        .skip(offset)
-        .take(limit as usize)
-        .map(|(score, e, matched)| {
-            let mut item = compact(e, binding);
-            if !terms.is_empty() {
-                item["matched_terms"] = json!(matched);
-                item["relevance_score"] = json!(score);
-            }
-            item
-        })
-        .collect();
-    let next = offset + page.len();
-    Ok(json!({
-        "contract": crate::contract::DESCRIBE_CONTRACT,
-        "catalog_digest": catalog.digest().to_string(),
-        "policy_profile": binding.profile,
-        "policy_digest": binding.policy_digest.to_string(),
-        "form": if terms.is_empty() { "BROWSE" } else { "SEARCH" },
-        "total": hits.len(),
-        "results": page,
-        "next_cursor": (next < hits.len()).then(|| format!("{binding_tag}:{next}")),
-        "scope_rule": SCOPE_RULE,
-    }))
 }
 
 fn project(catalog: &Catalog, binding: &Binding, e: &CatalogEntry, view: View) -> Value {
@@ -326,7 +282,7 @@ fn project(catalog: &Catalog, binding: &Binding, e: &CatalogEntry, view: View) -
     out.insert("title".into(), json!(e.title));
     out.insert("outcome".into(), json!(e.outcome));
     out.insert("description".into(), json!(e.description));
-    out.insert("modes".into(), json!(e.modes));
+    out.insert("modes".into(), json!(binding.modes(e)));
     out.insert("tags".into(), json!(e.tags));
     out.insert("input_kind".into(), json!(e.input_kind));
     out.insert("availability".into(), json!(binding.availability(e)));

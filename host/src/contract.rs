@@ -3,6 +3,7 @@
 //! edge and the CLI both serialize exactly these types.
 
 use jacobian_guest::protocol::{InputKind, Mode, Qualifier, Scope};
+use strum::EnumIter;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -40,6 +41,13 @@ pub struct DescribeRequest {
     /// Only capabilities supporting this mode.
     #[serde(default)]
     pub mode: Option<Mode>,
+    /// Only capabilities declaring this input kind. NATURAL_LANGUAGE_PROOF
+    /// returns routing_status NO_ROUTE unless a provider accepts it.
+    #[serde(default)]
+    pub input_kind: Option<InputKind>,
+    /// Only capabilities producing or reading this exact artifact schema_uri.
+    #[serde(default)]
+    pub artifact_type: Option<String>,
     /// Results per page, 1..=20 (default 5).
     #[serde(default)]
     pub limit: Option<u32>,
@@ -75,6 +83,40 @@ pub struct InvokeRequest {
     /// Lower the operator's budgets for this call (never raise them).
     #[serde(default)]
     pub budget: Option<BudgetRequest>,
+    /// Text projection: STANDARD (default), SUMMARY or FULL. Structured
+    /// content always carries the complete result.
+    #[serde(default)]
+    pub view: Option<ResultView>,
+}
+
+/// How much of a result the model-visible text carries.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema, EnumIter)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ResultView {
+    /// Complete when small; large output fields replaced by path, type, bytes and SHA-256.
+    #[default]
+    Standard,
+    /// No operation output in text.
+    Summary,
+    /// The complete result in text too.
+    Full,
+}
+
+/// Size and completeness of what crossed to the model, and where the whole is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Transport {
+    /// The text projection that was produced.
+    pub view: ResultView,
+    /// Bytes of the complete result's canonical JSON (the episode).
+    pub logical_bytes: u64,
+    /// Bytes of the model-visible text.
+    pub model_visible_bytes: u64,
+    /// Whether the text carries the complete operation output.
+    pub output_complete_in_text: bool,
+    /// SHA-256 of the complete result's canonical JSON.
+    pub full_result_digest: String,
+    /// The durable complete result.
+    pub full_result_episode_uri: String,
 }
 
 /// Per-call budget overrides; each must not exceed the operator's.
@@ -93,7 +135,7 @@ pub struct BudgetRequest {
 }
 
 /// Whether the call produced its operation output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, EnumIter)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Status {
     /// The operation ran to completion (its output may still say "not found").
@@ -103,7 +145,7 @@ pub enum Status {
 }
 
 /// Assurance of a result. Only an authorized checker's acceptance gives `VERIFIED`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, EnumIter)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Assurance {
     /// No evidence (failed call, rejected or unconcluded verification).
@@ -119,13 +161,15 @@ pub enum Assurance {
 }
 
 /// The closed set of diagnostic codes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, EnumIter)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Code {
     /// The request itself is malformed (a field of the tool arguments).
     InvalidRequest,
     /// No installed capability has this id.
     CapabilityNotFound,
+    /// The operator policy hides this capability or withdraws this mode.
+    CapabilityPolicyDenied,
     /// The capability does not support the requested mode.
     ModeNotSupported,
     /// `input` does not satisfy the capability's schema or its cross-field rules.
@@ -153,7 +197,7 @@ pub enum Code {
 }
 
 /// The stage at which a call stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, EnumIter)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Stage {
     /// Reading the tool arguments.
@@ -173,7 +217,7 @@ pub enum Stage {
 }
 
 /// A typed failure: `{code, stage, message, suggestion, details}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Diagnostic {
     /// Closed code.
     pub code: Code,
@@ -210,7 +254,7 @@ impl Diagnostic {
 }
 
 /// A stored artifact named by a result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ArtifactRef {
     /// Its role in the result.
     pub role: String,
@@ -223,7 +267,7 @@ pub struct ArtifactRef {
 }
 
 /// Where and how to check a producer's result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct CheckRoute {
     /// Checker role.
     pub checker_role: String,
@@ -236,7 +280,7 @@ pub struct CheckRoute {
 }
 
 /// Outcome of a verification.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, EnumIter)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum VerificationStatus {
     /// An authorized checker accepted evidence bound to the recorded claim.
@@ -250,7 +294,7 @@ pub enum VerificationStatus {
 }
 
 /// What a verification established, and exactly about what.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct VerificationRecord {
     /// The outcome.
     pub status: VerificationStatus,
@@ -272,8 +316,13 @@ pub struct VerificationRecord {
     pub claim_digest: Option<String>,
     /// SHA-256 of the canonical candidate the checker judged.
     pub candidate_digest: Option<String>,
+    /// SHA-256 of the canonical semantics the checker judged under.
+    pub semantics_digest: Option<String>,
     /// SHA-256 of the canonical scope of the verdict.
     pub scope_digest: Option<String>,
+    /// SHA-256 over claim, semantics, candidate, scope, certificate format and
+    /// checker digest and version: changes when any one of them changes.
+    pub binding_digest: Option<String>,
     /// What the checker established.
     pub checked: Vec<String>,
     /// What remains open.
@@ -281,7 +330,7 @@ pub struct VerificationRecord {
 }
 
 /// Provider and execution provenance.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Provenance {
     /// Provider name.
     pub provider: String,
@@ -302,7 +351,7 @@ pub struct Provenance {
 }
 
 /// Timings and counters: everything that may differ between identical runs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Accounting {
     /// Wall time of the component call, in microseconds.
     pub wall_time_us: u64,
@@ -311,7 +360,7 @@ pub struct Accounting {
 }
 
 /// The canonical result of `capability.invoke`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct CapabilityResult {
     /// Shape version.
     pub contract: String,
@@ -347,6 +396,12 @@ pub struct CapabilityResult {
     pub guest_log: Vec<LogLine>,
     /// The scope rule.
     pub scope_rule: String,
+    /// Transport metadata (not part of the episode).
+    pub transport: Option<Transport>,
+    /// The model-visible text projection (carried beside, never inside, the result).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub text: String,
     /// Non-deterministic figures; excluded from byte-identity.
     pub accounting: Accounting,
 }
@@ -372,17 +427,9 @@ impl CapabilityResult {
             fuel_consumed: 0,
             guest_log: Vec::new(),
             scope_rule: SCOPE_RULE.into(),
+            transport: None,
+            text: String::new(),
             accounting: Accounting { wall_time_us: 0, fuel_consumed: 0 },
         }
-    }
-}
-
-/// Summary of an input kind for discovery responses.
-pub fn input_kind_name(kind: InputKind) -> &'static str {
-    match kind {
-        InputKind::StructuredRequest => "STRUCTURED_REQUEST",
-        InputKind::FormalProposition => "FORMAL_PROPOSITION",
-        InputKind::TypedArtifact => "TYPED_ARTIFACT",
-        InputKind::NaturalLanguageProof => "NATURAL_LANGUAGE_PROOF",
     }
 }

@@ -49,6 +49,7 @@ pub fn run(runtime: Arc<Runtime>) -> anyhow::Result<()> {
         mode: Some(Mode::Explore),
         input: json!({"hypotheses": ["commutative"], "target": "associative", "max_order": 3}),
         budget: None,
+        view: None,
     };
     show("arguments", &serde_json::to_value(&explore)?);
     let found = runtime.invoke(&explore);
@@ -65,6 +66,7 @@ pub fn run(runtime: Arc<Runtime>) -> anyhow::Result<()> {
         mode: Some(Mode::Verify),
         input: json!({"countermodel": certificate}),
         budget: None,
+        view: None,
     };
     show("arguments", &serde_json::to_value(&verify)?);
     let verified = serde_json::to_value(runtime.invoke(&verify))?;

@@ -95,3 +95,6 @@ pub fn canonical_json(value: &serde_json::Value) -> Vec<u8> {
     // Serializing a `Value` cannot fail: every key is a string.
     serde_json_canonicalizer::to_vec(value).unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests;

@@ -44,7 +44,7 @@ impl Default for EngineConfig {
 }
 
 /// Budgets of one call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct CallBudgets {
     /// Fuel (deterministic instruction budget).
     pub fuel: u64,
@@ -83,7 +83,7 @@ pub enum CallFailure {
 }
 
 /// One line a guest logged.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct LogLine {
     /// Severity.
     pub level: String,
@@ -124,6 +124,38 @@ pub struct Sandbox {
     engine: Engine,
     linker: Linker<CallState>,
     config: EngineConfig,
+    slots: Slots,
+}
+
+/// Bounds concurrent calls to the pool's size: a call beyond it waits for a
+/// slot instead of failing to instantiate.
+struct Slots {
+    free: std::sync::Mutex<u32>,
+    released: std::sync::Condvar,
+}
+
+struct SlotGuard<'a>(&'a Slots);
+
+impl Slots {
+    fn new(count: u32) -> Self {
+        Slots { free: std::sync::Mutex::new(count), released: std::sync::Condvar::new() }
+    }
+
+    fn acquire(&self) -> SlotGuard<'_> {
+        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        while *free == 0 {
+            free = self.released.wait(free).unwrap_or_else(|e| e.into_inner());
+        }
+        *free -= 1;
+        SlotGuard(self)
+    }
+}
+
+impl Drop for SlotGuard<'_> {
+    fn drop(&mut self) {
+        *self.0.free.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+        self.0.released.notify_one();
+    }
 }
 
 /// Errors preparing a component (not call failures).
@@ -210,7 +242,8 @@ impl Sandbox {
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
         add_host_interface(&mut linker)?;
-        Ok(Sandbox { engine, linker, config })
+        let slots = Slots::new(config.max_concurrent_calls.max(1));
+        Ok(Sandbox { engine, linker, config, slots })
     }
 
     /// The engine settings.
@@ -282,6 +315,7 @@ impl Sandbox {
         budgets: &CallBudgets,
         artifacts: ArtifactAccess,
     ) -> CallReport {
+        let _slot = self.slots.acquire();
         let console = MemoryOutputPipe::new(CONSOLE_BYTES);
         let wasi = deny_by_default_wasi(&console);
         let mut store = Store::new(

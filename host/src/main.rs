@@ -165,7 +165,7 @@ fn main() -> anyhow::Result<()> {
             };
             let input: serde_json::Value = serde_json::from_str(&text).context("the input file is not valid JSON")?;
             let runtime = open(data_dir)?;
-            let result = runtime.invoke(&InvokeRequest { capability_id: id, mode, input, budget: None });
+            let result = runtime.invoke(&InvokeRequest { capability_id: id, mode, input, budget: None, view: None });
             println!("{}", serde_json::to_string_pretty(&result)?);
             if result.status == Status::Failed {
                 std::process::exit(2);

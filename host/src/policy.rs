@@ -7,6 +7,7 @@
 
 use std::collections::BTreeSet;
 
+use jacobian_guest::protocol::Mode;
 use serde::{Deserialize, Serialize};
 
 use crate::digest::Digest;
@@ -22,9 +23,34 @@ pub struct Policy {
     /// Default (and maximum) budgets of one call.
     #[serde(default)]
     pub budgets: Budgets,
+    /// Which capabilities are visible and invocable.
+    #[serde(default)]
+    pub capabilities: Visibility,
     /// Checker authorization.
     #[serde(default)]
     pub checkers: Checkers,
+}
+
+/// The profiles an operator may select.
+pub const PROFILES: &[&str] = &["DEFAULT", "COMPUTE_VERIFY_NO_RETRIEVAL"];
+
+/// Operator constraints on visible and invocable capabilities. They change
+/// availability only: they cannot install or authorize a checker.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Visibility {
+    /// Hide these exact capability ids.
+    #[serde(default)]
+    pub deny_ids: BTreeSet<String>,
+    /// Hide every capability of these domains (the id's first segment).
+    #[serde(default)]
+    pub deny_domains: BTreeSet<String>,
+    /// Hide every capability carrying one of these tags.
+    #[serde(default)]
+    pub deny_tags: BTreeSet<String>,
+    /// Withdraw these modes everywhere (a capability left with no mode is hidden).
+    #[serde(default)]
+    pub deny_modes: BTreeSet<Mode>,
 }
 
 fn default_profile() -> String {
@@ -99,11 +125,18 @@ pub enum PolicyError {
     AboveCeiling { field: &'static str, value: u64, ceiling: u64 },
     #[error("policy file: budgets.{field} must be positive")]
     Zero { field: &'static str },
+    #[error("policy file: profile {0:?} is not one of DEFAULT, COMPUTE_VERIFY_NO_RETRIEVAL")]
+    UnknownProfile(String),
 }
 
 impl Default for Policy {
     fn default() -> Self {
-        Policy { profile: default_profile(), budgets: Budgets::default(), checkers: Checkers::default() }
+        Policy {
+            profile: default_profile(),
+            budgets: Budgets::default(),
+            capabilities: Visibility::default(),
+            checkers: Checkers::default(),
+        }
     }
 }
 
@@ -111,6 +144,9 @@ impl Policy {
     /// Parse and check a policy file.
     pub fn parse(text: &str, memory_ceiling: u64) -> Result<Self, PolicyError> {
         let policy: Policy = toml::from_str(text).map_err(|e| PolicyError::Parse(e.to_string()))?;
+        if !PROFILES.contains(&policy.profile.as_str()) {
+            return Err(PolicyError::UnknownProfile(policy.profile));
+        }
         let b = policy.budgets;
         for (field, value) in [("fuel", b.fuel), ("memory_bytes", b.memory_bytes), ("output_bytes", b.output_bytes)] {
             if value == 0 {
@@ -152,6 +188,23 @@ impl Policy {
             || self.checkers.authorized.iter().any(|a| a.role == role && a.digest == *digest)
     }
 
+    /// The modes in which a capability is visible and invocable under this
+    /// policy; empty means hidden.
+    pub fn allowed_modes(&self, id: &str, tags: &[String], modes: &[Mode]) -> Vec<Mode> {
+        let v = &self.capabilities;
+        let domain = id.split('.').next().unwrap_or(id);
+        let denied_by_profile = self.profile == "COMPUTE_VERIFY_NO_RETRIEVAL"
+            && (id == "knowledge.search" || tags.iter().any(|t| t == "retrieval"));
+        if denied_by_profile
+            || v.deny_ids.contains(id)
+            || v.deny_domains.contains(domain)
+            || tags.iter().any(|t| v.deny_tags.contains(t))
+        {
+            return Vec::new();
+        }
+        modes.iter().copied().filter(|m| !v.deny_modes.contains(m)).collect()
+    }
+
     /// Authorize `digest` for `role` (and lift any revocation of it).
     pub fn authorize(&mut self, role: &str, digest: Digest) {
         self.checkers.revoked.remove(&digest);
@@ -168,3 +221,6 @@ impl Policy {
         self.checkers.revoked.insert(digest);
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -16,13 +16,18 @@ use crate::bundled::BUNDLED;
 use crate::catalog::{self, Binding, Catalog, CatalogEntry, EntryKind};
 use crate::contract::{
     Accounting, ArtifactRef, Assurance, BudgetRequest, CapabilityResult, CheckRoute, Code, DescribeRequest, Diagnostic,
-    InvokeRequest, Provenance, RESULT_CONTRACT, SCOPE_RULE, Stage, Status, VerificationRecord, VerificationStatus,
+    InvokeRequest, Provenance, RESULT_CONTRACT, ResultView, SCOPE_RULE, Stage, Status, Transport, VerificationRecord,
+    VerificationStatus,
 };
-use crate::digest::Digest;
+use crate::digest::{Digest, canonical_json};
+use crate::episodes::{EpisodeError, Episodes, episode_uri};
 use crate::engine::{ArtifactAccess, CallBudgets, CallFailure, CallReport, EngineConfig, Entry, Sandbox};
 use crate::policy::{Policy, PolicyError};
 use crate::registry::{self, InstallError, InstallRecord, Installed, TakenIds, Tier};
 use crate::store::{DataDir, StoreError};
+
+/// The SQLite database inside the data directory (a fixed name).
+pub const DATABASE_FILE: &str = "jacobian.db";
 
 /// How to open a runtime.
 #[derive(Debug, Clone)]
@@ -42,6 +47,8 @@ pub enum OpenError {
     Policy(#[from] PolicyError),
     #[error("engine: {0}")]
     Engine(String),
+    #[error(transparent)]
+    Episodes(#[from] EpisodeError),
     #[error("bundled component {package}: {source}")]
     Bundled { package: &'static str, source: Box<InstallError> },
 }
@@ -64,6 +71,7 @@ pub struct Runtime {
     catalog: Catalog,
     policy: Mutex<(Option<SystemTime>, Arc<Policy>)>,
     load_failures: Vec<LoadFailure>,
+    episodes: Episodes,
 }
 
 impl Runtime {
@@ -131,6 +139,7 @@ impl Runtime {
             }
         }
         let catalog = Catalog::build(components.values().map(Arc::as_ref));
+        let episodes = Episodes::open(&data.path().join(DATABASE_FILE))?;
         let modified = data.policy_modified();
         Ok(Runtime {
             data,
@@ -140,6 +149,7 @@ impl Runtime {
             catalog,
             policy: Mutex::new((modified, Arc::new(policy))),
             load_failures,
+            episodes,
         })
     }
 
@@ -236,7 +246,12 @@ impl Runtime {
             .filter(|e| e.kind == EntryKind::Verifier)
             .map(|e| (e.id.clone(), self.checker_authorized(&policy, e)))
             .collect();
-        Binding { profile: policy.profile.clone(), policy_digest: policy.digest(), authorized }
+        let modes = self
+            .catalog
+            .entries()
+            .map(|e| (e.id.clone(), policy.allowed_modes(&e.id, &e.tags, &e.modes)))
+            .collect();
+        Binding { profile: policy.profile.clone(), policy_digest: policy.digest(), modes, authorized }
     }
 
     fn checker_authorized(&self, policy: &Policy, entry: &CatalogEntry) -> bool {
@@ -269,9 +284,46 @@ impl Runtime {
             },
             Err(failed) => *failed,
         };
+        self.record_episode(&mut result, request.view.unwrap_or_default());
         result.accounting.wall_time_us = started.elapsed().as_micros() as u64;
         result.accounting.fuel_consumed = result.fuel_consumed;
         result
+    }
+
+    /// Store the result as an episode and attach the text projection and
+    /// transport metadata. A storage failure turns the result into a
+    /// diagnostic rather than an answer without its durable record.
+    fn record_episode(&self, result: &mut CapabilityResult, view: ResultView) {
+        let episode = episode_value(result);
+        let body = canonical_json(&episode);
+        let digest = match self.episodes.put(&result.capability_id, &body) {
+            Ok(digest) => digest,
+            Err(e) => {
+                let failed = CapabilityResult::failed(
+                    &result.capability_id,
+                    result.mode,
+                    Diagnostic::new(Code::StorageFailed, Stage::Storage, e.to_string(), "retry the call"),
+                );
+                *result = failed;
+                return;
+            }
+        };
+        let uri = episode_uri(&digest);
+        let projection = crate::projection::project(&episode, view, &digest, &uri);
+        result.transport = Some(Transport {
+            view,
+            logical_bytes: body.len() as u64,
+            model_visible_bytes: projection.text.len() as u64,
+            output_complete_in_text: projection.output_complete,
+            full_result_digest: digest.to_string(),
+            full_result_episode_uri: uri,
+        });
+        result.text = projection.text;
+    }
+
+    /// The canonical bytes of a stored episode.
+    pub fn episode(&self, digest: &Digest) -> Result<Option<Vec<u8>>, EpisodeError> {
+        self.episodes.get(digest)
     }
 
     fn prepare_invoke<'a>(&'a self, request: &'a InvokeRequest) -> Result<Call<'a>, Box<CapabilityResult>> {
@@ -289,7 +341,35 @@ impl Runtime {
                 .with("path", "capability_id"),
             )
         })?;
-        let mode = request.mode.unwrap_or(entry.modes[0]);
+        let policy = self.policy();
+        let allowed = policy.allowed_modes(&entry.id, &entry.tags, &entry.modes);
+        if allowed.is_empty() {
+            return Err(fail(
+                request.mode,
+                Diagnostic::new(
+                    Code::CapabilityPolicyDenied,
+                    Stage::Policy,
+                    format!("the operator policy (profile {}) hides {id}", policy.profile),
+                    "use capability.describe to find the capabilities this policy makes available",
+                )
+                .with("path", "capability_id")
+                .with("policy_digest", policy.digest()),
+            ));
+        }
+        let mode = request.mode.unwrap_or(allowed[0]);
+        if entry.modes.contains(&mode) && !allowed.contains(&mode) {
+            return Err(fail(
+                Some(mode),
+                Diagnostic::new(
+                    Code::CapabilityPolicyDenied,
+                    Stage::Policy,
+                    format!("the operator policy withdraws mode {mode:?} from {id}"),
+                    format!("use one of {allowed:?}"),
+                )
+                .with("path", "mode")
+                .with("policy_digest", policy.digest()),
+            ));
+        }
         if !entry.modes.contains(&mode) {
             return Err(fail(
                 Some(mode),
@@ -302,7 +382,6 @@ impl Runtime {
                 .with("path", "mode"),
             ));
         }
-        let policy = self.policy();
         let budgets = resolve_budgets(&policy, request.budget).map_err(|d| fail(Some(mode), d))?;
         let errors: Vec<Value> = entry
             .input_validator
@@ -451,7 +530,9 @@ impl Runtime {
             certificate_artifacts: call.references.clone(),
             claim_digest: None,
             candidate_digest: None,
+            semantics_digest: None,
             scope_digest: None,
+            binding_digest: None,
             checked: Vec::new(),
             remaining_obligations: Vec::new(),
         };
@@ -491,6 +572,8 @@ impl Runtime {
         record.candidate_digest = Some(Digest::of_json(&verdict.candidate).to_string());
         record.scope_digest =
             Some(Digest::of_json(&serde_json::to_value(&verdict.scope).unwrap_or_default()).to_string());
+        record.semantics_digest = Some(Digest::of_json(&verdict.semantics).to_string());
+        record.binding_digest = verification_binding(&record).map(|d| d.to_string());
         record.checked = verdict.checked.clone();
         record.remaining_obligations = verdict.remaining_obligations.clone();
         result.status = Status::Completed;
@@ -500,6 +583,7 @@ impl Runtime {
             "verdict": verdict.verdict,
             "reason": verdict.reason,
             "claim": verdict.claim,
+            "semantics": verdict.semantics,
             "candidate": verdict.candidate,
         }));
         result.scope = Some(verdict.scope);
@@ -524,6 +608,32 @@ impl Runtime {
     pub fn kind_of(&self, digest: &Digest) -> Option<BundleKind> {
         self.components.get(digest).map(|c| c.loaded.kind)
     }
+}
+
+/// The result as an episode: everything but accounting, transport and text.
+pub fn episode_value(result: &CapabilityResult) -> Value {
+    let mut value = serde_json::to_value(result).unwrap_or_default();
+    if let Some(map) = value.as_object_mut() {
+        map.remove("accounting");
+        map.remove("transport");
+    }
+    value
+}
+
+/// SHA-256 over everything a verdict is bound to: claim, semantics,
+/// candidate, scope, certificate format, checker digest and version. `None`
+/// until the checker has reported all of them.
+pub fn verification_binding(record: &VerificationRecord) -> Option<Digest> {
+    let binding = json!({
+        "claim": record.claim_digest.as_ref()?,
+        "semantics": record.semantics_digest.as_ref()?,
+        "candidate": record.candidate_digest.as_ref()?,
+        "scope": record.scope_digest.as_ref()?,
+        "certificate_format": record.certificate_format,
+        "checker_digest": record.checker_digest,
+        "checker_version": record.checker_version,
+    });
+    Some(Digest::of_json(&binding))
 }
 
 /// Record the capability ids a component provides as taken.
@@ -593,6 +703,8 @@ impl Call<'_> {
             fuel_consumed: 0,
             guest_log: Vec::new(),
             scope_rule: SCOPE_RULE.into(),
+            transport: None,
+            text: String::new(),
             accounting: Accounting { wall_time_us: 0, fuel_consumed: 0 },
         }
     }
@@ -741,3 +853,6 @@ fn artifact_references(value: &Value, path: &str) -> Vec<(String, String)> {
         _ => Vec::new(),
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,8 +1,10 @@
 //! The one integration-test binary: features tested through the real
 //! `jacobian` binary (MCP over stdio, CLI) and the public core API.
 
+mod concurrency;
 mod countermodels;
 mod determinism;
 mod install;
 mod mcp_e2e;
+mod policy;
 mod support;

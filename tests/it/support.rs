@@ -39,12 +39,12 @@ pub fn testdata(rel: &str) -> PathBuf {
 
 /// Invoke and return the result.
 pub fn invoke(runtime: &Runtime, id: &str, mode: Mode, input: Value) -> CapabilityResult {
-    runtime.invoke(&InvokeRequest { capability_id: id.into(), mode: Some(mode), input, budget: None })
+    runtime.invoke(&InvokeRequest { capability_id: id.into(), mode: Some(mode), input, budget: None, view: None })
 }
 
 /// Invoke with a budget.
 pub fn invoke_with(runtime: &Runtime, id: &str, input: Value, budget: BudgetRequest) -> CapabilityResult {
-    runtime.invoke(&InvokeRequest { capability_id: id.into(), mode: None, input, budget: Some(budget) })
+    runtime.invoke(&InvokeRequest { capability_id: id.into(), mode: None, input, budget: Some(budget), view: None })
 }
 
 /// The result as JSON without its accounting section (timings).

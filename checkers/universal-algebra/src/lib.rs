@@ -38,6 +38,7 @@ struct Countermodel {
 struct Claim {
     hypotheses: Vec<String>,
     target: String,
+    semantics: String,
     #[serde(flatten)]
     _rest: BTreeMap<String, Value>,
 }
@@ -75,6 +76,10 @@ acceptance refutes the stated implication and says nothing else.";
             "target": model.claim.target,
             "lineage": envelope.lineage,
         });
+        let semantics = json!({
+            "stated": model.claim.semantics,
+            "checked": "laws are evaluated on every tuple over {0,...,n-1} with a*b = table[a][b]",
+        });
         let candidate = json!({"order": model.order, "table": model.table, "witness": model.witness});
         let scope = Scope::exhaustive(format!(
             "the single magma of order {} given by the table; it refutes the implication, nothing more",
@@ -86,6 +91,7 @@ acceptance refutes the stated implication and says nothing else.";
             checked,
             remaining_obligations: Vec::new(),
             claim: claim.clone(),
+            semantics: semantics.clone(),
             candidate: candidate.clone(),
             scope: scope.clone(),
         };

@@ -1,0 +1,255 @@
+//! `capability.describe` search and browse: deterministic lexical retrieval
+//! over published ids, titles, outcomes, descriptions and tags, input-kind
+//! routing, opaque cursors and the 16 KiB response bound.
+//!
+//! Ranking is retrieval, not recommendation: every signal is reported
+//! (`matched_on`, `matched_terms`, `relevance_score`, `query_coverage_milli`,
+//! `lexical_fit`) so a caller can see why an entry was returned.
+
+use jacobian_guest::protocol::InputKind;
+use serde_json::{Value, json};
+
+use crate::catalog::{Binding, Catalog, CatalogEntry, DescribeError, compact};
+use crate::contract::{DESCRIBE_CONTRACT, DescribeRequest, SCOPE_RULE};
+use crate::digest::Digest;
+
+/// Upper bound of one search or browse response, in bytes of JSON.
+pub const RESPONSE_LIMIT: usize = 16 * 1024;
+
+/// Field weights: an id segment or an exact tag says more than a word of prose.
+const FIELDS: &[(&str, u32)] = &[("id", 4), ("tags", 4), ("title", 3), ("outcome", 2), ("description", 1)];
+
+/// Phrases that unambiguously ask for natural-language proof handling.
+const PROSE_PHRASES: &[&str] =
+    &["informal proof", "proof prose", "natural language proof", "natural-language proof", "prose proof"];
+
+/// Words that carry no retrieval signal.
+const STOPWORDS: &[&str] = &[
+    "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "find", "for", "from", "how", "in", "is", "it",
+    "me", "my", "of", "on", "or", "some", "that", "the", "there", "this", "to", "what", "which", "with",
+];
+
+/// Normalize a word: lowercase ASCII, crude suffix folding so that
+/// "associativity", "associative" and "associatively" meet.
+pub fn stem(word: &str) -> String {
+    let mut w = word.to_ascii_lowercase();
+    for suffix in ["ly", "ity", "ities", "ies", "es", "s", "e"] {
+        if w.len() >= suffix.len() + 3 && w.ends_with(suffix) && !w.ends_with("ss") {
+            w.truncate(w.len() - suffix.len());
+            if suffix == "ies" {
+                w.push('y');
+            }
+        }
+    }
+    w
+}
+
+/// Split text into normalized terms (ids split on `.` and `_`).
+pub fn terms(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for word in text.split(|c: char| !c.is_ascii_alphanumeric()).filter(|t| t.len() > 1) {
+        let lowered = word.to_ascii_lowercase();
+        if STOPWORDS.contains(&lowered.as_str()) {
+            continue;
+        }
+        let term = stem(&lowered);
+        if !out.contains(&term) {
+            out.push(term);
+        }
+    }
+    out
+}
+
+struct Hit<'a> {
+    entry: &'a CatalogEntry,
+    score: u32,
+    matched_on: Vec<&'static str>,
+    matched_terms: Vec<String>,
+    coverage_milli: u32,
+    strong: bool,
+}
+
+fn score<'a>(entry: &'a CatalogEntry, query: &[String]) -> Option<Hit<'a>> {
+    let fields: Vec<(&'static str, u32, Vec<String>)> = FIELDS
+        .iter()
+        .map(|(name, weight)| {
+            let text = match *name {
+                "id" => entry.id.clone(),
+                "tags" => entry.tags.join(" "),
+                "title" => entry.title.clone(),
+                "outcome" => entry.outcome.clone(),
+                _ => entry.description.clone(),
+            };
+            (*name, *weight, terms(&text))
+        })
+        .collect();
+    let mut total = 0;
+    let mut matched_on = Vec::new();
+    let mut matched_terms = Vec::new();
+    for term in query {
+        let mut best = 0;
+        for (name, weight, words) in &fields {
+            if words.contains(term) {
+                best = best.max(*weight);
+                if !matched_on.contains(name) {
+                    matched_on.push(*name);
+                }
+            }
+        }
+        if best > 0 {
+            total += best;
+            matched_terms.push(term.clone());
+        }
+    }
+    if matched_terms.is_empty() {
+        return None;
+    }
+    matched_on.sort_by_key(|f| FIELDS.iter().position(|(n, _)| n == f));
+    let coverage_milli = (matched_terms.len() * 1000 / query.len()) as u32;
+    let strong = coverage_milli >= 500 && matched_on.iter().any(|f| matches!(*f, "id" | "tags" | "title"));
+    // Normalized to 0..=1000 against the best possible score.
+    let score = total * 1000 / (4 * query.len() as u32);
+    Some(Hit { entry, score, matched_on, matched_terms, coverage_milli, strong })
+}
+
+/// Answer a search (with `query`) or browse (without).
+pub fn search(catalog: &Catalog, binding: &Binding, request: &DescribeRequest) -> Result<Value, DescribeError> {
+    let limit = request.limit.unwrap_or(5);
+    if !(1..=20).contains(&limit) {
+        return Err(DescribeError::field("limit", format!("must be between 1 and 20, got {limit}")));
+    }
+    let query_text = request.query.clone().unwrap_or_default();
+    if query_text.len() > 1024 {
+        return Err(DescribeError::field("query", "is longer than 1024 bytes".into()));
+    }
+    let query = terms(&query_text);
+    let searching = !query.is_empty();
+
+    let candidates = catalog.entries().filter(|e| binding.visible(e)).filter(|e| {
+        request.domain.as_ref().is_none_or(|d| e.id.split('.').next() == Some(d.as_str()) || e.tags.contains(d))
+            && request.mode.is_none_or(|m| binding.modes(e).contains(&m))
+            && request.input_kind.is_none_or(|k| e.input_kind == k)
+            && request.artifact_type.as_ref().is_none_or(|t| e.artifact_types.contains(t))
+    });
+    let mut hits: Vec<Hit<'_>> = if searching {
+        candidates.filter_map(|e| score(e, &query)).collect()
+    } else {
+        candidates
+            .map(|entry| Hit {
+                entry,
+                score: 0,
+                matched_on: Vec::new(),
+                matched_terms: Vec::new(),
+                coverage_milli: 0,
+                strong: false,
+            })
+            .collect()
+    };
+    hits.sort_by(|a, b| b.score.cmp(&a.score).then_with(|| a.entry.id.cmp(&b.entry.id)));
+
+    let (routing_status, routing_basis) = routing(catalog, binding, request, &query_text);
+    let portfolio_fit = if !searching {
+        Value::Null
+    } else if hits.iter().any(|h| h.strong) {
+        json!("STRONG_CANDIDATES")
+    } else if hits.is_empty() {
+        json!("NO_LEXICAL_MATCHES")
+    } else {
+        json!("ONLY_WEAK_LEXICAL_MATCHES")
+    };
+
+    let filters = serde_json::to_value(DescribeRequest { cursor: None, ..request.clone() }).unwrap_or_default();
+    let tag = Digest::of_json(&json!([filters, catalog.digest().to_string(), binding.policy_digest.to_string()]))
+        .to_hex()[..16]
+        .to_owned();
+    let offset = match &request.cursor {
+        None => 0,
+        Some(cursor) => cursor
+            .strip_prefix("c1.")
+            .and_then(|rest| rest.split_once('.'))
+            .filter(|(t, _)| *t == tag)
+            .and_then(|(_, offset)| offset.parse::<usize>().ok())
+            .filter(|offset| *offset <= hits.len())
+            .ok_or_else(|| {
+                DescribeError::field(
+                    "cursor",
+                    "not a cursor returned for these filters, this limit, catalog and policy".into(),
+                )
+            })?,
+    };
+    let items: Vec<Value> = hits
+        .iter()
+        .skip(offset)
+        .take(limit as usize)
+        .map(|hit| {
+            let mut item = compact(hit.entry, binding);
+            if searching {
+                item["matched_on"] = json!(hit.matched_on);
+                item["matched_terms"] = json!(hit.matched_terms);
+                item["relevance_score"] = json!(hit.score);
+                item["query_coverage_milli"] = json!(hit.coverage_milli);
+                item["lexical_fit"] = json!(if hit.strong { "STRONG" } else { "WEAK" });
+            }
+            item
+        })
+        .collect();
+
+    let respond = |page: &[Value]| {
+        let next = offset + page.len();
+        json!({
+            "contract": DESCRIBE_CONTRACT,
+            "form": if searching { "SEARCH" } else { "BROWSE" },
+            "catalog_digest": catalog.digest().to_string(),
+            "policy_profile": binding.profile,
+            "policy_digest": binding.policy_digest.to_string(),
+            "query_terms": query,
+            "portfolio_fit": portfolio_fit,
+            "routing_status": routing_status,
+            "routing_basis": routing_basis,
+            "total": hits.len(),
+            "results": page,
+            "next_cursor": (next < hits.len()).then(|| format!("c1.{tag}.{next}")),
+            "note": "ranking is deterministic lexical retrieval, not a recommendation or a judgement of fit",
+            "scope_rule": SCOPE_RULE,
+        })
+    };
+    // Fewer results rather than more bytes: the cursor continues after the last one sent.
+    let mut page = items;
+    loop {
+        let response = respond(&page);
+        if page.len() <= 1 || serde_json::to_vec(&response).map_or(0, |b| b.len()) <= RESPONSE_LIMIT {
+            return Ok(response);
+        }
+        page.pop();
+    }
+}
+
+fn routing(catalog: &Catalog, binding: &Binding, request: &DescribeRequest, query: &str) -> (Value, Value) {
+    let lowered = query.to_ascii_lowercase();
+    let phrase = PROSE_PHRASES.iter().find(|p| lowered.contains(*p));
+    let declared = request.input_kind == Some(InputKind::NaturalLanguageProof);
+    if !declared && phrase.is_none() {
+        return (json!("UNCONSTRAINED"), json!({"reason": "no input kind was declared or implied"}));
+    }
+    let providers: Vec<&str> = catalog
+        .entries()
+        .filter(|e| binding.visible(e) && e.input_kind == InputKind::NaturalLanguageProof)
+        .map(|e| e.id.as_str())
+        .collect();
+    let basis = match (declared, phrase) {
+        (true, _) => json!({"reason": "DECLARED_INPUT_KIND", "input_kind": "NATURAL_LANGUAGE_PROOF"}),
+        (false, Some(p)) => json!({"reason": "UNAMBIGUOUS_PHRASE", "phrase": p, "input_kind": "NATURAL_LANGUAGE_PROOF"}),
+        (false, None) => Value::Null,
+    };
+    let mut basis = basis;
+    basis["providers"] = json!(providers);
+    if providers.is_empty() {
+        basis["explanation"] = json!(
+            "no installed capability accepts natural-language proof prose; formal artifacts (e.g. a \
+             PROPOSITIONAL_STRUCTURE or a Cayley table) are a different input kind"
+        );
+        (json!("NO_ROUTE"), basis)
+    } else {
+        (json!("ROUTE_AVAILABLE"), basis)
+    }
+}
