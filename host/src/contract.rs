@@ -194,6 +194,8 @@ pub enum Code {
     ComponentUnavailable,
     /// Storing the result failed.
     StorageFailed,
+    /// No such resource (URI).
+    ResourceNotFound,
 }
 
 /// The stage at which a call stopped.

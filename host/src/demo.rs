@@ -9,7 +9,6 @@ use serde_json::{Value, json};
 
 use crate::contract::{DescribeRequest, InvokeRequest, View};
 use crate::digest::Digest;
-use crate::mcp::describe_value;
 use crate::runtime::Runtime;
 
 /// Run the walkthrough, printing to stdout.
@@ -54,7 +53,7 @@ pub fn run(runtime: Arc<Runtime>) -> anyhow::Result<()> {
     show("arguments", &serde_json::to_value(&explore)?);
     let found = runtime.invoke(&explore);
     let found_value = serde_json::to_value(&found)?;
-    for field in ["status", "output", "artifacts", "scope", "assurance", "obligations", "check_with"] {
+    for field in ["status", "output", "artifacts", "scope", "assurance", "obligations", "check_with", "transport"] {
         show(field, &found_value[field]);
     }
     let route = found.check_with.clone().ok_or_else(|| anyhow::anyhow!("no check_with route"))?;
@@ -84,6 +83,11 @@ pub fn run(runtime: Arc<Runtime>) -> anyhow::Result<()> {
     runtime.update_policy(|p| p.authorize(&role, checker))?;
     println!("\n(the checker was authorized again; `jacobian checkers revoke|authorize` does the same)");
     Ok(())
+}
+
+/// What `capability.describe` returns to an agent.
+fn describe_value(runtime: &Runtime, request: &DescribeRequest) -> Value {
+    runtime.describe(request).unwrap_or_else(|diagnostic| json!({"diagnostic": diagnostic}))
 }
 
 fn step(title: &str) {

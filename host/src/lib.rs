@@ -13,6 +13,7 @@ pub mod mcp;
 pub mod policy;
 pub mod projection;
 pub mod registry;
+pub mod resources;
 pub mod runtime;
 pub mod store;
 

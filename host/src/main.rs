@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
-use jacobian::contract::{InvokeRequest, Status};
+use jacobian::contract::{DescribeRequest, InvokeRequest, Status};
+use jacobian::mcp::ToolNames;
 use jacobian::digest::Digest;
 use jacobian::engine::EngineConfig;
 use jacobian::{Runtime, RuntimeConfig};
@@ -34,11 +35,59 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Serve MCP over stdio.
-    Serve,
+    Serve {
+        /// Spell tool names with underscores (capability_describe) for clients that reject dots.
+        #[arg(long)]
+        underscore_tool_names: bool,
+    },
     /// Walk discover → invoke → verify in a fresh data directory and print what an agent sees.
     Demo,
-    /// List the installed catalog (JSON).
+    /// List the installed catalog (JSON), as `capability://catalog`.
     Catalog,
+    /// capability.describe: search/browse (no id) or read one capability (JSON).
+    Describe {
+        /// Read this capability by id.
+        #[arg(long)]
+        id: Option<String>,
+        /// SUMMARY, CONTRACT or FULL (with --id).
+        #[arg(long)]
+        view: Option<String>,
+        /// Search words.
+        #[arg(long)]
+        query: Option<String>,
+        /// Domain namespace or exact tag.
+        #[arg(long)]
+        domain: Option<String>,
+        /// EXPLORE or VERIFY.
+        #[arg(long, value_parser = parse_mode)]
+        mode: Option<Mode>,
+        /// Results per page (1..=20).
+        #[arg(long)]
+        limit: Option<u32>,
+        /// A next_cursor from a previous page.
+        #[arg(long)]
+        cursor: Option<String>,
+        /// Input kind, e.g. NATURAL_LANGUAGE_PROOF.
+        #[arg(long)]
+        input_kind: Option<String>,
+        /// Exact artifact schema_uri.
+        #[arg(long)]
+        artifact_type: Option<String>,
+    },
+    /// Read a resource (jacobian://instructions, capability://catalog, artifact://…, episode://…);
+    /// without a URI, list resources, templates and prompts.
+    Resource {
+        /// The URI.
+        uri: Option<String>,
+    },
+    /// Render a prompt (jacobian-discover, jacobian-check-evidence).
+    Prompt {
+        /// Prompt name.
+        name: String,
+        /// Arguments as key=value.
+        #[arg(long = "arg")]
+        args: Vec<String>,
+    },
     /// List installed components and any that failed to load (JSON).
     Components,
     /// Invoke a capability; prints the result JSON (exit 2 when it failed).
@@ -51,6 +100,9 @@ enum Command {
         /// EXPLORE or VERIFY (default: the capability's first mode).
         #[arg(long, value_parser = parse_mode)]
         mode: Option<Mode>,
+        /// Print the model-visible text view (STANDARD, SUMMARY, FULL) instead of the complete result.
+        #[arg(long)]
+        view: Option<String>,
     },
     /// Install a component bundle (.wasm) into the data directory.
     Install {
@@ -94,6 +146,12 @@ fn parse_mode(text: &str) -> Result<Mode, String> {
     }
 }
 
+/// Parse an upper-case vocabulary name (e.g. CONTRACT) into its enum.
+fn from_name<T: serde::de::DeserializeOwned>(name: &str, flag: &str) -> anyhow::Result<T> {
+    serde_json::from_value(serde_json::Value::String(name.to_ascii_uppercase()))
+        .with_context(|| format!("--{flag}: unknown value {name}"))
+}
+
 fn default_data_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("JACOBIAN_DATA_DIR") {
         return dir.into();
@@ -127,10 +185,60 @@ fn main() -> anyhow::Result<()> {
     init_logging(cli.log_json);
     let data_dir = cli.data_dir.clone().unwrap_or_else(default_data_dir);
     match cli.command {
-        Command::Serve => {
+        Command::Serve { underscore_tool_names } => {
             let runtime = open(data_dir)?;
+            let names = if underscore_tool_names { ToolNames::Underscore } else { ToolNames::Dotted };
             let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-            rt.block_on(jacobian::mcp::serve_stdio(runtime))
+            rt.block_on(jacobian::mcp::serve_stdio(runtime, names))
+        }
+        Command::Describe { id, view, query, domain, mode, limit, cursor, input_kind, artifact_type } => {
+            let request = DescribeRequest {
+                capability_id: id,
+                view: view.map(|v| from_name(&v, "view")).transpose()?,
+                query,
+                domain,
+                mode,
+                limit,
+                cursor,
+                input_kind: input_kind.map(|k| from_name(&k, "input-kind")).transpose()?,
+                artifact_type,
+            };
+            let runtime = open(data_dir)?;
+            match runtime.describe(&request) {
+                Ok(value) => println!("{}", serde_json::to_string_pretty(&value)?),
+                Err(diagnostic) => {
+                    println!("{}", serde_json::to_string_pretty(&serde_json::json!({"diagnostic": diagnostic}))?);
+                    std::process::exit(2);
+                }
+            }
+            Ok(())
+        }
+        Command::Resource { uri } => {
+            let Some(uri) = uri else {
+                println!("{}", serde_json::to_string_pretty(&jacobian::resources::listing())?);
+                return Ok(());
+            };
+            let runtime = open(data_dir)?;
+            match jacobian::resources::read(&runtime, &uri) {
+                Ok(content) => println!("{}", content.text),
+                Err(diagnostic) => {
+                    println!("{}", serde_json::to_string_pretty(&serde_json::json!({"diagnostic": diagnostic}))?);
+                    std::process::exit(2);
+                }
+            }
+            Ok(())
+        }
+        Command::Prompt { name, args } => {
+            let mut arguments = serde_json::Map::new();
+            for arg in args {
+                let (key, value) = arg.split_once('=').with_context(|| format!("--arg {arg}: expected key=value"))?;
+                arguments.insert(key.to_owned(), value.into());
+            }
+            match jacobian::resources::prompt(&name, &arguments) {
+                Ok(text) => println!("{text}"),
+                Err(diagnostic) => bail!("{}", diagnostic.message),
+            }
+            Ok(())
         }
         Command::Demo => {
             let dir = match cli.data_dir {
@@ -155,7 +263,7 @@ fn main() -> anyhow::Result<()> {
             println!("{}", serde_json::to_string_pretty(&listing)?);
             Ok(())
         }
-        Command::Invoke { id, input, mode } => {
+        Command::Invoke { id, input, mode, view } => {
             let text = if input.as_os_str() == "-" {
                 let mut text = String::new();
                 std::io::stdin().read_to_string(&mut text)?;
@@ -165,8 +273,14 @@ fn main() -> anyhow::Result<()> {
             };
             let input: serde_json::Value = serde_json::from_str(&text).context("the input file is not valid JSON")?;
             let runtime = open(data_dir)?;
-            let result = runtime.invoke(&InvokeRequest { capability_id: id, mode, input, budget: None, view: None });
-            println!("{}", serde_json::to_string_pretty(&result)?);
+            let text_view = view.map(|v| from_name(&v, "view")).transpose()?;
+            let request = InvokeRequest { capability_id: id, mode, input, budget: None, view: text_view };
+            let result = runtime.invoke(&request);
+            if text_view.is_some() {
+                println!("{}", result.text);
+            } else {
+                println!("{}", serde_json::to_string_pretty(&result)?);
+            }
             if result.status == Status::Failed {
                 std::process::exit(2);
             }

@@ -1,28 +1,46 @@
-//! The MCP edge: `capability.describe` and `capability.invoke` over rmcp.
+//! The MCP edge: two tools, resources and prompts over rmcp.
 //!
 //! **Boundary:** this is the only module that knows rmcp. It converts tool
 //! arguments into core requests and core results into tool results; all
-//! behaviour lives in [`crate::runtime`]. Component calls run on blocking
-//! threads, never on the async executor.
+//! behaviour lives in [`crate::runtime`] and [`crate::resources`]. Component
+//! calls run on blocking threads, never on the async executor.
 
 use std::sync::Arc;
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
-use rmcp::{ErrorData as McpError, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use rmcp::model::{
+    CallToolResult, ContentBlock, GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams, Prompt,
+    PromptArgument, PromptMessage, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, ResourceTemplate, Role, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use serde_json::{Value, json};
 
-use crate::contract::{CapabilityResult, DescribeRequest, InvokeRequest, Status};
+use crate::contract::{CapabilityResult, Diagnostic, DescribeRequest, InvokeRequest, Status};
+use crate::resources;
 use crate::runtime::Runtime;
 
 /// What the initialization response tells an agent.
-pub const INSTRUCTIONS: &str = "Jacobian runs installed mathematical capabilities (search, enumeration, solving, \
-exact computation) and independent checkers in a sandbox. Use capability.describe to search the installed catalog \
-(query, domain, mode), then read one capability by id (view CONTRACT) before calling capability.invoke. A producer's \
-result is at most COMPUTED evidence; only capability.invoke in VERIFY mode on the checker named in its check_with \
-field can make it VERIFIED. Results cover exactly their input: finite searches stay finite evidence. Strategy, \
-decomposition and stopping are yours.";
+pub const INSTRUCTIONS: &str = "Jacobian runs installed mathematical capabilities (finite search, enumeration, \
+solving, exact computation) and independent checkers, each in a sandbox. It helps when a step is a finite, exactly \
+stated computation, or when computed evidence should be independently checked. Discover with capability.describe \
+(query first, then one capability_id with view CONTRACT), then call capability.invoke. A producer's result is at \
+most COMPUTED; only a VERIFY call on the checker named in its check_with fields can make it VERIFIED. Results cover \
+exactly their input. Strategy, decomposition and stopping are yours. Read jacobian://instructions for the complete \
+operating model.";
+
+/// How tool names are spelled on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ToolNames {
+    /// `capability.describe`, `capability.invoke` (the contract's names).
+    #[default]
+    Dotted,
+    /// `capability_describe`, `capability_invoke`, for clients that reject dots.
+    Underscore,
+}
 
 /// The MCP server.
 #[derive(Clone)]
@@ -34,27 +52,44 @@ pub struct JacobianServer {
 #[tool_router]
 impl JacobianServer {
     /// A server over `runtime`.
-    pub fn new(runtime: Arc<Runtime>) -> Self {
-        JacobianServer { runtime, tool_router: Self::tool_router() }
+    pub fn new(runtime: Arc<Runtime>, names: ToolNames) -> Self {
+        let mut tool_router = Self::tool_router();
+        if names == ToolNames::Underscore {
+            let routes: Vec<_> = tool_router.map.drain().map(|(_, route)| route).collect();
+            for mut route in routes {
+                route.attr.name = route.attr.name.replace('.', "_").into();
+                tool_router.add_route(route);
+            }
+        }
+        JacobianServer { runtime, tool_router }
     }
 
     #[tool(
         name = "capability.describe",
         description = "Search or browse the installed capability catalog, or read one capability by exact id. \
-Without capability_id: pass query (words), domain, mode and limit (default 5, max 20); results are retrieval \
-matches in stable order, not recommendations. With capability_id: view SUMMARY (default) to judge fit, CONTRACT for \
-the exact input schema and validated examples before invoking, FULL for output schema and audit metadata."
+Without capability_id: query (words), domain, mode, input_kind, artifact_type, limit (default 5, max 20), and \
+next_cursor passed back as cursor. Ranking is lexical retrieval, not advice: read lexical_fit and portfolio_fit, and \
+routing_status (NO_ROUTE means no installed capability accepts that input kind, e.g. informal proof prose). With \
+capability_id: view SUMMARY (default) to judge fit, CONTRACT for the exact input schema and validated examples before \
+invoking, FULL for output schema and audit metadata."
     )]
     async fn describe(&self, Parameters(request): Parameters<DescribeRequest>) -> Result<CallToolResult, McpError> {
-        Ok(describe_tool(&self.runtime, &request))
+        Ok(match self.runtime.describe(&request) {
+            Ok(value) => CallToolResult::structured(value),
+            Err(diagnostic) => CallToolResult::structured_error(json!({"diagnostic": diagnostic})),
+        })
     }
 
     #[tool(
         name = "capability.invoke",
-        description = "Invoke an installed capability by id with an input object matching its CONTRACT schema, \
-in EXPLORE or VERIFY mode. The result carries status, output, artifacts (artifact:// URIs), scope, assurance, \
-obligations and provenance. EXPLORE results are never VERIFIED: follow check_with to the checker and invoke it in \
-VERIFY mode. A failed call returns a typed diagnostic {code, stage, message, suggestion, details.path}."
+        description = "Invoke an installed capability with an input object matching its CONTRACT schema, in EXPLORE \
+or VERIFY mode. Rules agents get wrong: computation never certifies itself (EXPLORE results are at most COMPUTED); \
+to verify, follow the result's check_with fields to the named checker and invoke it in VERIFY mode, do not guess a \
+verifier; bounded or finite evidence never widens its own scope. Structured content is the complete result; the text \
+view (STANDARD, SUMMARY, FULL) may replace large output fields by path, type, bytes and SHA-256, with \
+full_result_episode_uri for the whole. Failures are diagnostics {code, stage, message, suggestion, details.path}, \
+never conclusions.",
+        output_schema = rmcp::handler::server::tool::schema_for_output::<CapabilityResult>()
     )]
     async fn invoke(&self, Parameters(request): Parameters<InvokeRequest>) -> Result<CallToolResult, McpError> {
         let runtime = self.runtime.clone();
@@ -68,44 +103,106 @@ VERIFY mode. A failed call returns a typed diagnostic {code, stage, message, sug
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for JacobianServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_resources().enable_prompts().build())
             .with_server_info(Implementation::new("jacobian", env!("CARGO_PKG_VERSION")))
             .with_instructions(INSTRUCTIONS)
     }
-}
 
-/// The value `capability.describe` returns (also printed by `jacobian demo`).
-pub fn describe_value(runtime: &Runtime, request: &DescribeRequest) -> Value {
-    match runtime.describe(request) {
-        Ok(value) => value,
-        Err(diagnostic) => json!({"diagnostic": diagnostic}),
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let resources = resources::RESOURCES
+            .iter()
+            .map(|r| Resource::new(r.uri, r.name).with_description(r.description).with_mime_type(r.mime_type))
+            .collect();
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        let templates = resources::TEMPLATES
+            .iter()
+            .map(|r| ResourceTemplate::new(r.uri, r.name).with_description(r.description).with_mime_type(r.mime_type))
+            .collect();
+        Ok(ListResourceTemplatesResult::with_all_items(templates))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let runtime = self.runtime.clone();
+        let uri = request.uri.clone();
+        let read = tokio::task::spawn_blocking(move || resources::read(&runtime, &uri))
+            .await
+            .map_err(|e| McpError::internal_error(format!("resource thread failed: {e}"), None))?;
+        match read {
+            Ok(content) => Ok(ReadResourceResult::new(vec![
+                ResourceContents::text(content.text, request.uri).with_mime_type(content.mime_type),
+            ])
+            .into()),
+            Err(diagnostic) => Err(resource_error(diagnostic)),
+        }
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        let prompts = resources::PROMPTS
+            .iter()
+            .map(|p| {
+                let arguments = p
+                    .arguments
+                    .iter()
+                    .map(|(name, description, required)| {
+                        PromptArgument::new(*name).with_description(*description).with_required(*required)
+                    })
+                    .collect();
+                Prompt::new(p.name, Some(p.description), Some(arguments))
+            })
+            .collect();
+        Ok(ListPromptsResult::with_all_items(prompts))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        let arguments = request.arguments.clone().unwrap_or_default();
+        match resources::prompt(&request.name, &arguments) {
+            Ok(text) => Ok(GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)]).into()),
+            Err(diagnostic) => Err(McpError::invalid_params(diagnostic.message.clone(), Some(json!({"diagnostic": diagnostic})))),
+        }
     }
 }
 
-fn describe_tool(runtime: &Runtime, request: &DescribeRequest) -> CallToolResult {
-    match runtime.describe(request) {
-        Ok(value) => CallToolResult::structured(value),
-        Err(diagnostic) => CallToolResult::structured_error(json!({"diagnostic": diagnostic})),
-    }
+fn resource_error(diagnostic: Diagnostic) -> McpError {
+    McpError::resource_not_found(diagnostic.message.clone(), Some(json!({"diagnostic": diagnostic})))
 }
 
 /// The tool result of `capability.invoke`: the complete result as structured
-/// content and as text.
+/// content, the projected text as text content.
 pub fn invoke_tool_result(result: &CapabilityResult) -> CallToolResult {
-    let value = serde_json::to_value(result).unwrap_or_default();
-    let text = serde_json::to_string(&value).unwrap_or_default();
-    let mut tool_result = if result.status == Status::Failed {
-        CallToolResult::error(vec![ContentBlock::text(text)])
-    } else {
-        CallToolResult::success(vec![ContentBlock::text(text)])
-    };
+    let value: Value = serde_json::to_value(result).unwrap_or_default();
+    let content = vec![ContentBlock::text(result.text.clone())];
+    let mut tool_result =
+        if result.status == Status::Failed { CallToolResult::error(content) } else { CallToolResult::success(content) };
     tool_result.structured_content = Some(value);
     tool_result
 }
 
 /// Serve MCP over stdio until the client disconnects.
-pub async fn serve_stdio(runtime: Arc<Runtime>) -> anyhow::Result<()> {
-    let service = JacobianServer::new(runtime).serve(rmcp::transport::stdio()).await?;
+pub async fn serve_stdio(runtime: Arc<Runtime>, names: ToolNames) -> anyhow::Result<()> {
+    let service = JacobianServer::new(runtime, names).serve(rmcp::transport::stdio()).await?;
     service.waiting().await?;
     Ok(())
 }

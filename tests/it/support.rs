@@ -18,8 +18,13 @@ pub fn runtime() -> (Arc<Runtime>, tempfile::TempDir) {
 
 /// Open a runtime on an existing data directory.
 pub fn open(data_dir: PathBuf) -> Arc<Runtime> {
+    open_with_slots(data_dir, 8)
+}
+
+/// Open a runtime whose sandbox pool has `slots` instance slots.
+pub fn open_with_slots(data_dir: PathBuf, slots: u32) -> Arc<Runtime> {
     let config =
-        RuntimeConfig { data_dir, engine: EngineConfig { max_concurrent_calls: 8, ..EngineConfig::default() } };
+        RuntimeConfig { data_dir, engine: EngineConfig { max_concurrent_calls: slots, ..EngineConfig::default() } };
     Arc::new(Runtime::open(config).expect("runtime opens"))
 }
 

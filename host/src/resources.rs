@@ -1,0 +1,196 @@
+//! MCP resources and prompts, transport-agnostic (the MCP edge and the CLI
+//! both call these).
+
+use serde_json::json;
+
+use crate::contract::{Code, Diagnostic, Stage};
+use crate::digest::Digest;
+use crate::episodes::EPISODE_URI_PREFIX;
+use crate::runtime::Runtime;
+
+/// The complete operating model (`jacobian://instructions`).
+pub const INSTRUCTIONS: &str = include_str!("instructions.md");
+
+/// A fixed resource or a resource template.
+pub struct ResourceInfo {
+    /// URI or URI template.
+    pub uri: &'static str,
+    /// Short name.
+    pub name: &'static str,
+    /// What it holds.
+    pub description: &'static str,
+    /// MIME type.
+    pub mime_type: &'static str,
+}
+
+/// Fixed resources.
+pub const RESOURCES: &[ResourceInfo] = &[
+    ResourceInfo {
+        uri: "jacobian://instructions",
+        name: "instructions",
+        description: "The complete operating model: discovery, contracts, invocation, verification boundaries, artifacts.",
+        mime_type: "text/markdown",
+    },
+    ResourceInfo {
+        uri: "capability://catalog",
+        name: "capability catalog",
+        description: "The complete installed, policy-visible capability inventory with catalog and policy digests.",
+        mime_type: "application/json",
+    },
+];
+
+/// Resource templates (only those this runtime implements).
+pub const TEMPLATES: &[ResourceInfo] = &[
+    ResourceInfo {
+        uri: "artifact://sha256/{digest}",
+        name: "artifact",
+        description: "A stored artifact envelope (schema_uri, role, lineage, content) as canonical JSON.",
+        mime_type: "application/json",
+    },
+    ResourceInfo {
+        uri: "episode://sha256/{digest}",
+        name: "episode",
+        description: "The complete result of one invocation (its full_result_episode_uri) as canonical JSON.",
+        mime_type: "application/json",
+    },
+];
+
+/// The contents of a resource.
+pub struct ResourceText {
+    /// MIME type.
+    pub mime_type: &'static str,
+    /// Text.
+    pub text: String,
+}
+
+fn not_found(uri: &str, message: String) -> Diagnostic {
+    Diagnostic::new(
+        Code::ResourceNotFound,
+        Stage::Request,
+        message,
+        "list resources and resource templates, or use a URI returned in a result",
+    )
+    .with("path", "uri")
+    .with("uri", uri.chars().take(200).collect::<String>())
+}
+
+/// Read a resource.
+pub fn read(runtime: &Runtime, uri: &str) -> Result<ResourceText, Diagnostic> {
+    let json_text = |bytes: Vec<u8>| ResourceText {
+        mime_type: "application/json",
+        text: String::from_utf8_lossy(&bytes).into_owned(),
+    };
+    match uri {
+        "jacobian://instructions" => Ok(ResourceText { mime_type: "text/markdown", text: INSTRUCTIONS.to_owned() }),
+        "capability://catalog" => {
+            let inventory = runtime.catalog().inventory(&runtime.binding());
+            Ok(ResourceText { mime_type: "application/json", text: inventory.to_string() })
+        }
+        _ if uri.starts_with("artifact://") => {
+            let digest = Digest::from_artifact_uri(uri).map_err(|e| not_found(uri, e.to_string()))?;
+            runtime.data().read_artifact(&digest).map(json_text).map_err(|e| not_found(uri, e.to_string()))
+        }
+        _ if uri.starts_with("episode://") => {
+            let digest = uri
+                .strip_prefix(EPISODE_URI_PREFIX)
+                .ok_or_else(|| not_found(uri, "episode URIs are episode://sha256/<hex>".into()))
+                .and_then(|hex| Digest::from_hex(hex).map_err(|e| not_found(uri, e.to_string())))?;
+            match runtime.episode(&digest) {
+                Ok(Some(bytes)) => Ok(json_text(bytes)),
+                Ok(None) => Err(not_found(uri, format!("no episode {digest}"))),
+                Err(e) => Err(not_found(uri, e.to_string())),
+            }
+        }
+        _ => Err(not_found(uri, format!("no resource {:?}", uri.chars().take(200).collect::<String>()))),
+    }
+}
+
+/// A prompt and its arguments.
+pub struct PromptInfo {
+    /// Name.
+    pub name: &'static str,
+    /// What it is for.
+    pub description: &'static str,
+    /// Arguments: (name, description, required).
+    pub arguments: &'static [(&'static str, &'static str, bool)],
+}
+
+/// The prompts.
+pub const PROMPTS: &[PromptInfo] = &[
+    PromptInfo {
+        name: "jacobian-discover",
+        description: "Turn a mathematical task into discovery and exact-contract steps; strategy stays with you.",
+        arguments: &[("task", "the mathematical task, in your own words", true)],
+    },
+    PromptInfo {
+        name: "jacobian-check-evidence",
+        description: "How to find a compatible independent checker for a result without treating computed evidence as verified.",
+        arguments: &[("result", "a result's full_result_episode_uri, an artifact URI, or a description of the evidence", false)],
+    },
+];
+
+/// Render a prompt.
+pub fn prompt(name: &str, arguments: &serde_json::Map<String, serde_json::Value>) -> Result<String, Diagnostic> {
+    let arg = |key: &str| arguments.get(key).and_then(|v| v.as_str()).unwrap_or("").to_owned();
+    match name {
+        "jacobian-discover" => {
+            let task = arg("task");
+            if task.is_empty() {
+                return Err(Diagnostic::new(
+                    Code::InvalidRequest,
+                    Stage::Request,
+                    "jacobian-discover needs the argument task",
+                    "pass the task in your own words",
+                )
+                .with("path", "arguments.task"));
+            }
+            Ok(format!(
+                "Task: {task}\n\n\
+                 1. Decide for yourself which parts of this task are finite, exactly stated computations or searches.\n\
+                 2. For each, call capability.describe with a short query (and domain/mode/input_kind if you know them). \
+                 Read matched_on, lexical_fit and portfolio_fit: they are retrieval signals, not advice. If routing_status \
+                 is NO_ROUTE, no installed capability accepts that kind of input.\n\
+                 3. For the one or two strongest candidates, call capability.describe with capability_id and view CONTRACT; \
+                 check the input schema, the outcome and the scope rule against what you need.\n\
+                 4. Invoke the producer that fits with an input matching the schema. Its result is at most COMPUTED.\n\
+                 5. Follow its check_with fields to an independent checker and invoke that in VERIFY mode if you need \
+                 VERIFIED.\n\
+                 Decomposition, strategy, iteration and when to stop remain your decisions. See jacobian://instructions."
+            ))
+        }
+        "jacobian-check-evidence" => {
+            let evidence = arg("result");
+            let subject = if evidence.is_empty() { "the evidence you hold".to_owned() } else { evidence };
+            Ok(format!(
+                "Evidence: {subject}\n\n\
+                 - Read the producing result (its episode resource if you have only the URI). Its assurance is at most \
+                 COMPUTED: search, generation and computation never certify themselves.\n\
+                 - Use its check_with fields: checker_role, verify_capability_id, certificate_format and \
+                 certificate_artifact. Do not assume a generic verifier accepts an artifact.\n\
+                 - Call capability.describe with the verify capability id and view CONTRACT, then capability.invoke in \
+                 VERIFY mode with the certificate artifact.\n\
+                 - Only assurance VERIFIED with verification.status VERIFIED counts, and only for the bound claim, \
+                 semantics, candidate and scope recorded by digest. NOT_CONCLUDED, REJECTED and UNSUPPORTED are not \
+                 verification; their obligations remain open.\n\
+                 - Bounded evidence stays bounded: a check covers exactly its input."
+            ))
+        }
+        other => Err(Diagnostic::new(
+            Code::InvalidRequest,
+            Stage::Request,
+            format!("no prompt {other:?}"),
+            "list prompts to see jacobian-discover and jacobian-check-evidence",
+        )
+        .with("path", "name")),
+    }
+}
+
+/// Every resource URI and template, as JSON (for the CLI).
+pub fn listing() -> serde_json::Value {
+    let item = |r: &ResourceInfo| json!({"uri": r.uri, "name": r.name, "description": r.description, "mime_type": r.mime_type});
+    json!({
+        "resources": RESOURCES.iter().map(item).collect::<Vec<_>>(),
+        "resource_templates": TEMPLATES.iter().map(item).collect::<Vec<_>>(),
+        "prompts": PROMPTS.iter().map(|p| json!({"name": p.name, "description": p.description})).collect::<Vec<_>>(),
+    })
+}
