@@ -20,6 +20,7 @@ use sha2::{Digest, Sha256};
 const GROUPS: &[&[Guest]] = &[
     &[
         Guest::bundled("jacobian-universal-algebra"),
+        Guest::test("jacobian-test-catalog"),
         Guest::test("jacobian-test-echo"),
         Guest::test("jacobian-test-hostile"),
         Guest::test("jacobian-test-sneaky"),

@@ -3,10 +3,10 @@
 //! edge and the CLI both serialize exactly these types.
 
 use jacobian_guest::protocol::{InputKind, Mode, Qualifier, Scope};
-use strum::EnumIter;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use strum::EnumIter;
 
 use crate::engine::LogLine;
 

@@ -238,7 +238,9 @@ fn routing(catalog: &Catalog, binding: &Binding, request: &DescribeRequest, quer
         .collect();
     let basis = match (declared, phrase) {
         (true, _) => json!({"reason": "DECLARED_INPUT_KIND", "input_kind": "NATURAL_LANGUAGE_PROOF"}),
-        (false, Some(p)) => json!({"reason": "UNAMBIGUOUS_PHRASE", "phrase": p, "input_kind": "NATURAL_LANGUAGE_PROOF"}),
+        (false, Some(p)) => {
+            json!({"reason": "UNAMBIGUOUS_PHRASE", "phrase": p, "input_kind": "NATURAL_LANGUAGE_PROOF"})
+        }
         (false, None) => Value::Null,
     };
     let mut basis = basis;

@@ -8,9 +8,9 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
 use jacobian::contract::{DescribeRequest, InvokeRequest, Status};
-use jacobian::mcp::ToolNames;
 use jacobian::digest::Digest;
 use jacobian::engine::EngineConfig;
+use jacobian::mcp::ToolNames;
 use jacobian::{Runtime, RuntimeConfig};
 use jacobian_guest::protocol::Mode;
 

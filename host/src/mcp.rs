@@ -19,7 +19,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use serde_json::{Value, json};
 
-use crate::contract::{CapabilityResult, Diagnostic, DescribeRequest, InvokeRequest, Status};
+use crate::contract::{CapabilityResult, DescribeRequest, Diagnostic, InvokeRequest, Status};
 use crate::resources;
 use crate::runtime::Runtime;
 
@@ -180,7 +180,9 @@ impl ServerHandler for JacobianServer {
         let arguments = request.arguments.clone().unwrap_or_default();
         match resources::prompt(&request.name, &arguments) {
             Ok(text) => Ok(GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)]).into()),
-            Err(diagnostic) => Err(McpError::invalid_params(diagnostic.message.clone(), Some(json!({"diagnostic": diagnostic})))),
+            Err(diagnostic) => {
+                Err(McpError::invalid_params(diagnostic.message.clone(), Some(json!({"diagnostic": diagnostic}))))
+            }
         }
     }
 }

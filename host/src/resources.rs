@@ -125,7 +125,11 @@ pub const PROMPTS: &[PromptInfo] = &[
     PromptInfo {
         name: "jacobian-check-evidence",
         description: "How to find a compatible independent checker for a result without treating computed evidence as verified.",
-        arguments: &[("result", "a result's full_result_episode_uri, an artifact URI, or a description of the evidence", false)],
+        arguments: &[(
+            "result",
+            "a result's full_result_episode_uri, an artifact URI, or a description of the evidence",
+            false,
+        )],
     },
 ];
 

@@ -20,8 +20,8 @@ use crate::contract::{
     VerificationStatus,
 };
 use crate::digest::{Digest, canonical_json};
-use crate::episodes::{EpisodeError, Episodes, episode_uri};
 use crate::engine::{ArtifactAccess, CallBudgets, CallFailure, CallReport, EngineConfig, Entry, Sandbox};
+use crate::episodes::{EpisodeError, Episodes, episode_uri};
 use crate::policy::{Policy, PolicyError};
 use crate::registry::{self, InstallError, InstallRecord, Installed, TakenIds, Tier};
 use crate::store::{DataDir, StoreError};
@@ -246,11 +246,8 @@ impl Runtime {
             .filter(|e| e.kind == EntryKind::Verifier)
             .map(|e| (e.id.clone(), self.checker_authorized(&policy, e)))
             .collect();
-        let modes = self
-            .catalog
-            .entries()
-            .map(|e| (e.id.clone(), policy.allowed_modes(&e.id, &e.tags, &e.modes)))
-            .collect();
+        let modes =
+            self.catalog.entries().map(|e| (e.id.clone(), policy.allowed_modes(&e.id, &e.tags, &e.modes))).collect();
         Binding { profile: policy.profile.clone(), policy_digest: policy.digest(), modes, authorized }
     }
 

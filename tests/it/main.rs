@@ -2,9 +2,11 @@
 //! `jacobian` binary (MCP over stdio, CLI) and the public core API.
 
 mod concurrency;
+mod contract;
 mod countermodels;
 mod determinism;
 mod install;
 mod mcp_e2e;
 mod policy;
+mod snapshots;
 mod support;

@@ -1,41 +1,11 @@
 //! Agent-shaped tests through the real `jacobian serve` over stdio.
 
 use std::path::Path;
-use std::process::Command;
 
 use rmcp::model::CallToolRequestParams;
-use rmcp::service::RunningService;
-use rmcp::transport::TokioChildProcess;
-use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
-use crate::support::{SEARCH, VERIFY};
-
-const BIN: &str = env!("CARGO_BIN_EXE_jacobian");
-
-async fn serve(data_dir: &Path) -> RunningService<RoleClient, ()> {
-    let mut command = tokio::process::Command::new(BIN);
-    command.arg("--data-dir").arg(data_dir).arg("serve");
-    let transport = TokioChildProcess::new(command).expect("spawn jacobian serve");
-    ().serve(transport).await.expect("MCP initialize")
-}
-
-/// Call a tool; returns (structured content, is_error).
-async fn call(client: &RunningService<RoleClient, ()>, tool: &str, arguments: Value) -> (Value, bool) {
-    let arguments = arguments.as_object().cloned().expect("object arguments");
-    let result = client
-        .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments))
-        .await
-        .unwrap_or_else(|e| panic!("{tool} call failed at the protocol level: {e}"));
-    let structured = result.structured_content.clone().expect("structured content");
-    (structured, result.is_error == Some(true))
-}
-
-fn cli(data_dir: &Path, args: &[&str]) -> String {
-    let output = Command::new(BIN).arg("--data-dir").arg(data_dir).args(args).output().expect("run jacobian");
-    assert!(output.status.success(), "jacobian {args:?}: {}", String::from_utf8_lossy(&output.stderr));
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
+use crate::support::{SEARCH, VERIFY, call, cli, serve};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn agent_finds_and_verifies_the_order_two_countermodel_and_revocation_blocks_verification() {

@@ -9,7 +9,12 @@ use crate::support::{self, SEARCH, VERIFY, invoke};
 #[test]
 fn an_invalid_policy_file_withdraws_checker_authority_until_repaired() {
     let (runtime, dir) = support::runtime();
-    let found = invoke(&runtime, SEARCH, Mode::Explore, json!({"hypotheses": ["commutative"], "target": "associative", "max_order": 2}));
+    let found = invoke(
+        &runtime,
+        SEARCH,
+        Mode::Explore,
+        json!({"hypotheses": ["commutative"], "target": "associative", "max_order": 2}),
+    );
     let uri = found.check_with.and_then(|c| c.certificate_artifact).expect("certificate");
     let verify = || invoke(&runtime, VERIFY, Mode::Verify, json!({"countermodel": uri}));
     assert_eq!(verify().assurance, Assurance::Verified);

@@ -1,12 +1,17 @@
 //! Shared helpers: fresh data directories, the test guests, outside truth.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::sync::Arc;
 
 use jacobian::contract::{BudgetRequest, CapabilityResult, InvokeRequest};
 use jacobian::engine::EngineConfig;
 use jacobian::{Runtime, RuntimeConfig};
 use jacobian_guest::protocol::Mode;
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
 
 /// A runtime over a fresh data directory (kept alive by the returned guard).
@@ -61,3 +66,34 @@ pub fn without_accounting(result: &CapabilityResult) -> String {
 
 pub const SEARCH: &str = "universal_algebra.search.countermodel";
 pub const VERIFY: &str = "universal_algebra.countermodel.verify";
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_jacobian");
+
+pub async fn serve(data_dir: &Path) -> RunningService<RoleClient, ()> {
+    serve_with_args(data_dir, &[]).await
+}
+
+/// `jacobian --data-dir DIR serve ARGS…` as an MCP client session.
+pub async fn serve_with_args(data_dir: &Path, args: &[&str]) -> RunningService<RoleClient, ()> {
+    let mut command = tokio::process::Command::new(BIN);
+    command.arg("--data-dir").arg(data_dir).arg("serve").args(args);
+    let transport = TokioChildProcess::new(command).expect("spawn jacobian serve");
+    ().serve(transport).await.expect("MCP initialize")
+}
+
+/// Call a tool; returns (structured content, is_error).
+pub async fn call(client: &RunningService<RoleClient, ()>, tool: &str, arguments: Value) -> (Value, bool) {
+    let arguments = arguments.as_object().cloned().expect("object arguments");
+    let result = client
+        .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments))
+        .await
+        .unwrap_or_else(|e| panic!("{tool} call failed at the protocol level: {e}"));
+    let structured = result.structured_content.clone().expect("structured content");
+    (structured, result.is_error == Some(true))
+}
+
+pub fn cli(data_dir: &Path, args: &[&str]) -> String {
+    let output = Command::new(BIN).arg("--data-dir").arg(data_dir).args(args).output().expect("run jacobian");
+    assert!(output.status.success(), "jacobian {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}

@@ -29,8 +29,8 @@ fn artifact_references_are_found_at_any_depth_with_their_paths() {
 #[test]
 fn budgets_may_be_lowered_but_never_raised() {
     let policy = Policy::default();
-    let lowered = resolve_budgets(&policy, Some(BudgetRequest { fuel: Some(5), ..Default::default() }))
-        .expect("lower is fine");
+    let lowered =
+        resolve_budgets(&policy, Some(BudgetRequest { fuel: Some(5), ..Default::default() })).expect("lower is fine");
     assert_eq!(lowered.fuel, 5);
     assert_eq!(lowered.memory_bytes, policy.budgets.memory_bytes);
     for request in [
@@ -42,4 +42,45 @@ fn budgets_may_be_lowered_but_never_raised() {
         assert_eq!(diagnostic.code, Code::BudgetExceedsPolicy);
         assert!(diagnostic.details["path"].as_str().is_some_and(|p| p.starts_with("budget.")));
     }
+}
+
+#[test]
+fn the_verification_binding_changes_when_any_bound_part_changes() {
+    let record = VerificationRecord {
+        status: VerificationStatus::Verified,
+        reason: String::new(),
+        checker_role: "role".into(),
+        checker_digest: Digest::of(b"checker").to_string(),
+        checker_version: "1.0.0".into(),
+        checker_authorized: true,
+        certificate_format: "cayley-table-witness/1".into(),
+        certificate_artifacts: Vec::new(),
+        claim_digest: Some(Digest::of(b"claim").to_string()),
+        candidate_digest: Some(Digest::of(b"candidate").to_string()),
+        semantics_digest: Some(Digest::of(b"semantics").to_string()),
+        scope_digest: Some(Digest::of(b"scope").to_string()),
+        binding_digest: None,
+        checked: Vec::new(),
+        remaining_obligations: Vec::new(),
+    };
+    let base = verification_binding(&record).expect("complete record");
+    let other = || Some(Digest::of(b"other").to_string());
+    type Change = Box<dyn Fn(&mut VerificationRecord)>;
+    let variants: Vec<(&str, Change)> = vec![
+        ("claim", Box::new(move |r| r.claim_digest = other())),
+        ("semantics", Box::new(move |r| r.semantics_digest = other())),
+        ("candidate", Box::new(move |r| r.candidate_digest = other())),
+        ("scope", Box::new(move |r| r.scope_digest = other())),
+        ("certificate format", Box::new(|r| r.certificate_format = "lrat".into())),
+        ("checker version", Box::new(|r| r.checker_version = "1.0.1".into())),
+        ("checker digest", Box::new(|r| r.checker_digest = Digest::of(b"x").to_string())),
+    ];
+    for (part, change) in variants {
+        let mut changed = record.clone();
+        change(&mut changed);
+        assert_ne!(verification_binding(&changed), Some(base), "changing the {part} must change the binding");
+    }
+    let mut incomplete = record;
+    incomplete.semantics_digest = None;
+    assert_eq!(verification_binding(&incomplete), None, "no binding without every part");
 }
