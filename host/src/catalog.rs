@@ -61,6 +61,8 @@ pub struct CatalogEntry {
     pub tier: Tier,
     /// Provider.
     pub provider: Provider,
+    /// Install audit metadata (platform, imports, size, health probe).
+    pub audit: Value,
     /// Compiled input schema.
     pub input_validator: Arc<jsonschema::Validator>,
     /// Compiled output schema (producers).
@@ -79,6 +81,15 @@ impl Catalog {
         let mut entries = BTreeMap::new();
         for installed in components {
             let record = &installed.record;
+            let audit = json!({
+                "digest_kind": record.digest_kind,
+                "platform": record.platform,
+                "install_tier": record.tier,
+                "size_bytes": record.size_bytes,
+                "imports": record.imports,
+                "health": record.health,
+                "protocol": record.descriptor.protocol,
+            });
             for c in &record.descriptor.capabilities {
                 let Ok(input) = crate::registry::compile_schema(&c.input_schema) else { continue };
                 let output = crate::registry::compile_schema(&c.output_schema).ok().map(Arc::new);
@@ -103,6 +114,7 @@ impl Catalog {
                         tier: record.tier,
                         provider: record.provider.clone(),
                         input_validator: Arc::new(input),
+                        audit: audit.clone(),
                         output_validator: output,
                     },
                 );
@@ -130,6 +142,7 @@ impl Catalog {
                         tier: record.tier,
                         provider: record.provider.clone(),
                         input_validator: Arc::new(input),
+                        audit: audit.clone(),
                         output_validator: None,
                     },
                 );
@@ -304,9 +317,23 @@ fn project(catalog: &Catalog, binding: &Binding, e: &CatalogEntry, view: View) -
         out.insert("artifact_types".into(), json!(e.artifact_types));
         out.insert("certificate_formats".into(), json!(e.certificate_formats));
         out.insert("related_operations".into(), json!(related(catalog, e)));
+        out.insert(
+            "runtime".into(),
+            json!({
+                "modes": binding.modes(e),
+                "sandbox": "one fresh WebAssembly instance per call; no filesystem, network, environment or host clock",
+                "budgets": "fuel, memory and output budgets from the operator policy; a request may lower them (budget)",
+                "deterministic": "same input, component digest and budgets give byte-identical results",
+                "assurance": match e.kind {
+                    EntryKind::Producer => "at most COMPUTED; follow check_with in the result to verify",
+                    EntryKind::Verifier => "VERIFIED only when this checker is operator-authorized and accepts",
+                },
+            }),
+        );
     }
     if view == View::Full {
         out.insert("output_schema".into(), json!(e.output_schema));
+        out.insert("audit".into(), e.audit.clone());
         out.insert(
             "provider".into(),
             json!({
@@ -369,7 +396,20 @@ fn strip_annotations(schema: &Value) -> Value {
     match schema {
         Value::Object(map) => Value::Object(
             map.iter()
-                .filter(|(k, _)| !matches!(k.as_str(), "title" | "description" | "default" | "examples" | "$comment"))
+                .filter(|(k, _)| {
+                    !matches!(
+                        k.as_str(),
+                        "title"
+                            | "description"
+                            | "default"
+                            | "examples"
+                            | "$comment"
+                            | "discriminator"
+                            | "deprecated"
+                            | "readOnly"
+                            | "writeOnly"
+                    )
+                })
                 .map(|(k, v)| {
                     // Property names are data, not annotations: keep them all.
                     if k == "properties" || k == "$defs" {

@@ -268,6 +268,29 @@ pub struct ArtifactRef {
     pub bytes: u64,
 }
 
+/// How two things a result names are related.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, EnumIter)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Relation {
+    /// The artifact was produced from the input with this digest.
+    ProducedFrom,
+    /// The artifact is the certificate for this checker role.
+    CertificateFor,
+    /// This result checks the artifact.
+    Checks,
+}
+
+/// One relationship: `subject relation object`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Relationship {
+    /// An artifact URI, or `result` for this result.
+    pub subject: String,
+    /// The relation.
+    pub relation: Relation,
+    /// An input digest, a checker role or an artifact URI.
+    pub object: String,
+}
+
 /// Where and how to check a producer's result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct CheckRoute {
@@ -376,6 +399,8 @@ pub struct CapabilityResult {
     pub output: Option<Value>,
     /// Stored artifacts.
     pub artifacts: Vec<ArtifactRef>,
+    /// How the artifacts relate to the input, to checkers and to this result.
+    pub relationships: Vec<Relationship>,
     /// Scope and completeness.
     pub scope: Option<Scope>,
     /// Qualifiers.
@@ -418,6 +443,7 @@ impl CapabilityResult {
             status: Status::Failed,
             output: None,
             artifacts: Vec::new(),
+            relationships: Vec::new(),
             scope: None,
             qualifiers: Vec::new(),
             assurance: Assurance::None,

@@ -16,8 +16,8 @@ use crate::bundled::BUNDLED;
 use crate::catalog::{self, Binding, Catalog, CatalogEntry, EntryKind};
 use crate::contract::{
     Accounting, ArtifactRef, Assurance, BudgetRequest, CapabilityResult, CheckRoute, Code, DescribeRequest, Diagnostic,
-    InvokeRequest, Provenance, RESULT_CONTRACT, ResultView, SCOPE_RULE, Stage, Status, Transport, VerificationRecord,
-    VerificationStatus,
+    InvokeRequest, Provenance, RESULT_CONTRACT, Relation, Relationship, ResultView, SCOPE_RULE, Stage, Status,
+    Transport, VerificationRecord, VerificationStatus,
 };
 use crate::digest::{Digest, canonical_json};
 use crate::engine::{ArtifactAccess, CallBudgets, CallFailure, CallReport, EngineConfig, Entry, Sandbox};
@@ -500,6 +500,22 @@ impl Runtime {
                 .find(|a| a.role == route.certificate_artifact_role)
                 .map(|a| a.uri.clone()),
         });
+        result.relationships = result
+            .artifacts
+            .iter()
+            .map(|a| Relationship {
+                subject: a.uri.clone(),
+                relation: Relation::ProducedFrom,
+                object: call.input_digest.to_string(),
+            })
+            .chain(result.check_with.iter().filter_map(|route| {
+                Some(Relationship {
+                    subject: route.certificate_artifact.clone()?,
+                    relation: Relation::CertificateFor,
+                    object: route.checker_role.clone(),
+                })
+            }))
+            .collect();
         result.status = Status::Completed;
         result.output = Some(outcome.output);
         result.scope = Some(outcome.scope);
@@ -573,6 +589,11 @@ impl Runtime {
         record.binding_digest = verification_binding(&record).map(|d| d.to_string());
         record.checked = verdict.checked.clone();
         record.remaining_obligations = verdict.remaining_obligations.clone();
+        result.relationships = call
+            .references
+            .iter()
+            .map(|uri| Relationship { subject: "result".into(), relation: Relation::Checks, object: uri.clone() })
+            .collect();
         result.status = Status::Completed;
         result.assurance =
             if record.status == VerificationStatus::Verified { Assurance::Verified } else { Assurance::None };
@@ -673,6 +694,7 @@ impl Call<'_> {
             status: Status::Failed,
             output: None,
             artifacts: Vec::new(),
+            relationships: Vec::new(),
             scope: None,
             qualifiers: Vec::new(),
             assurance: Assurance::None,
