@@ -196,6 +196,26 @@ pub enum Code {
     StorageFailed,
     /// No such resource (URI).
     ResourceNotFound,
+    /// No workspace has this id.
+    WorkspaceNotFound,
+    /// No such revision.
+    RevisionNotFound,
+    /// The base revision is no longer the branch head (`details.current_head`).
+    RevisionConflict,
+    /// The idempotency key was used with a different payload.
+    IdempotencyConflict,
+    /// A reference names no card of the workspace nor an earlier client_ref.
+    UnknownReference,
+    /// A link would close a cycle of explicit links.
+    LinkCycle,
+    /// A client_ref is used twice in one write.
+    DuplicateClientRef,
+    /// The lifecycle rules forbid this mark now.
+    MarkNotAllowed,
+    /// A mark without a reason.
+    MissingReason,
+    /// A field above its size limit.
+    Oversized,
 }
 
 /// The stage at which a call stopped.
@@ -216,6 +236,8 @@ pub enum Stage {
     Output,
     /// Storing artifacts.
     Storage,
+    /// Committing a workspace revision.
+    Commit,
 }
 
 /// A typed failure: `{code, stage, message, suggestion, details}`.

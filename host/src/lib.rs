@@ -16,5 +16,6 @@ pub mod registry;
 pub mod resources;
 pub mod runtime;
 pub mod store;
+pub mod workspace;
 
 pub use runtime::{Runtime, RuntimeConfig};

@@ -112,10 +112,48 @@ enum Command {
         #[arg(long)]
         expect_digest: Option<Digest>,
     },
+    /// The epistemic workspace: open, write, query (JSON request files, as over MCP) and graph.
+    Workspace {
+        #[command(subcommand)]
+        action: WorkspaceAction,
+    },
     /// Operator control of checker authorization.
     Checkers {
         #[command(subcommand)]
         action: CheckerAction,
+    },
+}
+
+#[derive(Subcommand)]
+enum WorkspaceAction {
+    /// workspace.open with the JSON request in FILE (`-` for stdin).
+    Open {
+        /// Request file.
+        #[arg(long)]
+        file: PathBuf,
+    },
+    /// workspace.write with the JSON request in FILE (`-` for stdin).
+    Write {
+        /// Request file.
+        #[arg(long)]
+        file: PathBuf,
+    },
+    /// workspace.query with the JSON request in FILE (`-` for stdin).
+    Query {
+        /// Request file.
+        #[arg(long)]
+        file: PathBuf,
+    },
+    /// Draw a workspace: cards, dependency and assumption links, marks, stale cards.
+    Graph {
+        /// Workspace id.
+        id: String,
+        /// dot or svg.
+        #[arg(long, default_value = "svg")]
+        format: String,
+        /// Draw the workspace at this revision (default: the head).
+        #[arg(long)]
+        revision: Option<String>,
     },
 }
 
@@ -144,6 +182,18 @@ fn parse_mode(text: &str) -> Result<Mode, String> {
         "VERIFY" => Ok(Mode::Verify),
         other => Err(format!("mode must be EXPLORE or VERIFY, got {other}")),
     }
+}
+
+/// Read a JSON request from a file or stdin (`-`), naming the file in errors.
+fn read_json<T: serde::de::DeserializeOwned>(file: &std::path::Path) -> anyhow::Result<T> {
+    let text = if file.as_os_str() == "-" {
+        let mut text = String::new();
+        std::io::stdin().read_to_string(&mut text)?;
+        text
+    } else {
+        std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?
+    };
+    serde_json::from_str(&text).with_context(|| format!("{}: not a valid request", file.display()))
 }
 
 /// Parse an upper-case vocabulary name (e.g. CONTRACT) into its enum.
@@ -303,6 +353,43 @@ fn main() -> anyhow::Result<()> {
                     "  checker role {} as {} (not authorized until `jacobian checkers authorize`)",
                     k.role, k.capability_id
                 );
+            }
+            Ok(())
+        }
+        Command::Workspace { action } => {
+            let runtime = open(data_dir)?;
+            let workspaces = runtime.workspaces();
+            let answer = match action {
+                WorkspaceAction::Open { file } => workspaces.open(runtime.data(), &read_json(&file)?),
+                WorkspaceAction::Write { file } => workspaces.write(runtime.data(), &read_json(&file)?),
+                WorkspaceAction::Query { file } => workspaces.query(&read_json(&file)?),
+                WorkspaceAction::Graph { id, format, revision } => {
+                    let revision = match revision {
+                        Some(text) => Some(
+                            jacobian::workspace::model::parse_numbered(&text, "rev")
+                                .with_context(|| format!("--revision {text}: expected rev-<n>"))?,
+                        ),
+                        None => None,
+                    };
+                    match workspaces.state(&id, revision) {
+                        Ok(state) => {
+                            match format.as_str() {
+                                "dot" => print!("{}", jacobian::workspace::graph::dot(&state)),
+                                "svg" => print!("{}", jacobian::workspace::graph::svg(&state)),
+                                other => bail!("--format {other}: expected dot or svg"),
+                            }
+                            return Ok(());
+                        }
+                        Err(diagnostic) => Err(diagnostic),
+                    }
+                }
+            };
+            match answer {
+                Ok(value) => println!("{}", serde_json::to_string_pretty(&value)?),
+                Err(diagnostic) => {
+                    println!("{}", serde_json::to_string_pretty(&serde_json::json!({"diagnostic": diagnostic}))?);
+                    std::process::exit(2);
+                }
             }
             Ok(())
         }

@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 
 use crate::contract::{CapabilityResult, DescribeRequest, Diagnostic, InvokeRequest, Status};
 use crate::resources;
+use crate::workspace::wire::{OpenRequest, QueryRequest, WriteRequest};
 use crate::runtime::Runtime;
 
 /// What the initialization response tells an agent.
@@ -98,6 +99,58 @@ never conclusions.",
             .map_err(|e| McpError::internal_error(format!("invocation thread failed: {e}"), None))?;
         Ok(invoke_tool_result(&result))
     }
+
+    #[tool(
+        name = "workspace.open",
+        description = "Create one durable workspace: exactly one canonical problem card (kind GOAL, card-1), a pinned \
+main branch and an immutable initial revision (rev-0). Idempotent by idempotency_key. Persistence has no mathematical \
+assurance: everything recorded is AGENT_RECORDED and UNVERIFIED."
+    )]
+    async fn workspace_open(&self, Parameters(request): Parameters<OpenRequest>) -> Result<CallToolResult, McpError> {
+        let runtime = self.runtime.clone();
+        blocking(move || runtime.workspaces().open(runtime.data(), &request)).await
+    }
+
+    #[tool(
+        name = "workspace.write",
+        description = "Append one revision to a workspace against an exact base_revision (it must still be the head; \
+otherwise REVISION_CONFLICT names the head and nothing is written). Every write carries an idempotency_key. Entries, \
+in order: finding {client_ref, kind, title, body, depends_on, assumptions}, attempt {target, method, outcome, \
+summary}, mark {card, mark, reason, replacement}, focus {cards}, scratch {text}. References are card ids or client_refs \
+of earlier entries of the same write. Marks need a reason; CLOSED applies to GOAL or OPEN_QUESTION only; a RETRACTED or \
+SUPERSEDED card must be restored with ACTIVE before CLOSED or ARCHIVED. Attempt outcome COMPLETED never means \
+VERIFIED and never closes a goal. Drafts cannot set verification, assertion or stale."
+    )]
+    async fn workspace_write(&self, Parameters(request): Parameters<WriteRequest>) -> Result<CallToolResult, McpError> {
+        let runtime = self.runtime.clone();
+        blocking(move || runtime.workspaces().write(runtime.data(), &request)).await
+    }
+
+    #[tool(
+        name = "workspace.query",
+        description = "Read a deterministic, bounded view of a workspace, at the head or an exact revision_id: RESUME \
+(where things stand), FRONTIER (active goals and open questions), ATTEMPTS (newest first, optionally of one card), \
+CONTEXT (requires target_card_id: its dependency-first closure through explicit links, total_dependency_count, \
+truncated, and recent attempts; it infers no relevance or missing premises), STALE (active cards that depend on a \
+RETRACTED or SUPERSEDED card; no warning says nothing about truth)."
+    )]
+    async fn workspace_query(&self, Parameters(request): Parameters<QueryRequest>) -> Result<CallToolResult, McpError> {
+        let runtime = self.runtime.clone();
+        blocking(move || runtime.workspaces().query(&request)).await
+    }
+}
+
+/// Run a workspace call on a blocking thread and shape its tool result.
+async fn blocking(
+    call: impl FnOnce() -> Result<Value, Diagnostic> + Send + 'static,
+) -> Result<CallToolResult, McpError> {
+    let answer = tokio::task::spawn_blocking(call)
+        .await
+        .map_err(|e| McpError::internal_error(format!("workspace thread failed: {e}"), None))?;
+    Ok(match answer {
+        Ok(value) => CallToolResult::structured(value),
+        Err(diagnostic) => CallToolResult::structured_error(json!({"diagnostic": diagnostic})),
+    })
 }
 
 #[tool_handler(router = self.tool_router)]

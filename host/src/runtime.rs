@@ -25,6 +25,8 @@ use crate::episodes::{EpisodeError, Episodes, episode_uri};
 use crate::policy::{Policy, PolicyError};
 use crate::registry::{self, InstallError, InstallRecord, Installed, TakenIds, Tier};
 use crate::store::{DataDir, StoreError};
+use crate::workspace::Workspaces;
+use crate::workspace::store::SqliteStore;
 
 /// The SQLite database inside the data directory (a fixed name).
 pub const DATABASE_FILE: &str = "jacobian.db";
@@ -72,6 +74,7 @@ pub struct Runtime {
     policy: Mutex<(Option<SystemTime>, Arc<Policy>)>,
     load_failures: Vec<LoadFailure>,
     episodes: Episodes,
+    workspaces: Workspaces,
 }
 
 impl Runtime {
@@ -140,6 +143,9 @@ impl Runtime {
         }
         let catalog = Catalog::build(components.values().map(Arc::as_ref));
         let episodes = Episodes::open(&data.path().join(DATABASE_FILE))?;
+        let workspace_store = SqliteStore::open(&data.path().join(DATABASE_FILE))
+            .map_err(|e| OpenError::Engine(e.to_string()))?;
+        let workspaces = Workspaces::new(Box::new(workspace_store));
         let modified = data.policy_modified();
         Ok(Runtime {
             data,
@@ -150,6 +156,7 @@ impl Runtime {
             policy: Mutex::new((modified, Arc::new(policy))),
             load_failures,
             episodes,
+            workspaces,
         })
     }
 
@@ -316,6 +323,11 @@ impl Runtime {
             full_result_episode_uri: uri,
         });
         result.text = projection.text;
+    }
+
+    /// The epistemic workspace service.
+    pub fn workspaces(&self) -> &Workspaces {
+        &self.workspaces
     }
 
     /// The canonical bytes of a stored episode.

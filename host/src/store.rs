@@ -77,9 +77,14 @@ impl DataDir {
     /// Store an artifact envelope as canonical JSON; returns its digest.
     pub fn put_artifact(&self, envelope: &serde_json::Value) -> Result<(Digest, u64), StoreError> {
         let bytes = canonical_json(envelope);
-        let digest = Digest::of(&bytes);
-        self.write_once(&artifact_name(&digest), &bytes)?;
-        Ok((digest, bytes.len() as u64))
+        Ok((self.put_canonical(&bytes)?, bytes.len() as u64))
+    }
+
+    /// Store artifact bytes that are already canonical JSON.
+    pub fn put_canonical(&self, bytes: &[u8]) -> Result<Digest, StoreError> {
+        let digest = Digest::of(bytes);
+        self.write_once(&artifact_name(&digest), bytes)?;
+        Ok(digest)
     }
 
     /// Read an artifact, re-hashing it.

@@ -10,3 +10,4 @@ mod mcp_e2e;
 mod policy;
 mod snapshots;
 mod support;
+mod workspace;

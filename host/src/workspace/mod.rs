@@ -1,0 +1,341 @@
+//! The epistemic workspace: `workspace.open`, `workspace.write`,
+//! `workspace.query`.
+//!
+//! **Invariant:** the workspace is append-only. A write becomes the next
+//! revision only when its idempotency key is unused and its base is still the
+//! head, in one transaction; otherwise nothing is written. Every recorded item
+//! is AGENT_RECORDED and UNVERIFIED: nothing here can set verification,
+//! assertion or staleness, and no attempt outcome closes or verifies anything.
+
+pub mod graph;
+pub mod model;
+pub mod query;
+pub mod store;
+pub mod wire;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use jacobian_guest::protocol::ARTIFACT_VERSION;
+use serde_json::{Value, json};
+
+use crate::contract::{Code, Diagnostic, Stage};
+use crate::digest::{Digest, canonical_json};
+use crate::store::DataDir;
+use model::{State, WriteError, card_id, parse_numbered, revision_id};
+use store::{Appended, Remembered, RevisionRow, StoreFailure, WorkspaceStore};
+use wire::{OpenRequest, QueryRequest, QueryView, WriteRequest};
+
+/// Schema of revision artifacts.
+pub const REVISION_SCHEMA: &str = "jacobian:workspace/revision@1";
+/// The only branch.
+pub const BRANCH: &str = "main";
+
+/// The workspace service over a store.
+pub struct Workspaces {
+    store: Box<dyn WorkspaceStore>,
+    /// Head states by workspace id.
+    cache: Mutex<BTreeMap<String, Arc<State>>>,
+}
+
+fn diagnostic(code: Code, stage: Stage, path: &str, message: impl Into<String>, suggestion: &str) -> Diagnostic {
+    Diagnostic::new(code, stage, message, suggestion).with("path", path)
+}
+
+fn from_write(error: WriteError) -> Diagnostic {
+    diagnostic(error.code, Stage::Validation, &error.path, error.message, "fix the named field; nothing was written")
+}
+
+fn storage(error: StoreFailure) -> Diagnostic {
+    Diagnostic::new(Code::StorageFailed, Stage::Storage, error.to_string(), "retry; nothing was written")
+}
+
+fn recorded() -> Value {
+    json!({"recorded_by": "AGENT_RECORDED", "verification": "UNVERIFIED"})
+}
+
+fn check_key(key: &str) -> Result<(), Diagnostic> {
+    if key.is_empty() || key.len() > 128 || key.chars().any(char::is_control) {
+        return Err(diagnostic(
+            Code::InvalidRequest,
+            Stage::Request,
+            "idempotency_key",
+            "must be 1..=128 printable characters",
+            "use one fresh key per intended mutation",
+        ));
+    }
+    Ok(())
+}
+
+/// SHA-256 (hex) of a request without its idempotency key.
+fn payload_digest(request: &impl serde::Serialize) -> String {
+    let mut value = serde_json::to_value(request).unwrap_or_default();
+    if let Some(map) = value.as_object_mut() {
+        map.remove("idempotency_key");
+    }
+    Digest::of_json(&value).to_hex()
+}
+
+fn replay(remembered: Remembered, payload: &str, scope: &str) -> Result<Value, Diagnostic> {
+    if remembered.payload_digest != payload {
+        return Err(diagnostic(
+            Code::IdempotencyConflict,
+            Stage::Commit,
+            "idempotency_key",
+            format!("this key was already used in {scope} with a different payload"),
+            "use a fresh key for a different mutation",
+        ));
+    }
+    serde_json::from_slice(&remembered.response)
+        .map_err(|e| Diagnostic::new(Code::StorageFailed, Stage::Storage, e.to_string(), "retry"))
+}
+
+fn envelope(action: &str, payload: &str, content: Value) -> Value {
+    json!({
+        "artifact_version": ARTIFACT_VERSION,
+        "schema_uri": REVISION_SCHEMA,
+        "role": "revision",
+        "lineage": {"capability_id": action, "input_digest": payload, "provider_digest": ""},
+        "content": content,
+    })
+}
+
+impl Workspaces {
+    /// The service over `store`.
+    pub fn new(store: Box<dyn WorkspaceStore>) -> Self {
+        Workspaces { store, cache: Mutex::new(BTreeMap::new()) }
+    }
+
+    /// `workspace.open`.
+    pub fn open(&self, data: &DataDir, request: &OpenRequest) -> Result<Value, Diagnostic> {
+        check_key(&request.idempotency_key)?;
+        let state = State::open(&request.title, &request.statement).map_err(from_write)?;
+        let payload = payload_digest(request);
+        if let Some(earlier) = self.store.remembered("open", &request.idempotency_key).map_err(storage)? {
+            return replay(earlier, &payload, "workspace.open");
+        }
+        let workspace_id = format!("ws-{}", &Digest::of(request.idempotency_key.as_bytes()).to_hex()[..16]);
+        let content = json!({
+            "workspace_id": workspace_id, "branch": BRANCH, "revision": revision_id(0), "base_revision": null,
+            "entries": [{"type": "finding", "id": card_id(1), "kind": "GOAL", "title": request.title, "body": request.statement}],
+        });
+        let artifact = envelope("workspace.open", &payload, content);
+        let artifact_bytes = canonical_json(&artifact);
+        let response = json!({
+            "workspace_id": workspace_id,
+            "problem_card_id": card_id(1),
+            "branch": BRANCH,
+            "revision_id": revision_id(0),
+            "revision_artifact_uri": Digest::of(&artifact_bytes).artifact_uri(),
+            "provenance": recorded(),
+        });
+        let row = RevisionRow {
+            number: 0,
+            request: canonical_json(&json!({"title": request.title, "statement": request.statement})),
+            artifact: artifact_bytes.clone(),
+        };
+        let remember = Remembered { payload_digest: payload.clone(), response: canonical_json(&response) };
+        if let Some(earlier) =
+            self.store.create(&workspace_id, &row, &request.idempotency_key, &remember).map_err(storage)?
+        {
+            return replay(earlier, &payload, "workspace.open");
+        }
+        data.put_canonical(&artifact_bytes).map_err(|e| Diagnostic::new(Code::StorageFailed, Stage::Storage, e.to_string(), "retry"))?;
+        self.cache_put(&workspace_id, Arc::new(state));
+        Ok(response)
+    }
+
+    /// `workspace.write`.
+    pub fn write(&self, data: &DataDir, request: &WriteRequest) -> Result<Value, Diagnostic> {
+        check_key(&request.idempotency_key)?;
+        let base = parse_numbered(&request.base_revision, "rev").ok_or_else(|| {
+            diagnostic(Code::InvalidRequest, Stage::Request, "base_revision", "is not a revision id (rev-<n>)", "pass the revision_id of the head you read")
+        })?;
+        let payload = payload_digest(request);
+        let ws = request.workspace_id.as_str();
+        if let Some(earlier) = self.store.remembered(ws, &request.idempotency_key).map_err(storage)? {
+            return replay(earlier, &payload, ws);
+        }
+        let state = self.state(ws, None)?;
+        if base != state.revision {
+            return Err(conflict(state.revision));
+        }
+        let (next, assigned, resolved) = state.apply(&request.entries).map_err(from_write)?;
+        let content = json!({
+            "workspace_id": ws, "branch": BRANCH, "revision": revision_id(next.revision),
+            "base_revision": revision_id(base), "entries": resolved,
+        });
+        let artifact = envelope("workspace.write", &payload, content);
+        let artifact_bytes = canonical_json(&artifact);
+        let stale = next.stale();
+        let new_stale: Vec<String> = stale
+            .keys()
+            .filter(|n| !state.stale().contains_key(n))
+            .map(|n| card_id(*n))
+            .collect();
+        let response = json!({
+            "workspace_id": ws,
+            "branch": BRANCH,
+            "revision_id": revision_id(next.revision),
+            "base_revision": revision_id(base),
+            "revision_artifact_uri": Digest::of(&artifact_bytes).artifact_uri(),
+            "assigned": assigned.iter().map(|(r, id)| json!({"client_ref": r, "id": id})).collect::<Vec<_>>(),
+            "stale_warnings": {"newly_stale": new_stale, "stale_total": stale.len()},
+            "provenance": recorded(),
+        });
+        let row = RevisionRow {
+            number: next.revision,
+            request: canonical_json(&serde_json::to_value(&request.entries).unwrap_or_default()),
+            artifact: artifact_bytes.clone(),
+        };
+        let remember = Remembered { payload_digest: payload.clone(), response: canonical_json(&response) };
+        match self.store.append(ws, base, &row, &request.idempotency_key, &remember).map_err(storage)? {
+            Appended::Done => {
+                data.put_canonical(&artifact_bytes)
+                    .map_err(|e| Diagnostic::new(Code::StorageFailed, Stage::Storage, e.to_string(), "retry"))?;
+                self.cache_put(ws, Arc::new(next));
+                Ok(response)
+            }
+            Appended::Conflict { head } => Err(conflict(head)),
+            Appended::Remembered(earlier) => replay(earlier, &payload, ws),
+            Appended::NotFound => Err(not_found(ws)),
+        }
+    }
+
+    /// `workspace.query`.
+    pub fn query(&self, request: &QueryRequest) -> Result<Value, Diagnostic> {
+        let limit = request.limit.unwrap_or(query::DEFAULT_LIMIT as u32) as usize;
+        if !(1..=query::MAX_LIMIT).contains(&limit) {
+            return Err(diagnostic(Code::InvalidRequest, Stage::Request, "limit", format!("must be 1..={}", query::MAX_LIMIT), ""));
+        }
+        let revision = match &request.revision_id {
+            Some(text) => Some(parse_numbered(text, "rev").ok_or_else(|| {
+                diagnostic(Code::InvalidRequest, Stage::Request, "revision_id", "is not a revision id (rev-<n>)", "")
+            })?),
+            None => None,
+        };
+        let head = self.head(&request.workspace_id)?;
+        let state = self.state(&request.workspace_id, revision)?;
+        let target = match &request.target_card_id {
+            Some(text) => Some(parse_numbered(text, "card").filter(|n| state.card(*n).is_some()).ok_or_else(|| {
+                diagnostic(
+                    Code::UnknownReference,
+                    Stage::Validation,
+                    "target_card_id",
+                    format!("{text:?} is not a card of this workspace at {}", revision_id(state.revision)),
+                    "use a card id from RESUME or FRONTIER",
+                )
+            })?),
+            None if request.view == QueryView::Context => {
+                return Err(diagnostic(Code::InvalidRequest, Stage::Request, "target_card_id", "CONTEXT requires target_card_id", ""));
+            }
+            None => None,
+        };
+        Ok(json!({
+            "workspace_id": request.workspace_id,
+            "branch": BRANCH,
+            "view": request.view,
+            "revision_id": revision_id(state.revision),
+            "head_revision_id": revision_id(head),
+            "result": query::view(&state, request.view, target, limit),
+            "provenance": recorded(),
+        }))
+    }
+
+    fn head(&self, workspace_id: &str) -> Result<u64, Diagnostic> {
+        self.store.head(workspace_id).map_err(storage)?.ok_or_else(|| not_found(workspace_id))
+    }
+
+    /// The workspace at `revision` (default: the head), folded from storage.
+    pub fn state(&self, workspace_id: &str, revision: Option<u64>) -> Result<Arc<State>, Diagnostic> {
+        let head = self.head(workspace_id)?;
+        let target = revision.unwrap_or(head);
+        if target > head {
+            return Err(diagnostic(
+                Code::RevisionNotFound,
+                Stage::Request,
+                "revision_id",
+                format!("{} does not exist; the head is {}", revision_id(target), revision_id(head)),
+                "",
+            ));
+        }
+        let cached = self.cache.lock().unwrap_or_else(|e| e.into_inner()).get(workspace_id).cloned();
+        let start = match cached {
+            Some(state) if state.revision == target => return Ok(state),
+            Some(state) if state.revision < target => Some(state),
+            _ => None,
+        };
+        let from = start.as_ref().map_or(0, |s| s.revision + 1);
+        let rows = self.store.revisions(workspace_id, from, target).map_err(storage)?;
+        let mut state = start.map(|s| (*s).clone());
+        for row in rows {
+            state = Some(fold(state, &row).map_err(|message| {
+                Diagnostic::new(Code::StorageFailed, Stage::Storage, format!("{workspace_id} {}: {message}", revision_id(row.number)), "")
+            })?);
+        }
+        let state = Arc::new(state.ok_or_else(|| not_found(workspace_id))?);
+        if target == head {
+            self.cache_put(workspace_id, state.clone());
+        }
+        Ok(state)
+    }
+
+    fn cache_put(&self, workspace_id: &str, state: Arc<State>) {
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        if cache.get(workspace_id).is_none_or(|s| s.revision <= state.revision) {
+            cache.insert(workspace_id.to_owned(), state);
+        }
+    }
+
+    /// Rewrite any revision artifact missing from the artifact store (after a
+    /// crash between commit and file write). Returns how many were restored.
+    pub fn repair_artifacts(&self, data: &DataDir, workspace_id: &str) -> Result<usize, Diagnostic> {
+        let head = self.head(workspace_id)?;
+        let mut restored = 0;
+        for row in self.store.revisions(workspace_id, 0, head).map_err(storage)? {
+            let digest = Digest::of(&row.artifact);
+            if data.read_artifact(&digest).is_err() {
+                data.put_canonical(&row.artifact)
+                    .map_err(|e| Diagnostic::new(Code::StorageFailed, Stage::Storage, e.to_string(), ""))?;
+                restored += 1;
+            }
+        }
+        Ok(restored)
+    }
+}
+
+fn fold(state: Option<State>, row: &RevisionRow) -> Result<State, String> {
+    match state {
+        None if row.number == 0 => {
+            let opened: Value = serde_json::from_slice(&row.request).map_err(|e| e.to_string())?;
+            State::open(opened["title"].as_str().unwrap_or_default(), opened["statement"].as_str().unwrap_or_default())
+                .map_err(|e| e.message)
+        }
+        Some(state) if row.number == state.revision + 1 => {
+            let entries: Vec<wire::Entry> = serde_json::from_slice(&row.request).map_err(|e| e.to_string())?;
+            state.apply(&entries).map(|(next, _, _)| next).map_err(|e| format!("{}: {}", e.path, e.message))
+        }
+        _ => Err(format!("revision {} is out of sequence", row.number)),
+    }
+}
+
+fn conflict(head: u64) -> Diagnostic {
+    diagnostic(
+        Code::RevisionConflict,
+        Stage::Commit,
+        "base_revision",
+        format!("the branch head is {}; nothing was written", revision_id(head)),
+        "query the workspace at the head, then write again against it",
+    )
+    .with("current_head", revision_id(head))
+}
+
+fn not_found(workspace_id: &str) -> Diagnostic {
+    diagnostic(
+        Code::WorkspaceNotFound,
+        Stage::Request,
+        "workspace_id",
+        format!("no workspace {:?}", workspace_id.chars().take(80).collect::<String>()),
+        "use the workspace_id returned by workspace.open",
+    )
+}
