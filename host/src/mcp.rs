@@ -21,8 +21,8 @@ use serde_json::{Value, json};
 
 use crate::contract::{CapabilityResult, DescribeRequest, Diagnostic, InvokeRequest, Status};
 use crate::resources;
-use crate::workspace::wire::{OpenRequest, QueryRequest, WriteRequest};
 use crate::runtime::Runtime;
+use crate::workspace::wire::{OpenRequest, QueryRequest, WriteRequest};
 
 /// What the initialization response tells an agent.
 pub const INSTRUCTIONS: &str = "Jacobian runs installed mathematical capabilities (finite search, enumeration, \

@@ -143,8 +143,8 @@ impl Runtime {
         }
         let catalog = Catalog::build(components.values().map(Arc::as_ref));
         let episodes = Episodes::open(&data.path().join(DATABASE_FILE))?;
-        let workspace_store = SqliteStore::open(&data.path().join(DATABASE_FILE))
-            .map_err(|e| OpenError::Engine(e.to_string()))?;
+        let workspace_store =
+            SqliteStore::open(&data.path().join(DATABASE_FILE)).map_err(|e| OpenError::Engine(e.to_string()))?;
         let workspaces = Workspaces::new(Box::new(workspace_store));
         let modified = data.policy_modified();
         Ok(Runtime {

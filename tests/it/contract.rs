@@ -399,7 +399,10 @@ async fn underscore_tool_names_serve_the_same_tools() {
     let mut names: Vec<String> =
         client.list_all_tools().await.unwrap().into_iter().map(|t| t.name.to_string()).collect();
     names.sort();
-    assert_eq!(names, vec!["capability_describe", "capability_invoke"]);
+    assert_eq!(
+        names,
+        vec!["capability_describe", "capability_invoke", "workspace_open", "workspace_query", "workspace_write"]
+    );
     let (page, _) = call(&client, "capability_describe", json!({"query": "magma"})).await;
     assert_eq!(page["form"], "SEARCH");
     client.cancel().await.expect("shutdown");

@@ -11,3 +11,5 @@ mod policy;
 mod snapshots;
 mod support;
 mod workspace;
+mod workspace_props;
+mod workspace_server;

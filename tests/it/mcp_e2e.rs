@@ -14,8 +14,13 @@ async fn agent_finds_and_verifies_the_order_two_countermodel_and_revocation_bloc
 
     let tools: Vec<String> =
         client.list_all_tools().await.expect("tools").into_iter().map(|t| t.name.to_string()).collect();
-    assert_eq!(tools.len(), 2, "{tools:?}");
-    assert!(tools.contains(&"capability.describe".to_owned()) && tools.contains(&"capability.invoke".to_owned()));
+    let mut tools = tools;
+    tools.sort();
+    assert_eq!(
+        tools,
+        ["capability.describe", "capability.invoke", "workspace.open", "workspace.query", "workspace.write"],
+        "the five tools, and no authorization tool"
+    );
 
     let (found, _) =
         call(&client, "capability.describe", json!({"query": "counterexample associativity commutative magma"})).await;

@@ -9,7 +9,11 @@ use serde_json::{Value, json};
 use crate::support;
 
 fn open(runtime: &Runtime, key: &str) -> Value {
-    let request = OpenRequest { idempotency_key: key.into(), title: "Decide associativity".into(), statement: "Is every commutative magma associative?".into() };
+    let request = OpenRequest {
+        idempotency_key: key.into(),
+        title: "Decide associativity".into(),
+        statement: "Is every commutative magma associative?".into(),
+    };
     runtime.workspaces().open(runtime.data(), &request).expect("opens")
 }
 
@@ -22,12 +26,24 @@ fn write(runtime: &Runtime, ws: &str, base: &str, key: &str, entries: Value) -> 
 }
 
 fn query(workspaces: &Workspaces, ws: &str, view: QueryView, target: Option<&str>, limit: Option<u32>) -> Value {
-    let request = QueryRequest { workspace_id: ws.into(), view, revision_id: None, target_card_id: target.map(Into::into), limit };
+    let request = QueryRequest {
+        workspace_id: ws.into(),
+        view,
+        revision_id: None,
+        target_card_id: target.map(Into::into),
+        limit,
+    };
     workspaces.query(&request).expect("query")["result"].clone()
 }
 
 fn head(workspaces: &Workspaces, ws: &str) -> String {
-    let request = QueryRequest { workspace_id: ws.into(), view: QueryView::Resume, revision_id: None, target_card_id: None, limit: None };
+    let request = QueryRequest {
+        workspace_id: ws.into(),
+        view: QueryView::Resume,
+        revision_id: None,
+        target_card_id: None,
+        limit: None,
+    };
     workspaces.query(&request).expect("query")["head_revision_id"].as_str().unwrap().to_owned()
 }
 
@@ -47,7 +63,8 @@ fn open_creates_one_goal_card_and_is_idempotent_by_key() {
     assert_eq!(resume["problem"]["kind"], "GOAL");
     assert_eq!(resume["cards_total"], 1);
     assert_eq!(resume["problem"]["provenance"], json!({"recorded_by": "AGENT_RECORDED", "verification": "UNVERIFIED"}));
-    let artifact = jacobian::resources::read(&runtime, first["revision_artifact_uri"].as_str().unwrap()).expect("artifact");
+    let artifact =
+        jacobian::resources::read(&runtime, first["revision_artifact_uri"].as_str().unwrap()).expect("artifact");
     let artifact: Value = serde_json::from_str(&artifact.text).unwrap();
     assert_eq!(artifact["schema_uri"], "jacobian:workspace/revision@1");
     assert_eq!(artifact["content"]["entries"][0]["kind"], "GOAL");
@@ -62,7 +79,8 @@ fn writes_advance_only_from_the_head_and_replay_by_key() {
     assert_eq!(first["revision_id"], "rev-1");
     assert_eq!(first["assigned"], json!([{"client_ref": "l", "id": "card-2"}]));
     assert_eq!(write(&runtime, &ws, "rev-0", "w1", entries.clone()).expect("replayed"), first);
-    let reused = write(&runtime, &ws, "rev-1", "w1", json!([{"type": "scratch", "text": "other"}])).expect_err("reused key");
+    let reused =
+        write(&runtime, &ws, "rev-1", "w1", json!([{"type": "scratch", "text": "other"}])).expect_err("reused key");
     assert_eq!(serde_json::to_value(reused.code).unwrap(), "IDEMPOTENCY_CONFLICT");
     let stale_base = write(&runtime, &ws, "rev-0", "w2", entries).expect_err("stale base");
     assert_eq!(serde_json::to_value(stale_base.code).unwrap(), "REVISION_CONFLICT");
@@ -74,22 +92,63 @@ fn writes_advance_only_from_the_head_and_replay_by_key() {
 fn bad_entries_are_typed_errors_naming_the_field_and_write_nothing() {
     let (runtime, _dir) = support::runtime();
     let ws = open(&runtime, "k")["workspace_id"].as_str().unwrap().to_owned();
-    write(&runtime, &ws, "rev-0", "setup", json!([{"type": "finding", "kind": "LEMMA", "title": "a lemma"}])).expect("setup");
+    write(&runtime, &ws, "rev-0", "setup", json!([{"type": "finding", "kind": "LEMMA", "title": "a lemma"}]))
+        .expect("setup");
     let cases: Vec<(Value, &str, &str)> = vec![
-        (json!([{"type": "finding", "kind": "CLAIM", "title": "t", "depends_on": ["card-99"]}]), "UNKNOWN_REFERENCE", "entries.0.depends_on.0"),
-        (json!([{"type": "finding", "client_ref": "a", "kind": "CLAIM", "title": "t", "depends_on": ["a"]}]), "LINK_CYCLE", "entries.0.depends_on.0"),
-        (json!([{"type": "finding", "client_ref": "a", "kind": "CLAIM", "title": "t", "assumptions": ["b"]},
-                {"type": "finding", "client_ref": "b", "kind": "CLAIM", "title": "u", "depends_on": ["a"]}]), "LINK_CYCLE", "entries.0.assumptions.0"),
-        (json!([{"type": "finding", "kind": "CLAIM", "title": "t", "depends_on": ["later"]},
-                {"type": "finding", "client_ref": "later", "kind": "CLAIM", "title": "u"}]), "UNKNOWN_REFERENCE", "entries.0.depends_on.0"),
-        (json!([{"type": "finding", "client_ref": "a", "kind": "CLAIM", "title": "t"},
-                {"type": "finding", "client_ref": "a", "kind": "CLAIM", "title": "u"}]), "DUPLICATE_CLIENT_REF", "entries.1.client_ref"),
-        (json!([{"type": "mark", "card": "card-2", "mark": "RETRACTED", "reason": "  "}]), "MISSING_REASON", "entries.0.reason"),
-        (json!([{"type": "finding", "kind": "CLAIM", "title": "t", "body": "x".repeat(20_000)}]), "OVERSIZED", "entries.0.body"),
-        (json!([{"type": "mark", "card": "card-2", "mark": "CLOSED", "reason": "done"}]), "MARK_NOT_ALLOWED", "entries.0.mark"),
+        (
+            json!([{"type": "finding", "kind": "CLAIM", "title": "t", "depends_on": ["card-99"]}]),
+            "UNKNOWN_REFERENCE",
+            "entries.0.depends_on.0",
+        ),
+        (
+            json!([{"type": "finding", "client_ref": "a", "kind": "CLAIM", "title": "t", "depends_on": ["a"]}]),
+            "LINK_CYCLE",
+            "entries.0.depends_on.0",
+        ),
+        (
+            json!([{"type": "finding", "client_ref": "a", "kind": "CLAIM", "title": "t", "assumptions": ["b"]},
+                {"type": "finding", "client_ref": "b", "kind": "CLAIM", "title": "u", "depends_on": ["a"]}]),
+            "LINK_CYCLE",
+            "entries.0.assumptions.0",
+        ),
+        (
+            json!([{"type": "finding", "kind": "CLAIM", "title": "t", "depends_on": ["later"]},
+                {"type": "finding", "client_ref": "later", "kind": "CLAIM", "title": "u"}]),
+            "UNKNOWN_REFERENCE",
+            "entries.0.depends_on.0",
+        ),
+        (
+            json!([{"type": "finding", "client_ref": "a", "kind": "CLAIM", "title": "t"},
+                {"type": "finding", "client_ref": "a", "kind": "CLAIM", "title": "u"}]),
+            "DUPLICATE_CLIENT_REF",
+            "entries.1.client_ref",
+        ),
+        (
+            json!([{"type": "mark", "card": "card-2", "mark": "RETRACTED", "reason": "  "}]),
+            "MISSING_REASON",
+            "entries.0.reason",
+        ),
+        (
+            json!([{"type": "finding", "kind": "CLAIM", "title": "t", "body": "x".repeat(20_000)}]),
+            "OVERSIZED",
+            "entries.0.body",
+        ),
+        (
+            json!([{"type": "mark", "card": "card-2", "mark": "CLOSED", "reason": "done"}]),
+            "MARK_NOT_ALLOWED",
+            "entries.0.mark",
+        ),
         (json!([{"type": "finding", "kind": "GOAL", "title": "a second goal"}]), "INVALID_REQUEST", "entries.0.kind"),
-        (json!([{"type": "mark", "card": "card-2", "mark": "SUPERSEDED", "reason": "r"}]), "INVALID_REQUEST", "entries.0.replacement"),
-        (json!([{"type": "attempt", "target": "card-7", "method": "m", "outcome": "COMPLETED", "summary": ""}]), "UNKNOWN_REFERENCE", "entries.0.target"),
+        (
+            json!([{"type": "mark", "card": "card-2", "mark": "SUPERSEDED", "reason": "r"}]),
+            "INVALID_REQUEST",
+            "entries.0.replacement",
+        ),
+        (
+            json!([{"type": "attempt", "target": "card-7", "method": "m", "outcome": "COMPLETED", "summary": ""}]),
+            "UNKNOWN_REFERENCE",
+            "entries.0.target",
+        ),
         (json!([]), "INVALID_REQUEST", "entries"),
     ];
     for (i, (entries, code, path)) in cases.into_iter().enumerate() {
@@ -125,27 +184,62 @@ fn lifecycle_marks_stale_warnings_and_completion_follow_the_rules() {
     assert_eq!(ids, vec!["card-1", "card-2"]);
     assert_eq!(frontier["items"][0]["attempts"], 1);
 
-    let retract = write(&runtime, &ws, "rev-1", "2", json!([{"type": "mark", "card": "card-3", "mark": "RETRACTED", "reason": "wrong table"}])).unwrap();
+    let retract = write(
+        &runtime,
+        &ws,
+        "rev-1",
+        "2",
+        json!([{"type": "mark", "card": "card-3", "mark": "RETRACTED", "reason": "wrong table"}]),
+    )
+    .unwrap();
     assert_eq!(retract["stale_warnings"]["newly_stale"], json!(["card-4", "card-5"]));
     let stale = query(w, &ws, QueryView::Stale, None, None);
     assert_eq!(stale["total"], 2);
     assert_eq!(stale["stale"][1]["roots"][0]["path"], json!(["card-5", "card-4", "card-3"]));
     // A retracted card must be restored before it can be archived.
-    let refused = write(&runtime, &ws, "rev-2", "3", json!([{"type": "mark", "card": "card-3", "mark": "ARCHIVED", "reason": "tidy"}])).unwrap_err();
+    let refused = write(
+        &runtime,
+        &ws,
+        "rev-2",
+        "3",
+        json!([{"type": "mark", "card": "card-3", "mark": "ARCHIVED", "reason": "tidy"}]),
+    )
+    .unwrap_err();
     assert_eq!(serde_json::to_value(refused.code).unwrap(), "MARK_NOT_ALLOWED");
-    write(&runtime, &ws, "rev-2", "4", json!([{"type": "mark", "card": "card-3", "mark": "ACTIVE", "reason": "fixed"}])).unwrap();
+    write(
+        &runtime,
+        &ws,
+        "rev-2",
+        "4",
+        json!([{"type": "mark", "card": "card-3", "mark": "ACTIVE", "reason": "fixed"}]),
+    )
+    .unwrap();
     assert_eq!(query(w, &ws, QueryView::Stale, None, None)["total"], 0, "restored: nothing is stale");
     // Superseding invalidates the old dependents and reconnects nothing.
-    write(&runtime, &ws, "rev-3", "5", json!([
-        {"type": "finding", "client_ref": "n", "kind": "LEMMA", "title": "NOR is commutative, restated"},
-        {"type": "mark", "card": "card-3", "mark": "SUPERSEDED", "reason": "restated", "replacement": "n"},
-    ])).unwrap();
+    write(
+        &runtime,
+        &ws,
+        "rev-3",
+        "5",
+        json!([
+            {"type": "finding", "client_ref": "n", "kind": "LEMMA", "title": "NOR is commutative, restated"},
+            {"type": "mark", "card": "card-3", "mark": "SUPERSEDED", "reason": "restated", "replacement": "n"},
+        ]),
+    )
+    .unwrap();
     assert_eq!(query(w, &ws, QueryView::Stale, None, None)["total"], 2);
     // An archived stale card leaves the STALE view; the question can be closed.
-    write(&runtime, &ws, "rev-4", "6", json!([
-        {"type": "mark", "card": "card-5", "mark": "ARCHIVED", "reason": "not needed"},
-        {"type": "mark", "card": "card-2", "mark": "CLOSED", "reason": "answered"},
-    ])).unwrap();
+    write(
+        &runtime,
+        &ws,
+        "rev-4",
+        "6",
+        json!([
+            {"type": "mark", "card": "card-5", "mark": "ARCHIVED", "reason": "not needed"},
+            {"type": "mark", "card": "card-2", "mark": "CLOSED", "reason": "answered"},
+        ]),
+    )
+    .unwrap();
     let stale = query(w, &ws, QueryView::Stale, None, None);
     assert_eq!(stale["total"], 1);
     assert_eq!(stale["stale"][0]["card"], "card-4");
@@ -163,18 +257,35 @@ fn context_is_a_bounded_dependency_first_closure_and_queries_read_past_revisions
         entries.push(json!({"type": "finding", "client_ref": format!("c{i}"), "kind": "LEMMA", "title": format!("step {i}"), "depends_on": [format!("c{}", i - 1)]}));
     }
     entries.push(json!({"type": "finding", "kind": "NOTE", "title": "unrelated"}));
-    entries.push(json!({"type": "attempt", "target": "c29", "method": "check", "outcome": "INCONCLUSIVE", "summary": ""}));
+    entries
+        .push(json!({"type": "attempt", "target": "c29", "method": "check", "outcome": "INCONCLUSIVE", "summary": ""}));
     write(&runtime, &ws, "rev-0", "chain", json!(entries)).unwrap();
     let context = query(runtime.workspaces(), &ws, QueryView::Context, Some("card-31"), Some(10));
     assert_eq!(context["total_dependency_count"], 29);
     assert_eq!(context["truncated"], true);
-    let ids: Vec<&str> = context["dependencies"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap()).collect();
+    let ids: Vec<&str> =
+        context["dependencies"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap()).collect();
     assert_eq!(ids, (2..12).map(|n| format!("card-{n}")).collect::<Vec<_>>(), "dependencies first, bounded");
     assert_eq!(context["recent_target_attempts"][0]["outcome"], "INCONCLUSIVE");
-    let missing = runtime.workspaces().query(&QueryRequest { workspace_id: ws.clone(), view: QueryView::Context, revision_id: None, target_card_id: None, limit: None });
+    let missing = runtime.workspaces().query(&QueryRequest {
+        workspace_id: ws.clone(),
+        view: QueryView::Context,
+        revision_id: None,
+        target_card_id: None,
+        limit: None,
+    });
     assert_eq!(missing.unwrap_err().details["path"], "target_card_id");
 
-    let past = runtime.workspaces().query(&QueryRequest { workspace_id: ws.clone(), view: QueryView::Resume, revision_id: Some("rev-0".into()), target_card_id: None, limit: None }).unwrap();
+    let past = runtime
+        .workspaces()
+        .query(&QueryRequest {
+            workspace_id: ws.clone(),
+            view: QueryView::Resume,
+            revision_id: Some("rev-0".into()),
+            target_card_id: None,
+            limit: None,
+        })
+        .unwrap();
     assert_eq!(past["revision_id"], "rev-0");
     assert_eq!(past["head_revision_id"], "rev-1");
     assert_eq!(past["result"]["cards_total"], 1);
@@ -187,11 +298,18 @@ fn context_is_a_bounded_dependency_first_closure_and_queries_read_past_revisions
 fn graphs_show_cards_links_marks_and_stale_paths() {
     let (runtime, _dir) = support::runtime();
     let ws = open(&runtime, "k")["workspace_id"].as_str().unwrap().to_owned();
-    write(&runtime, &ws, "rev-0", "1", json!([
-        {"type": "finding", "client_ref": "l", "kind": "LEMMA", "title": "a <lemma>"},
-        {"type": "finding", "kind": "CLAIM", "title": "a claim", "depends_on": ["l"], "assumptions": ["card-1"]},
-        {"type": "mark", "card": "l", "mark": "RETRACTED", "reason": "wrong"},
-    ])).unwrap();
+    write(
+        &runtime,
+        &ws,
+        "rev-0",
+        "1",
+        json!([
+            {"type": "finding", "client_ref": "l", "kind": "LEMMA", "title": "a <lemma>"},
+            {"type": "finding", "kind": "CLAIM", "title": "a claim", "depends_on": ["l"], "assumptions": ["card-1"]},
+            {"type": "mark", "card": "l", "mark": "RETRACTED", "reason": "wrong"},
+        ]),
+    )
+    .unwrap();
     let state = runtime.workspaces().state(&ws, None).unwrap();
     let dot = jacobian::workspace::graph::dot(&state);
     assert!(dot.contains("\"card-3\" -> \"card-2\" [label=\"depends on\"]"), "{dot}");

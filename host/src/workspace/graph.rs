@@ -28,7 +28,9 @@ fn label(text: &str, max: usize) -> String {
 /// supersession (dotted, to the replacement), marks and stale cards.
 pub fn dot(state: &State) -> String {
     let stale = state.stale();
-    let mut out = String::from("digraph workspace {\n  rankdir=BT;\n  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\"];\n");
+    let mut out = String::from(
+        "digraph workspace {\n  rankdir=BT;\n  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\"];\n",
+    );
     for card in &state.cards {
         let is_stale = stale.contains_key(&card.number);
         let (fill, stroke) = colour(card.state(), is_stale);
@@ -49,10 +51,21 @@ pub fn dot(state: &State) -> String {
             let _ = writeln!(out, "  \"{}\" -> \"{}\" [label=\"depends on\"];", card_id(card.number), card_id(*d));
         }
         for a in &card.assumptions {
-            let _ = writeln!(out, "  \"{}\" -> \"{}\" [label=\"assumes\", style=dashed];", card_id(card.number), card_id(*a));
+            let _ = writeln!(
+                out,
+                "  \"{}\" -> \"{}\" [label=\"assumes\", style=dashed];",
+                card_id(card.number),
+                card_id(*a)
+            );
         }
-        if let Some(r) = card.marks.last().and_then(|m| m.replacement).filter(|_| card.state() == MarkKind::Superseded) {
-            let _ = writeln!(out, "  \"{}\" -> \"{}\" [label=\"superseded by\", style=dotted];", card_id(card.number), card_id(r));
+        if let Some(r) = card.marks.last().and_then(|m| m.replacement).filter(|_| card.state() == MarkKind::Superseded)
+        {
+            let _ = writeln!(
+                out,
+                "  \"{}\" -> \"{}\" [label=\"superseded by\", style=dotted];",
+                card_id(card.number),
+                card_id(r)
+            );
         }
     }
     out.push_str("}\n");
@@ -92,7 +105,11 @@ pub fn svg(state: &State) -> String {
     );
     for card in &state.cards {
         let (x1, y1) = centre(card.number);
-        let links = card.depends_on.iter().map(|d| (*d, "")).chain(card.assumptions.iter().map(|a| (*a, " stroke-dasharray=\"6 4\"")));
+        let links = card
+            .depends_on
+            .iter()
+            .map(|d| (*d, ""))
+            .chain(card.assumptions.iter().map(|a| (*a, " stroke-dasharray=\"6 4\"")));
         for (target, dash) in links {
             let (x2, y2) = centre(target);
             let _ = writeln!(

@@ -140,7 +140,8 @@ impl Workspaces {
         {
             return replay(earlier, &payload, "workspace.open");
         }
-        data.put_canonical(&artifact_bytes).map_err(|e| Diagnostic::new(Code::StorageFailed, Stage::Storage, e.to_string(), "retry"))?;
+        data.put_canonical(&artifact_bytes)
+            .map_err(|e| Diagnostic::new(Code::StorageFailed, Stage::Storage, e.to_string(), "retry"))?;
         self.cache_put(&workspace_id, Arc::new(state));
         Ok(response)
     }
@@ -149,7 +150,13 @@ impl Workspaces {
     pub fn write(&self, data: &DataDir, request: &WriteRequest) -> Result<Value, Diagnostic> {
         check_key(&request.idempotency_key)?;
         let base = parse_numbered(&request.base_revision, "rev").ok_or_else(|| {
-            diagnostic(Code::InvalidRequest, Stage::Request, "base_revision", "is not a revision id (rev-<n>)", "pass the revision_id of the head you read")
+            diagnostic(
+                Code::InvalidRequest,
+                Stage::Request,
+                "base_revision",
+                "is not a revision id (rev-<n>)",
+                "pass the revision_id of the head you read",
+            )
         })?;
         let payload = payload_digest(request);
         let ws = request.workspace_id.as_str();
@@ -160,7 +167,8 @@ impl Workspaces {
         if base != state.revision {
             return Err(conflict(state.revision));
         }
-        let (next, assigned, resolved) = state.apply(&request.entries).map_err(from_write)?;
+        let model::Applied { state: next, assigned, entries: resolved } =
+            state.apply(&request.entries).map_err(from_write)?;
         let content = json!({
             "workspace_id": ws, "branch": BRANCH, "revision": revision_id(next.revision),
             "base_revision": revision_id(base), "entries": resolved,
@@ -168,11 +176,8 @@ impl Workspaces {
         let artifact = envelope("workspace.write", &payload, content);
         let artifact_bytes = canonical_json(&artifact);
         let stale = next.stale();
-        let new_stale: Vec<String> = stale
-            .keys()
-            .filter(|n| !state.stale().contains_key(n))
-            .map(|n| card_id(*n))
-            .collect();
+        let new_stale: Vec<String> =
+            stale.keys().filter(|n| !state.stale().contains_key(n)).map(|n| card_id(*n)).collect();
         let response = json!({
             "workspace_id": ws,
             "branch": BRANCH,
@@ -206,7 +211,13 @@ impl Workspaces {
     pub fn query(&self, request: &QueryRequest) -> Result<Value, Diagnostic> {
         let limit = request.limit.unwrap_or(query::DEFAULT_LIMIT as u32) as usize;
         if !(1..=query::MAX_LIMIT).contains(&limit) {
-            return Err(diagnostic(Code::InvalidRequest, Stage::Request, "limit", format!("must be 1..={}", query::MAX_LIMIT), ""));
+            return Err(diagnostic(
+                Code::InvalidRequest,
+                Stage::Request,
+                "limit",
+                format!("must be 1..={}", query::MAX_LIMIT),
+                "",
+            ));
         }
         let revision = match &request.revision_id {
             Some(text) => Some(parse_numbered(text, "rev").ok_or_else(|| {
@@ -227,7 +238,13 @@ impl Workspaces {
                 )
             })?),
             None if request.view == QueryView::Context => {
-                return Err(diagnostic(Code::InvalidRequest, Stage::Request, "target_card_id", "CONTEXT requires target_card_id", ""));
+                return Err(diagnostic(
+                    Code::InvalidRequest,
+                    Stage::Request,
+                    "target_card_id",
+                    "CONTEXT requires target_card_id",
+                    "",
+                ));
             }
             None => None,
         };
@@ -270,7 +287,12 @@ impl Workspaces {
         let mut state = start.map(|s| (*s).clone());
         for row in rows {
             state = Some(fold(state, &row).map_err(|message| {
-                Diagnostic::new(Code::StorageFailed, Stage::Storage, format!("{workspace_id} {}: {message}", revision_id(row.number)), "")
+                Diagnostic::new(
+                    Code::StorageFailed,
+                    Stage::Storage,
+                    format!("{workspace_id} {}: {message}", revision_id(row.number)),
+                    "",
+                )
             })?);
         }
         let state = Arc::new(state.ok_or_else(|| not_found(workspace_id))?);
@@ -313,7 +335,7 @@ fn fold(state: Option<State>, row: &RevisionRow) -> Result<State, String> {
         }
         Some(state) if row.number == state.revision + 1 => {
             let entries: Vec<wire::Entry> = serde_json::from_slice(&row.request).map_err(|e| e.to_string())?;
-            state.apply(&entries).map(|(next, _, _)| next).map_err(|e| format!("{}: {}", e.path, e.message))
+            state.apply(&entries).map(|applied| applied.state).map_err(|e| format!("{}: {}", e.path, e.message))
         }
         _ => Err(format!("revision {} is out of sequence", row.number)),
     }

@@ -88,6 +88,17 @@ pub struct State {
     pub revision_sizes: Vec<usize>,
 }
 
+/// An accepted write.
+#[derive(Debug, Clone)]
+pub struct Applied {
+    /// The state at the new revision.
+    pub state: State,
+    /// `(client_ref, id)` for every entry that named a client_ref.
+    pub assigned: Vec<(String, String)>,
+    /// The entries with every reference resolved to an id (the revision artifact's body).
+    pub entries: Vec<Value>,
+}
+
 /// A refused write: code, field path, message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WriteError {
@@ -121,7 +132,11 @@ pub fn revision_id(number: u64) -> String {
 /// Parse `prefix-<n>`.
 pub fn parse_numbered(text: &str, prefix: &str) -> Option<u64> {
     let digits = text.strip_prefix(prefix)?.strip_prefix('-')?;
-    if digits.is_empty() || digits.len() > 19 || !digits.bytes().all(|b| b.is_ascii_digit()) || digits.starts_with('0') && digits != "0" {
+    if digits.is_empty()
+        || digits.len() > 19
+        || !digits.bytes().all(|b| b.is_ascii_digit())
+        || digits.starts_with('0') && digits != "0"
+    {
         return None;
     }
     digits.parse().ok()
@@ -184,10 +199,9 @@ impl State {
         &mut self.cards[(number - 1) as usize]
     }
 
-    /// Apply a write as the next revision. Returns the new state, the ids
-    /// assigned to client refs, and the resolved entries (for the revision
-    /// artifact). Nothing is applied unless everything is valid.
-    pub fn apply(&self, entries: &[Entry]) -> Result<(State, Vec<(String, String)>, Vec<Value>), WriteError> {
+    /// Apply a write as the next revision. Nothing is applied unless
+    /// everything is valid.
+    pub fn apply(&self, entries: &[Entry]) -> Result<Applied, WriteError> {
         if entries.is_empty() || entries.len() > MAX_ENTRIES {
             return Err(refuse(Code::InvalidRequest, "entries", format!("must hold 1..={MAX_ENTRIES} entries")));
         }
@@ -214,7 +228,11 @@ impl State {
                     let mut links = [(depends_on, "depends_on", Vec::new()), (assumptions, "assumptions", Vec::new())];
                     for (list, field, out) in links.iter_mut() {
                         if list.len() > MAX_REFS {
-                            return Err(refuse(Code::Oversized, at(field), format!("holds more than {MAX_REFS} references")));
+                            return Err(refuse(
+                                Code::Oversized,
+                                at(field),
+                                format!("holds more than {MAX_REFS} references"),
+                            ));
                         }
                         for (j, text) in list.iter().enumerate() {
                             let number = resolve_card(&next, &bound, format!("entries.{i}.{field}.{j}"), text)?;
@@ -277,20 +295,38 @@ impl State {
                         (MarkKind::Superseded, Some(text)) => {
                             let r = resolve_card(&next, &bound, at("replacement"), text)?;
                             if r == number {
-                                return Err(refuse(Code::InvalidRequest, at("replacement"), "a card cannot replace itself"));
+                                return Err(refuse(
+                                    Code::InvalidRequest,
+                                    at("replacement"),
+                                    "a card cannot replace itself",
+                                ));
                             }
                             Some(r)
                         }
                         (MarkKind::Superseded, None) => {
-                            return Err(refuse(Code::InvalidRequest, at("replacement"), "SUPERSEDED names its replacement"));
+                            return Err(refuse(
+                                Code::InvalidRequest,
+                                at("replacement"),
+                                "SUPERSEDED names its replacement",
+                            ));
                         }
                         (_, Some(_)) => {
-                            return Err(refuse(Code::InvalidRequest, at("replacement"), "only SUPERSEDED takes a replacement"));
+                            return Err(refuse(
+                                Code::InvalidRequest,
+                                at("replacement"),
+                                "only SUPERSEDED takes a replacement",
+                            ));
                         }
                         (_, None) => None,
                     };
-                    check_mark(kind, current, *mark).map_err(|message| refuse(Code::MarkNotAllowed, at("mark"), message))?;
-                    next.card_mut(number).marks.push(Mark { kind: *mark, reason: reason.clone(), replacement, revision });
+                    check_mark(kind, current, *mark)
+                        .map_err(|message| refuse(Code::MarkNotAllowed, at("mark"), message))?;
+                    next.card_mut(number).marks.push(Mark {
+                        kind: *mark,
+                        reason: reason.clone(),
+                        replacement,
+                        revision,
+                    });
                     resolved_entries.push(json!({
                         "type": "mark", "card": card_id(number), "mark": mark, "reason": reason,
                         "replacement": replacement.map(card_id),
@@ -307,7 +343,8 @@ impl State {
                             focus.push(number);
                         }
                     }
-                    resolved_entries.push(json!({"type": "focus", "cards": focus.iter().map(|n| card_id(*n)).collect::<Vec<_>>()}));
+                    resolved_entries
+                        .push(json!({"type": "focus", "cards": focus.iter().map(|n| card_id(*n)).collect::<Vec<_>>()}));
                     next.focus = focus;
                 }
                 Entry::Scratch { text } => {
@@ -318,7 +355,7 @@ impl State {
             }
         }
         next.revision_sizes.push(entries.len());
-        Ok((next, assigned, resolved_entries))
+        Ok(Applied { state: next, assigned, entries: resolved_entries })
     }
 
     /// Cards that reach a current RETRACTED or SUPERSEDED card through

@@ -65,18 +65,17 @@ fn stale_value(state: &State, number: u64, roots: &[(u64, Vec<u64>)]) -> Value {
 /// A view of `state`. `target` is the card number for CONTEXT and ATTEMPTS.
 pub fn view(state: &State, view: QueryView, target: Option<u64>, limit: usize) -> Value {
     let stale = state.stale();
-    let active_stale: Vec<u64> = stale
-        .keys()
-        .copied()
-        .filter(|n| state.card(*n).is_some_and(|c| c.state() == MarkKind::Active))
-        .collect();
+    let active_stale: Vec<u64> =
+        stale.keys().copied().filter(|n| state.card(*n).is_some_and(|c| c.state() == MarkKind::Active)).collect();
     match view {
         QueryView::Resume => {
             let problem = &state.cards[0];
             let open: Vec<&Card> = state
                 .cards
                 .iter()
-                .filter(|c| matches!(c.kind, FindingKind::Goal | FindingKind::OpenQuestion) && c.state() == MarkKind::Active)
+                .filter(|c| {
+                    matches!(c.kind, FindingKind::Goal | FindingKind::OpenQuestion) && c.state() == MarkKind::Active
+                })
                 .collect();
             let mut states: BTreeMap<String, usize> = BTreeMap::new();
             for card in &state.cards {
@@ -101,7 +100,9 @@ pub fn view(state: &State, view: QueryView, target: Option<u64>, limit: usize) -
             let items: Vec<&Card> = state
                 .cards
                 .iter()
-                .filter(|c| matches!(c.kind, FindingKind::Goal | FindingKind::OpenQuestion) && c.state() == MarkKind::Active)
+                .filter(|c| {
+                    matches!(c.kind, FindingKind::Goal | FindingKind::OpenQuestion) && c.state() == MarkKind::Active
+                })
                 .collect();
             json!({
                 "items": items.iter().take(limit).map(|c| {
@@ -114,8 +115,10 @@ pub fn view(state: &State, view: QueryView, target: Option<u64>, limit: usize) -
             })
         }
         QueryView::Attempts => {
-            let chosen: Vec<usize> =
-                (0..state.attempts.len()).rev().filter(|i| target.is_none_or(|t| state.attempts[*i].target == t)).collect();
+            let chosen: Vec<usize> = (0..state.attempts.len())
+                .rev()
+                .filter(|i| target.is_none_or(|t| state.attempts[*i].target == t))
+                .collect();
             json!({
                 "attempts": chosen.iter().take(limit).map(|i| attempt_value(state, *i)).collect::<Vec<_>>(),
                 "total": chosen.len(),

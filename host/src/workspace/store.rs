@@ -168,8 +168,9 @@ impl WorkspaceStore for SqliteStore {
         if let Some(earlier) = remembered_in(&tx, workspace_id, key)? {
             return Ok(Appended::Remembered(earlier));
         }
-        let head: Option<i64> =
-            tx.query_row("SELECT head FROM workspaces WHERE id = ?1", params![workspace_id], |r| r.get(0)).optional()?;
+        let head: Option<i64> = tx
+            .query_row("SELECT head FROM workspaces WHERE id = ?1", params![workspace_id], |r| r.get(0))
+            .optional()?;
         let Some(head) = head else { return Ok(Appended::NotFound) };
         if head as u64 != base {
             return Ok(Appended::Conflict { head: head as u64 });
