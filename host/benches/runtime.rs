@@ -141,7 +141,10 @@ fn workspace_figures() {
         .expect("runtime");
     let w = runtime.workspaces();
     let opened = w
-        .open(runtime.data(), &OpenRequest { idempotency_key: "bench".into(), title: "bench".into(), statement: String::new() })
+        .open(
+            runtime.data(),
+            &OpenRequest { idempotency_key: "bench".into(), title: "bench".into(), statement: String::new() },
+        )
         .expect("open");
     let ws = opened["workspace_id"].as_str().unwrap().to_owned();
     let mut revision = 0u64;
@@ -170,19 +173,28 @@ fn workspace_figures() {
     // Single-entry writes against the 10,000-card workspace.
     let start = Instant::now();
     for i in 0..200 {
-        write(json!([{"type": "attempt", "target": format!("card-{}", 2 + i * 50), "method": "m", "outcome": "COMPLETED", "summary": ""}]), format!("single-{i}"));
+        write(
+            json!([{"type": "attempt", "target": format!("card-{}", 2 + i * 50), "method": "m", "outcome": "COMPLETED", "summary": ""}]),
+            format!("single-{i}"),
+        );
     }
     let single_seconds = start.elapsed().as_secs_f64();
     let query = |view: QueryView, target: Option<String>| {
-        let request = QueryRequest { workspace_id: ws.clone(), view, revision_id: None, target_card_id: target, limit: Some(50) };
-        let samples: Vec<Duration> = (0..200).map(|_| time(|| w.query(&request).expect("query"))).collect();
+        let request =
+            QueryRequest { workspace_id: ws.clone(), view, revision_id: None, target_card_id: target, limit: Some(50) };
+        let samples: Vec<Duration> =
+            (0..200).map(|_| time(|| w.query(runtime.data(), &request).expect("query"))).collect();
         percentiles(samples)
     };
     let (context50, context99) = query(QueryView::Context, Some("card-10001".into()));
     let (resume50, resume99) = query(QueryView::Resume, None);
     let (stale50, stale99) = query(QueryView::Stale, None);
     println!("workspace with 10,000 cards in 200 chains of depth 50 (SQLite WAL, synchronous=FULL):");
-    println!("  writes of 100 findings: {:.0} writes/s ({:.0} findings/s)", 100.0 / batch_seconds, 10_000.0 / batch_seconds);
+    println!(
+        "  writes of 100 findings: {:.0} writes/s ({:.0} findings/s)",
+        100.0 / batch_seconds,
+        10_000.0 / batch_seconds
+    );
     println!("  single-entry writes at 10,000 cards: {:.0} writes/s", 200.0 / single_seconds);
     println!("  CONTEXT (closure of depth 50): p50 {context50:.0} µs  p99 {context99:.0} µs");
     println!("  RESUME: p50 {resume50:.0} µs  p99 {resume99:.0} µs;  STALE: p50 {stale50:.0} µs  p99 {stale99:.0} µs");

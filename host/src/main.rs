@@ -362,7 +362,7 @@ fn main() -> anyhow::Result<()> {
             let answer = match action {
                 WorkspaceAction::Open { file } => workspaces.open(runtime.data(), &read_json(&file)?),
                 WorkspaceAction::Write { file } => workspaces.write(runtime.data(), &read_json(&file)?),
-                WorkspaceAction::Query { file } => workspaces.query(&read_json(&file)?),
+                WorkspaceAction::Query { file } => workspaces.query(runtime.data(), &read_json(&file)?),
                 WorkspaceAction::Graph { id, format, revision } => {
                     let revision = match revision {
                         Some(text) => Some(
@@ -371,7 +371,7 @@ fn main() -> anyhow::Result<()> {
                         ),
                         None => None,
                     };
-                    match workspaces.state(&id, revision) {
+                    match workspaces.state(runtime.data(), &id, revision) {
                         Ok(state) => {
                             match format.as_str() {
                                 "dot" => print!("{}", jacobian::workspace::graph::dot(&state)),

@@ -136,7 +136,7 @@ RETRACTED or SUPERSEDED card; no warning says nothing about truth)."
     )]
     async fn workspace_query(&self, Parameters(request): Parameters<QueryRequest>) -> Result<CallToolResult, McpError> {
         let runtime = self.runtime.clone();
-        blocking(move || runtime.workspaces().query(&request)).await
+        blocking(move || runtime.workspaces().query(runtime.data(), &request)).await
     }
 }
 

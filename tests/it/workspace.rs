@@ -1,9 +1,9 @@
 //! The epistemic workspace through the core API: idempotency, conflicts,
 //! lifecycle rules, stale warnings, views, bad input, graphs.
 
+use jacobian::Runtime;
 use jacobian::contract::Diagnostic;
 use jacobian::workspace::wire::{OpenRequest, QueryRequest, QueryView, WriteRequest};
-use jacobian::{Runtime, workspace::Workspaces};
 use serde_json::{Value, json};
 
 use crate::support;
@@ -25,7 +25,7 @@ fn write(runtime: &Runtime, ws: &str, base: &str, key: &str, entries: Value) -> 
     runtime.workspaces().write(runtime.data(), &request)
 }
 
-fn query(workspaces: &Workspaces, ws: &str, view: QueryView, target: Option<&str>, limit: Option<u32>) -> Value {
+fn query(runtime: &Runtime, ws: &str, view: QueryView, target: Option<&str>, limit: Option<u32>) -> Value {
     let request = QueryRequest {
         workspace_id: ws.into(),
         view,
@@ -33,10 +33,10 @@ fn query(workspaces: &Workspaces, ws: &str, view: QueryView, target: Option<&str
         target_card_id: target.map(Into::into),
         limit,
     };
-    workspaces.query(&request).expect("query")["result"].clone()
+    runtime.workspaces().query(runtime.data(), &request).expect("query")["result"].clone()
 }
 
-fn head(workspaces: &Workspaces, ws: &str) -> String {
+fn head(runtime: &Runtime, ws: &str) -> String {
     let request = QueryRequest {
         workspace_id: ws.into(),
         view: QueryView::Resume,
@@ -44,7 +44,10 @@ fn head(workspaces: &Workspaces, ws: &str) -> String {
         target_card_id: None,
         limit: None,
     };
-    workspaces.query(&request).expect("query")["head_revision_id"].as_str().unwrap().to_owned()
+    runtime.workspaces().query(runtime.data(), &request).expect("query")["head_revision_id"]
+        .as_str()
+        .unwrap()
+        .to_owned()
 }
 
 #[test]
@@ -59,7 +62,7 @@ fn open_creates_one_goal_card_and_is_idempotent_by_key() {
     let conflict = runtime.workspaces().open(runtime.data(), &other).expect_err("same key, other payload");
     assert_eq!(serde_json::to_value(conflict.code).unwrap(), "IDEMPOTENCY_CONFLICT");
     let ws = first["workspace_id"].as_str().unwrap();
-    let resume = query(runtime.workspaces(), ws, QueryView::Resume, None, None);
+    let resume = query(&runtime, ws, QueryView::Resume, None, None);
     assert_eq!(resume["problem"]["kind"], "GOAL");
     assert_eq!(resume["cards_total"], 1);
     assert_eq!(resume["problem"]["provenance"], json!({"recorded_by": "AGENT_RECORDED", "verification": "UNVERIFIED"}));
@@ -85,7 +88,7 @@ fn writes_advance_only_from_the_head_and_replay_by_key() {
     let stale_base = write(&runtime, &ws, "rev-0", "w2", entries).expect_err("stale base");
     assert_eq!(serde_json::to_value(stale_base.code).unwrap(), "REVISION_CONFLICT");
     assert_eq!(stale_base.details["current_head"], "rev-1");
-    assert_eq!(head(runtime.workspaces(), &ws), "rev-1", "nothing written by the refused writes");
+    assert_eq!(head(&runtime, &ws), "rev-1", "nothing written by the refused writes");
 }
 
 #[test]
@@ -155,7 +158,7 @@ fn bad_entries_are_typed_errors_naming_the_field_and_write_nothing() {
         let error = write(&runtime, &ws, "rev-1", &format!("bad-{i}"), entries).expect_err(code);
         assert_eq!(serde_json::to_value(error.code).unwrap(), code, "case {i}: {error:?}");
         assert_eq!(error.details["path"], path, "case {i}");
-        assert_eq!(head(runtime.workspaces(), &ws), "rev-1", "case {i} wrote something");
+        assert_eq!(head(&runtime, &ws), "rev-1", "case {i} wrote something");
     }
     // Drafts have no field for verification, assertion or staleness.
     for field in ["verification", "assertion", "stale"] {
@@ -170,7 +173,6 @@ fn bad_entries_are_typed_errors_naming_the_field_and_write_nothing() {
 fn lifecycle_marks_stale_warnings_and_completion_follow_the_rules() {
     let (runtime, _dir) = support::runtime();
     let ws = open(&runtime, "k")["workspace_id"].as_str().unwrap().to_owned();
-    let w = runtime.workspaces();
     write(&runtime, &ws, "rev-0", "1", json!([
         {"type": "finding", "client_ref": "q", "kind": "OPEN_QUESTION", "title": "is NOR associative?"},
         {"type": "finding", "client_ref": "l", "kind": "LEMMA", "title": "NOR is commutative"},
@@ -179,7 +181,7 @@ fn lifecycle_marks_stale_warnings_and_completion_follow_the_rules() {
         {"type": "attempt", "target": "card-1", "method": "countermodel search", "outcome": "COMPLETED", "summary": "found NOR"},
     ])).expect("write");
     // A COMPLETED attempt closes nothing.
-    let frontier = query(w, &ws, QueryView::Frontier, None, None);
+    let frontier = query(&runtime, &ws, QueryView::Frontier, None, None);
     let ids: Vec<&str> = frontier["items"].as_array().unwrap().iter().map(|i| i["id"].as_str().unwrap()).collect();
     assert_eq!(ids, vec!["card-1", "card-2"]);
     assert_eq!(frontier["items"][0]["attempts"], 1);
@@ -193,7 +195,7 @@ fn lifecycle_marks_stale_warnings_and_completion_follow_the_rules() {
     )
     .unwrap();
     assert_eq!(retract["stale_warnings"]["newly_stale"], json!(["card-4", "card-5"]));
-    let stale = query(w, &ws, QueryView::Stale, None, None);
+    let stale = query(&runtime, &ws, QueryView::Stale, None, None);
     assert_eq!(stale["total"], 2);
     assert_eq!(stale["stale"][1]["roots"][0]["path"], json!(["card-5", "card-4", "card-3"]));
     // A retracted card must be restored before it can be archived.
@@ -214,7 +216,7 @@ fn lifecycle_marks_stale_warnings_and_completion_follow_the_rules() {
         json!([{"type": "mark", "card": "card-3", "mark": "ACTIVE", "reason": "fixed"}]),
     )
     .unwrap();
-    assert_eq!(query(w, &ws, QueryView::Stale, None, None)["total"], 0, "restored: nothing is stale");
+    assert_eq!(query(&runtime, &ws, QueryView::Stale, None, None)["total"], 0, "restored: nothing is stale");
     // Superseding invalidates the old dependents and reconnects nothing.
     write(
         &runtime,
@@ -227,7 +229,7 @@ fn lifecycle_marks_stale_warnings_and_completion_follow_the_rules() {
         ]),
     )
     .unwrap();
-    assert_eq!(query(w, &ws, QueryView::Stale, None, None)["total"], 2);
+    assert_eq!(query(&runtime, &ws, QueryView::Stale, None, None)["total"], 2);
     // An archived stale card leaves the STALE view; the question can be closed.
     write(
         &runtime,
@@ -240,10 +242,10 @@ fn lifecycle_marks_stale_warnings_and_completion_follow_the_rules() {
         ]),
     )
     .unwrap();
-    let stale = query(w, &ws, QueryView::Stale, None, None);
+    let stale = query(&runtime, &ws, QueryView::Stale, None, None);
     assert_eq!(stale["total"], 1);
     assert_eq!(stale["stale"][0]["card"], "card-4");
-    let frontier = query(w, &ws, QueryView::Frontier, None, None);
+    let frontier = query(&runtime, &ws, QueryView::Frontier, None, None);
     assert_eq!(frontier["total"], 1, "only the goal is open; CLOSED applied to the question only");
 }
 
@@ -260,38 +262,44 @@ fn context_is_a_bounded_dependency_first_closure_and_queries_read_past_revisions
     entries
         .push(json!({"type": "attempt", "target": "c29", "method": "check", "outcome": "INCONCLUSIVE", "summary": ""}));
     write(&runtime, &ws, "rev-0", "chain", json!(entries)).unwrap();
-    let context = query(runtime.workspaces(), &ws, QueryView::Context, Some("card-31"), Some(10));
+    let context = query(&runtime, &ws, QueryView::Context, Some("card-31"), Some(10));
     assert_eq!(context["total_dependency_count"], 29);
     assert_eq!(context["truncated"], true);
     let ids: Vec<&str> =
         context["dependencies"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap()).collect();
     assert_eq!(ids, (2..12).map(|n| format!("card-{n}")).collect::<Vec<_>>(), "dependencies first, bounded");
     assert_eq!(context["recent_target_attempts"][0]["outcome"], "INCONCLUSIVE");
-    let missing = runtime.workspaces().query(&QueryRequest {
-        workspace_id: ws.clone(),
-        view: QueryView::Context,
-        revision_id: None,
-        target_card_id: None,
-        limit: None,
-    });
+    let missing = runtime.workspaces().query(
+        runtime.data(),
+        &QueryRequest {
+            workspace_id: ws.clone(),
+            view: QueryView::Context,
+            revision_id: None,
+            target_card_id: None,
+            limit: None,
+        },
+    );
     assert_eq!(missing.unwrap_err().details["path"], "target_card_id");
 
     let past = runtime
         .workspaces()
-        .query(&QueryRequest {
-            workspace_id: ws.clone(),
-            view: QueryView::Resume,
-            revision_id: Some("rev-0".into()),
-            target_card_id: None,
-            limit: None,
-        })
+        .query(
+            runtime.data(),
+            &QueryRequest {
+                workspace_id: ws.clone(),
+                view: QueryView::Resume,
+                revision_id: Some("rev-0".into()),
+                target_card_id: None,
+                limit: None,
+            },
+        )
         .unwrap();
     assert_eq!(past["revision_id"], "rev-0");
     assert_eq!(past["head_revision_id"], "rev-1");
     assert_eq!(past["result"]["cards_total"], 1);
     // The state survives a restart: folded again from SQLite.
     let reopened = support::open(_dir.path().to_path_buf());
-    assert_eq!(query(reopened.workspaces(), &ws, QueryView::Resume, None, None)["cards_total"], 32);
+    assert_eq!(query(&reopened, &ws, QueryView::Resume, None, None)["cards_total"], 32);
 }
 
 #[test]
@@ -310,7 +318,7 @@ fn graphs_show_cards_links_marks_and_stale_paths() {
         ]),
     )
     .unwrap();
-    let state = runtime.workspaces().state(&ws, None).unwrap();
+    let state = runtime.workspaces().state(runtime.data(), &ws, None).unwrap();
     let dot = jacobian::workspace::graph::dot(&state);
     assert!(dot.contains("\"card-3\" -> \"card-2\" [label=\"depends on\"]"), "{dot}");
     assert!(dot.contains("\"card-3\" -> \"card-1\" [label=\"assumes\", style=dashed]"), "{dot}");

@@ -97,7 +97,7 @@ async fn racing_writers_get_exactly_one_winner_per_revision() {
 
     // Nothing torn: every revision holds exactly one finding.
     let runtime = support::open(dir.path().to_path_buf());
-    let state = runtime.workspaces().state(&ws, None).expect("state");
+    let state = runtime.workspaces().state(runtime.data(), &ws, None).expect("state");
     assert_eq!(state.revision, 1 + WRITERS as u64);
     assert_eq!(state.cards.len(), 2 + WRITERS);
     assert!(state.revision_sizes[1..].iter().all(|&n| n == 1));
@@ -142,13 +142,21 @@ async fn a_killed_server_leaves_every_write_whole_and_reopens_cleanly() {
     assert_eq!(integrity, "ok");
     drop(conn);
     let runtime = support::open(dir.path().to_path_buf());
-    let state = runtime.workspaces().state(&ws, None).expect("every stored revision folds");
+    let state = runtime.workspaces().state(runtime.data(), &ws, None).expect("every stored revision folds");
     assert!(
         state.revision == acknowledged || state.revision == acknowledged + 1,
         "head {} after {acknowledged} acknowledged writes",
         state.revision
     );
     assert_eq!(state.cards.len() as u64, 1 + 60 * state.revision, "no revision is partial");
-    runtime.workspaces().repair_artifacts(runtime.data(), &ws).expect("repair");
-    assert_eq!(runtime.workspaces().repair_artifacts(runtime.data(), &ws).expect("repair"), 0);
+    // Folding restored any revision artifact the kill left unwritten.
+    let conn = rusqlite::Connection::open(&database).expect("database opens");
+    let mut rows = conn.prepare("SELECT artifact FROM revisions WHERE workspace_id = ?1").unwrap();
+    let artifacts: Vec<Vec<u8>> = rows.query_map([&ws], |r| r.get(0)).unwrap().map(Result::unwrap).collect();
+    assert_eq!(artifacts.len() as u64, state.revision + 1);
+    for artifact in artifacts {
+        let file =
+            dir.path().join("artifacts").join(format!("{}.json", jacobian::digest::Digest::of(&artifact).to_hex()));
+        assert_eq!(std::fs::read(&file).expect("artifact file"), artifact);
+    }
 }

@@ -163,7 +163,7 @@ impl Workspaces {
         if let Some(earlier) = self.store.remembered(ws, &request.idempotency_key).map_err(storage)? {
             return replay(earlier, &payload, ws);
         }
-        let state = self.state(ws, None)?;
+        let state = self.state(data, ws, None)?;
         if base != state.revision {
             return Err(conflict(state.revision));
         }
@@ -208,7 +208,7 @@ impl Workspaces {
     }
 
     /// `workspace.query`.
-    pub fn query(&self, request: &QueryRequest) -> Result<Value, Diagnostic> {
+    pub fn query(&self, data: &DataDir, request: &QueryRequest) -> Result<Value, Diagnostic> {
         let limit = request.limit.unwrap_or(query::DEFAULT_LIMIT as u32) as usize;
         if !(1..=query::MAX_LIMIT).contains(&limit) {
             return Err(diagnostic(
@@ -226,7 +226,7 @@ impl Workspaces {
             None => None,
         };
         let head = self.head(&request.workspace_id)?;
-        let state = self.state(&request.workspace_id, revision)?;
+        let state = self.state(data, &request.workspace_id, revision)?;
         let target = match &request.target_card_id {
             Some(text) => Some(parse_numbered(text, "card").filter(|n| state.card(*n).is_some()).ok_or_else(|| {
                 diagnostic(
@@ -264,7 +264,9 @@ impl Workspaces {
     }
 
     /// The workspace at `revision` (default: the head), folded from storage.
-    pub fn state(&self, workspace_id: &str, revision: Option<u64>) -> Result<Arc<State>, Diagnostic> {
+    /// Folding also restores any revision artifact file a crash left
+    /// missing between a commit and its file write.
+    pub fn state(&self, data: &DataDir, workspace_id: &str, revision: Option<u64>) -> Result<Arc<State>, Diagnostic> {
         let head = self.head(workspace_id)?;
         let target = revision.unwrap_or(head);
         if target > head {
@@ -286,6 +288,8 @@ impl Workspaces {
         let rows = self.store.revisions(workspace_id, from, target).map_err(storage)?;
         let mut state = start.map(|s| (*s).clone());
         for row in rows {
+            data.put_canonical(&row.artifact)
+                .map_err(|e| Diagnostic::new(Code::StorageFailed, Stage::Storage, e.to_string(), ""))?;
             state = Some(fold(state, &row).map_err(|message| {
                 Diagnostic::new(
                     Code::StorageFailed,
@@ -307,22 +311,6 @@ impl Workspaces {
         if cache.get(workspace_id).is_none_or(|s| s.revision <= state.revision) {
             cache.insert(workspace_id.to_owned(), state);
         }
-    }
-
-    /// Rewrite any revision artifact missing from the artifact store (after a
-    /// crash between commit and file write). Returns how many were restored.
-    pub fn repair_artifacts(&self, data: &DataDir, workspace_id: &str) -> Result<usize, Diagnostic> {
-        let head = self.head(workspace_id)?;
-        let mut restored = 0;
-        for row in self.store.revisions(workspace_id, 0, head).map_err(storage)? {
-            let digest = Digest::of(&row.artifact);
-            if data.read_artifact(&digest).is_err() {
-                data.put_canonical(&row.artifact)
-                    .map_err(|e| Diagnostic::new(Code::StorageFailed, Stage::Storage, e.to_string(), ""))?;
-                restored += 1;
-            }
-        }
-        Ok(restored)
     }
 }
 
