@@ -19,13 +19,14 @@ use sha2::{Digest, Sha256};
 /// invocation, and a bundle is a capability bundle or a checker bundle.
 const GROUPS: &[&[Guest]] = &[
     &[
+        Guest::bundled("jacobian-sat"),
         Guest::bundled("jacobian-universal-algebra"),
         Guest::test("jacobian-test-catalog"),
         Guest::test("jacobian-test-echo"),
         Guest::test("jacobian-test-hostile"),
         Guest::test("jacobian-test-sneaky"),
     ],
-    &[Guest::bundled("jacobian-universal-algebra-checker")],
+    &[Guest::bundled("jacobian-sat-checker"), Guest::bundled("jacobian-universal-algebra-checker")],
 ];
 
 struct Guest {

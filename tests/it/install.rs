@@ -38,7 +38,11 @@ fn expect_digest_mismatch_is_refused_and_reinstall_is_idempotent() {
         }
         other => panic!("expected a digest mismatch, got {:?}", other.map(|r| r.0.digest)),
     }
-    assert_eq!(count(dir.path(), "registry"), 2, "only the bundled pair is recorded");
+    assert_eq!(
+        count(dir.path(), "registry"),
+        jacobian::bundled::BUNDLED.len(),
+        "only the bundled components are recorded"
+    );
     let (record, new) = runtime.install(&echo, Some(Digest::of(&echo))).expect("installs");
     assert!(new);
     assert_eq!(record.kind, BundleKind::Capability);
@@ -75,7 +79,7 @@ fn tampered_component_bytes_are_detected_and_the_component_is_not_loaded() {
 fn bundled_components_import_only_the_allowlist_and_are_one_kind_each() {
     let (runtime, _dir) = support::runtime();
     let records: Vec<_> = runtime.components().collect();
-    assert_eq!(records.len(), 2);
+    assert_eq!(records.len(), jacobian::bundled::BUNDLED.len());
     for record in records {
         assert!(!record.imports.is_empty());
         for import in &record.imports {

@@ -8,6 +8,7 @@ mod determinism;
 mod install;
 mod mcp_e2e;
 mod policy;
+mod sat;
 mod snapshots;
 mod support;
 mod workspace;

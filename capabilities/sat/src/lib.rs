@@ -1,0 +1,251 @@
+//! SAT: DIMACS CNF artifacts, a CDCL solver whose UNSAT answers carry LRAT
+//! proofs and whose SAT answers carry models, and LRAT certificates from
+//! other tools bound to a CNF artifact.
+
+mod dimacs;
+mod solver;
+
+use jacobian_guest::{
+    ArtifactEnvelope, Capability, InputKind, Produced, Qualifier, Refusal, Scope, VerificationRoute,
+    export_capabilities, read_artifact_json,
+};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+const CNF_SCHEMA: &str = "jacobian:sat/cnf@1";
+const LRAT_SCHEMA: &str = "jacobian:sat/lrat@1";
+const MODEL_SCHEMA: &str = "jacobian:sat/model@1";
+const CHECKER_ROLE: &str = "sat.certificate";
+const VERIFY_ID: &str = "sat.certificate.verify";
+
+fn route(format: &str) -> VerificationRoute {
+    VerificationRoute {
+        checker_role: CHECKER_ROLE.into(),
+        verify_capability_id: VERIFY_ID.into(),
+        certificate_format: format.into(),
+        certificate_artifact_role: "certificate".into(),
+    }
+}
+
+/// DIMACS CNF text.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConstructInput {
+    /// The formula in DIMACS CNF (`p cnf VARIABLES CLAUSES`, clauses ended by 0; at most
+    /// 100000 variables and 1000000 clauses).
+    #[schemars(length(max = 16_000_000))]
+    pub dimacs: String,
+}
+
+/// The stored formula.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ConstructOutput {
+    /// Declared variables.
+    pub variables: u32,
+    /// Clauses (clause i has LRAT id i + 1).
+    pub clauses: usize,
+}
+
+pub struct ConstructCnf;
+
+impl Capability for ConstructCnf {
+    const ID: &'static str = "sat.cnf.construct";
+    const TITLE: &'static str = "Store a CNF formula from DIMACS text";
+    const OUTCOME: &'static str = "a validated CNF artifact that SAT capabilities and checkers accept";
+    const DESCRIPTION: &'static str = "Parses DIMACS CNF (a % line ends the formula, as in SATLIB), checks the header \
+against the clauses and every literal against the variable count, and stores the clauses in order (clause i has \
+LRAT id i + 1). Bounds: 100000 variables, 1000000 clauses.";
+    const TAGS: &'static [&'static str] = &["sat", "cnf", "dimacs", "formula", "construct"];
+    const INPUT_KIND: InputKind = InputKind::FormalProposition;
+    const ARTIFACT_TYPES: &'static [&'static str] = &[CNF_SCHEMA];
+    type Input = ConstructInput;
+    type Output = ConstructOutput;
+
+    fn examples() -> Vec<(&'static str, ConstructInput)> {
+        vec![("x1 or x2, and not x1", ConstructInput { dimacs: "p cnf 2 2\n1 2 0\n-1 0\n".into() })]
+    }
+
+    fn run(input: ConstructInput) -> Result<Produced<ConstructOutput>, Refusal> {
+        let cnf = dimacs::parse(&input.dimacs).map_err(|e| Refusal::at("dimacs", e))?;
+        let output = ConstructOutput { variables: cnf.variables, clauses: cnf.clauses.len() };
+        let content = json!({"variables": cnf.variables, "clauses": cnf.clauses});
+        Ok(Produced::computed(output, Scope::exhaustive("exactly the supplied DIMACS text"))
+            .qualifiers(&[Qualifier::Exact, Qualifier::Deterministic])
+            .artifact("cnf", CNF_SCHEMA, &content))
+    }
+}
+
+/// An LRAT proof from any tool, for a stored CNF.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CertificateInput {
+    /// URI of the CNF artifact the proof is about.
+    #[schemars(regex(pattern = r"^artifact://sha256/[0-9a-f]{64}$"))]
+    pub cnf: String,
+    /// The LRAT proof text.
+    #[schemars(length(max = 64_000_000))]
+    pub lrat: String,
+}
+
+/// The stored certificate.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct CertificateOutput {
+    /// Lemma lines.
+    pub lemmas: u64,
+    /// Deletion lines.
+    pub deletions: u64,
+}
+
+pub struct ConstructCertificate;
+
+impl Capability for ConstructCertificate {
+    const ID: &'static str = "sat.certificate.construct";
+    const TITLE: &'static str = "Store an LRAT proof for a CNF artifact";
+    const OUTCOME: &'static str =
+        "an LRAT certificate artifact bound to one CNF artifact, ready for the independent checker";
+    const DESCRIPTION: &'static str = "Checks LRAT syntax only (every line `id literals 0 hints 0` or `id d ids 0`) and \
+binds the proof to the CNF artifact. Whether the proof is valid is decided by sat.certificate.verify, never here.";
+    const TAGS: &'static [&'static str] = &["sat", "lrat", "proof", "certificate", "construct"];
+    const INPUT_KIND: InputKind = InputKind::TypedArtifact;
+    const CHECKER_ROLES: &'static [&'static str] = &[CHECKER_ROLE];
+    const ARTIFACT_TYPES: &'static [&'static str] = &[LRAT_SCHEMA];
+    type Input = CertificateInput;
+    type Output = CertificateOutput;
+
+    fn run(input: CertificateInput) -> Result<Produced<CertificateOutput>, Refusal> {
+        let cnf: ArtifactEnvelope<Value> = read_artifact_json(&input.cnf).map_err(|e| Refusal::at("cnf", e))?;
+        if cnf.schema_uri != CNF_SCHEMA {
+            return Err(Refusal::at("cnf", format!("artifact has schema {}, expected {CNF_SCHEMA}", cnf.schema_uri)));
+        }
+        let (lemmas, deletions) = dimacs::lrat_syntax(&input.lrat).map_err(|e| Refusal::at("lrat", e))?;
+        let content = json!({"cnf": input.cnf, "format": "lrat", "proof": input.lrat});
+        Ok(Produced::proposed(
+            CertificateOutput { lemmas, deletions },
+            Scope::exhaustive("exactly the supplied proof text"),
+        )
+        .artifact("certificate", LRAT_SCHEMA, &content)
+        .obligation("an independent check that the proof derives the empty clause from this CNF")
+        .verify_with(route("lrat")))
+    }
+}
+
+/// A CNF artifact to solve.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SolveInput {
+    /// URI of the CNF artifact (`jacobian:sat/cnf@1`).
+    #[schemars(regex(pattern = r"^artifact://sha256/[0-9a-f]{64}$"))]
+    pub cnf: String,
+    /// Conflicts allowed before answering UNKNOWN.
+    #[serde(default = "default_conflicts")]
+    #[schemars(range(min = 1, max = 100_000_000))]
+    pub max_conflicts: u64,
+}
+
+fn default_conflicts() -> u64 {
+    1_000_000
+}
+
+/// The answer and the search's counters.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct SolveOutput {
+    /// SAT, UNSAT, or UNKNOWN (budget exhausted; nothing is claimed).
+    pub status: String,
+    /// Conflicts.
+    pub conflicts: u64,
+    /// Decisions.
+    pub decisions: u64,
+    /// Propagations.
+    pub propagations: u64,
+    /// Learned clauses.
+    pub learned: u64,
+    /// Restarts.
+    pub restarts: u64,
+    /// Lines of the LRAT proof (UNSAT).
+    pub proof_lines: Option<usize>,
+}
+
+pub struct Solve;
+
+impl Capability for Solve {
+    const ID: &'static str = "sat.solve";
+    const TITLE: &'static str = "Decide satisfiability of a CNF formula (CDCL, with certificates)";
+    const OUTCOME: &'static str = "SAT with a model, or UNSAT with an LRAT proof emitted by the solver, or an honest UNKNOWN when the budget ends";
+    const DESCRIPTION: &'static str = "A CDCL solver (two watched literals, first-UIP learning, VSIDS, Luby restarts, \
+LBD clause deletion) written for this project. UNSAT answers carry an LRAT proof whose hints come from conflict \
+analysis; SAT answers carry the model. Both are COMPUTED until sat.certificate.verify accepts the certificate. When \
+max_conflicts runs out the answer is UNKNOWN, never a guess.";
+    const TAGS: &'static [&'static str] = &["sat", "cnf", "solver", "cdcl", "lrat", "unsat", "satisfiability"];
+    const INPUT_KIND: InputKind = InputKind::TypedArtifact;
+    const CHECKER_ROLES: &'static [&'static str] = &[CHECKER_ROLE];
+    const ARTIFACT_TYPES: &'static [&'static str] = &[LRAT_SCHEMA, MODEL_SCHEMA];
+    type Input = SolveInput;
+    type Output = SolveOutput;
+
+    fn run(input: SolveInput) -> Result<Produced<SolveOutput>, Refusal> {
+        #[derive(Deserialize)]
+        struct Cnf {
+            variables: u32,
+            clauses: Vec<Vec<i32>>,
+        }
+        let envelope: ArtifactEnvelope<Value> = read_artifact_json(&input.cnf).map_err(|e| Refusal::at("cnf", e))?;
+        if envelope.schema_uri != CNF_SCHEMA {
+            return Err(Refusal::at(
+                "cnf",
+                format!("artifact has schema {}, expected {CNF_SCHEMA}", envelope.schema_uri),
+            ));
+        }
+        let cnf: Cnf = serde_json::from_value(envelope.content).map_err(|e| Refusal::at("cnf", e.to_string()))?;
+        let (mut solver, early) = solver::Solver::new(cnf.variables, &cnf.clauses);
+        let answer = match early {
+            Some(answer) => answer,
+            None => solver.solve(input.max_conflicts),
+        };
+        let s = solver.stats;
+        let mut output = SolveOutput {
+            status: String::new(),
+            conflicts: s.conflicts,
+            decisions: s.decisions,
+            propagations: s.propagations,
+            learned: s.learned,
+            restarts: s.restarts,
+            proof_lines: None,
+        };
+        let qualifiers = [Qualifier::Exact, Qualifier::Deterministic];
+        Ok(match answer {
+            solver::Answer::Sat(model) => {
+                output.status = "SAT".into();
+                let content = json!({"cnf": input.cnf, "format": "model", "assignment": model});
+                Produced::computed(output, Scope::exhaustive("exactly the CNF artifact named by the input"))
+                    .qualifiers(&qualifiers)
+                    .artifact("certificate", MODEL_SCHEMA, &content)
+                    .obligation("an independent check that the model satisfies every clause")
+                    .verify_with(route("model"))
+            }
+            solver::Answer::Unsat => {
+                output.status = "UNSAT".into();
+                output.proof_lines = Some(solver.proof.lines().count());
+                let content = json!({"cnf": input.cnf, "format": "lrat", "proof": solver.proof});
+                Produced::computed(output, Scope::exhaustive("exactly the CNF artifact named by the input"))
+                    .qualifiers(&qualifiers)
+                    .artifact("certificate", LRAT_SCHEMA, &content)
+                    .obligation("an independent check of the LRAT proof against this CNF")
+                    .verify_with(route("lrat"))
+            }
+            solver::Answer::Unknown => {
+                output.status = "UNKNOWN".into();
+                Produced::computed(
+                    output,
+                    Scope::partial(format!(
+                        "the conflict budget ({}) ran out; nothing is claimed",
+                        input.max_conflicts
+                    )),
+                )
+                .qualifiers(&[Qualifier::Deterministic])
+            }
+        })
+    }
+}
+
+export_capabilities!(ConstructCnf, ConstructCertificate, Solve);

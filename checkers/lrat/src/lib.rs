@@ -1,0 +1,128 @@
+//! `sat.certificate.verify`: checks a SAT certificate against the exact CNF
+//! artifact it names — a model by evaluating every clause, an LRAT proof of
+//! unsatisfiability by hinted unit propagation and RAT groups. It shares no
+//! code with the solver (the checking lives in `jacobian-lrat-core`).
+
+use jacobian_guest::{
+    ArtifactEnvelope, Checker, Refusal, Scope, Verdict, VerdictKind, export_checkers, read_artifact_json,
+};
+use jacobian_lrat_core::{Formula, check_lrat, check_model};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+const CNF_SCHEMA: &str = "jacobian:sat/cnf@1";
+const LRAT_SCHEMA: &str = "jacobian:sat/lrat@1";
+const MODEL_SCHEMA: &str = "jacobian:sat/model@1";
+
+/// The certificate to check and the formula it is about.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VerifyInput {
+    /// URI of the CNF artifact (`jacobian:sat/cnf@1`).
+    #[schemars(regex(pattern = r"^artifact://sha256/[0-9a-f]{64}$"))]
+    pub cnf: String,
+    /// URI of the certificate artifact: an LRAT proof (`jacobian:sat/lrat@1`) or a model (`jacobian:sat/model@1`).
+    #[schemars(regex(pattern = r"^artifact://sha256/[0-9a-f]{64}$"))]
+    pub certificate: String,
+}
+
+#[derive(Deserialize)]
+struct Cnf {
+    variables: u32,
+    clauses: Vec<Vec<i32>>,
+}
+
+pub struct SatCertificate;
+
+impl Checker for SatCertificate {
+    const ROLE: &'static str = "sat.certificate";
+    const CAPABILITY_ID: &'static str = "sat.certificate.verify";
+    const TITLE: &'static str = "Check a SAT certificate (LRAT proof or model)";
+    const OUTCOME: &'static str =
+        "whether a model satisfies every clause, or an LRAT proof derives the empty clause, for the exact CNF artifact";
+    const DESCRIPTION: &'static str = "Checks a model by evaluating every clause, and an LRAT proof step by step: \
+each added clause by unit propagation over its hints in order (RUP), or by its RAT candidate groups; deletions; \
+strictly increasing ids; the proof must end in the empty clause. The certificate must name the same CNF artifact. \
+Accepts LRAT from any tool. Shares no code with the solver.";
+    const TAGS: &'static [&'static str] = &["sat", "lrat", "proof", "certificate", "verification", "checker", "cnf"];
+    const CERTIFICATE_FORMATS: &'static [&'static str] = &["lrat", "model"];
+    const ARTIFACT_TYPES: &'static [&'static str] = &[CNF_SCHEMA, LRAT_SCHEMA, MODEL_SCHEMA];
+
+    type Input = VerifyInput;
+
+    fn check(input: VerifyInput) -> Result<Verdict, Refusal> {
+        let cnf: ArtifactEnvelope<Value> = read_artifact_json(&input.cnf).map_err(|e| Refusal::at("cnf", e))?;
+        if cnf.schema_uri != CNF_SCHEMA {
+            return Err(Refusal::at("cnf", format!("artifact has schema {}, expected {CNF_SCHEMA}", cnf.schema_uri)));
+        }
+        let formula: Cnf =
+            serde_json::from_value(cnf.content).map_err(|e| Refusal::at("cnf", format!("malformed CNF: {e}")))?;
+        let formula = Formula { variables: formula.variables, clauses: formula.clauses };
+        let certificate: ArtifactEnvelope<Value> =
+            read_artifact_json(&input.certificate).map_err(|e| Refusal::at("certificate", e))?;
+        let named_cnf = certificate.content.get("cnf").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let (format, claim_text) = match certificate.schema_uri.as_str() {
+            LRAT_SCHEMA => ("lrat", "UNSATISFIABLE"),
+            MODEL_SCHEMA => ("model", "SATISFIABLE"),
+            other => {
+                return Err(Refusal::at("certificate", format!("{other} is not a SAT certificate schema")));
+            }
+        };
+        let claim = json!({"cnf": input.cnf, "statement": claim_text,
+                           "variables": formula.variables, "clauses": formula.clauses.len()});
+        let semantics = json!({
+            "cnf": "DIMACS semantics: a clause is a disjunction of literals, the formula their conjunction",
+            "certificate": if format == "lrat" {
+                "LRAT: every added clause follows by RUP or RAT from the active clauses; the empty clause ends the proof"
+            } else {
+                "a total or partial assignment under which every clause has a true literal"
+            },
+        });
+        let candidate = json!({"certificate": input.certificate, "format": format, "lineage": certificate.lineage});
+        let scope = Scope::exhaustive("exactly the CNF artifact named by the request; nothing about any other formula");
+        let verdict = |kind, reason: String, checked: Vec<String>| Verdict {
+            verdict: kind,
+            reason,
+            checked,
+            remaining_obligations: Vec::new(),
+            claim: claim.clone(),
+            semantics: semantics.clone(),
+            candidate: candidate.clone(),
+            scope: scope.clone(),
+        };
+        if named_cnf != input.cnf {
+            return Ok(verdict(
+                VerdictKind::Rejected,
+                format!("the certificate is for {named_cnf}, not for the CNF {}", input.cnf),
+                Vec::new(),
+            ));
+        }
+        let outcome = match format {
+            "lrat" => {
+                let proof = certificate.content.get("proof").and_then(Value::as_str).unwrap_or_default();
+                check_lrat(&formula, proof).map(|s| {
+                    vec![format!(
+                        "{} lemmas checked ({} by RAT), {} deletions, empty clause {} derived",
+                        s.lemmas, s.rat_lemmas, s.deletions, s.empty_clause_id
+                    )]
+                })
+            }
+            _ => {
+                let assignment: Vec<i32> = certificate
+                    .content
+                    .get("assignment")
+                    .and_then(|v| serde_json::from_value(v.clone()).ok())
+                    .ok_or_else(|| Refusal::at("certificate", "the model has no assignment"))?;
+                check_model(&formula, &assignment)
+                    .map(|()| vec![format!("all {} clauses have a true literal", formula.clauses.len())])
+            }
+        };
+        Ok(match outcome {
+            Ok(checked) => verdict(VerdictKind::Accepted, format!("the {format} certificate checks"), checked),
+            Err(rejection) => verdict(VerdictKind::Rejected, rejection.to_string(), Vec::new()),
+        })
+    }
+}
+
+export_checkers!(SatCertificate);
