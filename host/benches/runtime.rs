@@ -200,6 +200,116 @@ fn workspace_figures() {
     println!("  RESUME: p50 {resume50:.0} µs  p99 {resume99:.0} µs;  STALE: p50 {stale50:.0} µs  p99 {stale99:.0} µs");
 }
 
+/// A minimal DIMACS reader for the native side of the comparison.
+fn parse_dimacs(text: &str) -> jacobian_lrat_core::Formula {
+    let mut variables = 0;
+    let mut clauses = Vec::new();
+    let mut current = Vec::new();
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('%') {
+            break;
+        }
+        if line.is_empty() || line.starts_with('c') {
+            continue;
+        }
+        if let Some(header) = line.strip_prefix("p cnf") {
+            variables = header.split_whitespace().next().and_then(|v| v.parse().ok()).unwrap_or(0);
+            continue;
+        }
+        for lit in line.split_whitespace().filter_map(|t| t.parse::<i32>().ok()) {
+            if lit == 0 {
+                clauses.push(std::mem::take(&mut current));
+            } else {
+                current.push(lit);
+            }
+        }
+    }
+    jacobian_lrat_core::Formula { variables, clauses }
+}
+
+/// sat.solve in the sandbox vs native minisat; LRAT checking in the sandbox vs natively.
+fn sat_figures() {
+    let shared = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/testdata/sat");
+    if std::process::Command::new("minisat").arg("--help").output().is_err() {
+        println!("sat: minisat is not installed (scripts/test.sh installs it); skipping the SAT comparison");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let runtime = Runtime::open(RuntimeConfig { data_dir: dir.path().to_path_buf(), engine: EngineConfig::default() })
+        .expect("runtime");
+    let invoke = |id: &str, input: serde_json::Value| {
+        runtime.invoke(&InvokeRequest { capability_id: id.into(), mode: None, input, budget: None, view: None })
+    };
+    let mut proofs: Vec<(jacobian_lrat_core::Formula, String, String, String)> = Vec::new();
+    for set in ["uf50-218", "uuf50-218"] {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(shared.join("satlib").join(set))
+            .expect("satlib set")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        files.sort();
+        let (mut ours, mut theirs) = (Duration::ZERO, Duration::ZERO);
+        for file in &files {
+            let text = std::fs::read_to_string(file).expect("cnf");
+            let cnf = invoke("sat.cnf.construct", json!({"dimacs": text})).artifacts[0].uri.clone();
+            let start = Instant::now();
+            let result = invoke("sat.solve", json!({"cnf": cnf}));
+            ours += start.elapsed();
+            let start = Instant::now();
+            let status = std::process::Command::new("minisat").arg(file).output().expect("minisat").status;
+            theirs += start.elapsed();
+            assert!(matches!(status.code(), Some(10 | 20)));
+            if let Some(route) = result.check_with.filter(|r| r.certificate_format == "lrat") {
+                let certificate = route.certificate_artifact.expect("certificate");
+                let envelope: serde_json::Value = serde_json::from_slice(
+                    &runtime
+                        .data()
+                        .read_artifact(&Digest::from_artifact_uri(&certificate).expect("uri"))
+                        .expect("artifact"),
+                )
+                .expect("json");
+                let proof = envelope["content"]["proof"].as_str().unwrap_or_default().to_owned();
+                proofs.push((parse_dimacs(&text), proof, cnf.clone(), certificate));
+            }
+        }
+        println!(
+            "sat.solve on SATLIB {set} ({} files): sandbox {:.0} ms, native minisat (one process per file) {:.0} ms, ratio {:.2}",
+            files.len(),
+            ours.as_secs_f64() * 1e3,
+            theirs.as_secs_f64() * 1e3,
+            ours.as_secs_f64() / theirs.as_secs_f64()
+        );
+    }
+    // drat-trim's larger proofs too.
+    for name in ["uuf-100-1", "uuf-100-2", "uuf-100-3", "uuf-100-4", "uuf-100-5"] {
+        let base = shared.join("drat-trim-examples");
+        let text = std::fs::read_to_string(base.join(format!("{name}.cnf"))).expect("cnf");
+        let proof = std::fs::read_to_string(base.join(format!("{name}.lrat"))).expect("lrat");
+        let cnf = invoke("sat.cnf.construct", json!({"dimacs": text})).artifacts[0].uri.clone();
+        let certificate =
+            invoke("sat.certificate.construct", json!({"cnf": cnf, "lrat": proof})).artifacts[0].uri.clone();
+        proofs.push((parse_dimacs(&text), proof, cnf, certificate));
+    }
+    let lines: usize = proofs.iter().map(|(_, p, _, _)| p.lines().count()).sum();
+    let start = Instant::now();
+    for (formula, proof, _, _) in &proofs {
+        jacobian_lrat_core::check_lrat(formula, proof).expect("native check accepts");
+    }
+    let native = start.elapsed();
+    let start = Instant::now();
+    for (_, _, cnf, certificate) in &proofs {
+        let result = invoke("sat.certificate.verify", json!({"cnf": cnf, "certificate": certificate}));
+        assert_eq!(result.assurance, jacobian::contract::Assurance::Verified);
+    }
+    let sandboxed = start.elapsed();
+    println!(
+        "LRAT checking ({} proofs, {lines} lines): sandbox {:.0} lines/s (whole verify call), native {:.0} lines/s, ratio {:.2}",
+        proofs.len(),
+        lines as f64 / sandboxed.as_secs_f64(),
+        lines as f64 / native.as_secs_f64(),
+        sandboxed.as_secs_f64() / native.as_secs_f64()
+    );
+}
+
 fn main() {
     println!("Jacobian runtime benchmarks ({} cores)", std::thread::available_parallelism().map_or(1, |n| n.get()));
     compile_vs_cache();
@@ -219,4 +329,5 @@ fn main() {
     let (mcp50, mcp99) = mcp_round_trip(dir.path(), 1000);
     println!("MCP stdio round trip (capability.invoke, sequential client): p50 {mcp50:.1} µs  p99 {mcp99:.1} µs");
     workspace_figures();
+    sat_figures();
 }
