@@ -19,6 +19,7 @@ use sha2::{Digest, Sha256};
 /// invocation, and a bundle is a capability bundle or a checker bundle.
 const GROUPS: &[&[Guest]] = &[
     &[
+        Guest::bundled("jacobian-polynomial"),
         Guest::bundled("jacobian-sat"),
         Guest::bundled("jacobian-universal-algebra"),
         Guest::test("jacobian-test-catalog"),
@@ -26,7 +27,11 @@ const GROUPS: &[&[Guest]] = &[
         Guest::test("jacobian-test-hostile"),
         Guest::test("jacobian-test-sneaky"),
     ],
-    &[Guest::bundled("jacobian-sat-checker"), Guest::bundled("jacobian-universal-algebra-checker")],
+    &[
+        Guest::bundled("jacobian-groebner-checker"),
+        Guest::bundled("jacobian-sat-checker"),
+        Guest::bundled("jacobian-universal-algebra-checker"),
+    ],
 ];
 
 struct Guest {

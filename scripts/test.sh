@@ -13,6 +13,9 @@ cargo fmt --all -- --check
 if ! command -v minisat >/dev/null; then
   apt-get update -qq && apt-get install -y -qq minisat
 fi
+if ! python3 -c "import sympy" 2>/dev/null; then
+  python3 -m pip install -q sympy
+fi
 log=$(mktemp)
 cargo test --release --locked 2>&1 | tee "$log"
 passed=$(awk '/^test result:/ { for (i = 1; i < NF; i++) if ($(i+1) ~ /^passed/) p += $i } END { print p + 0 }' "$log")
@@ -23,7 +26,7 @@ cargo clippy --release --locked --all-targets -- -D warnings
 guest_clippy() {
   cargo clippy --profile guest --locked --target wasm32-wasip2 --target-dir target/guests "$@" -- -D warnings
 }
-guest_clippy -p jacobian-sat -p jacobian-universal-algebra -p jacobian-test-catalog -p jacobian-test-echo -p jacobian-test-hostile -p jacobian-test-sneaky
-guest_clippy -p jacobian-sat-checker -p jacobian-universal-algebra-checker
+guest_clippy -p jacobian-polynomial -p jacobian-sat -p jacobian-universal-algebra -p jacobian-test-catalog -p jacobian-test-echo -p jacobian-test-hostile -p jacobian-test-sneaky
+guest_clippy -p jacobian-groebner-checker -p jacobian-sat-checker -p jacobian-universal-algebra-checker
 echo "all checks passed (formatting, tests, clippy on host and guests)"
 echo "Tests: ${passed} passed, ${failed} failed"

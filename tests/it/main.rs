@@ -5,6 +5,7 @@ mod concurrency;
 mod contract;
 mod countermodels;
 mod determinism;
+mod groebner;
 mod install;
 mod mcp_e2e;
 mod policy;

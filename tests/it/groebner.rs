@@ -1,0 +1,207 @@
+//! Gröbner bases against outside truth: the textbook bases of
+//! `oracles/groebner.json`, sympy on seeded random ideals, and tampered
+//! certificates rejected by the separate checker.
+
+use jacobian::Runtime;
+use jacobian::contract::{Assurance, Status, VerificationStatus};
+use jacobian::digest::Digest;
+use jacobian_guest::protocol::Mode;
+use serde_json::{Value, json};
+
+use crate::support::{self, invoke};
+
+const COMPUTE: &str = "polynomial.compute.groebner_basis";
+const VERIFY: &str = "polynomial.groebner_basis.verify";
+
+fn compute(runtime: &Runtime, generators: &Value, vars: &Value, order: &str) -> (Vec<String>, String) {
+    let result =
+        invoke(runtime, COMPUTE, Mode::Explore, json!({"generators": generators, "vars": vars, "order": order}));
+    assert_eq!(result.status, Status::Completed, "{:?}", result.diagnostic);
+    assert_eq!(result.assurance, Assurance::Computed);
+    let output = result.output.unwrap();
+    assert_eq!(output["complete"], true);
+    let basis = output["basis"].as_array().unwrap().iter().map(|b| b.as_str().unwrap().to_owned()).collect();
+    (basis, result.check_with.unwrap().certificate_artifact.unwrap())
+}
+
+fn verify(runtime: &Runtime, certificate: &str) -> (VerificationStatus, String) {
+    let result = invoke(runtime, VERIFY, Mode::Verify, json!({"certificate": certificate}));
+    let record = result.verification.unwrap_or_else(|| panic!("{:?}", result.diagnostic));
+    (record.status, record.reason)
+}
+
+#[test]
+fn textbook_bases_are_reproduced_exactly_and_verified() {
+    let (runtime, _dir) = support::runtime();
+    let oracle: Value =
+        serde_json::from_str(&std::fs::read_to_string(support::testdata("oracles/groebner.json")).unwrap()).unwrap();
+    let cases = oracle["cases"].as_array().unwrap();
+    assert!(cases.len() >= 4);
+    for case in cases {
+        let (basis, certificate) =
+            compute(&runtime, &case["generators"], &case["vars"], case["order"].as_str().unwrap());
+        let expected: Vec<String> =
+            case["reduced_basis"].as_array().unwrap().iter().map(|b| b.as_str().unwrap().to_owned()).collect();
+        assert_eq!(basis, expected, "{}", case["generators"]);
+        let (status, reason) = verify(&runtime, &certificate);
+        assert_eq!(status, VerificationStatus::Verified, "{reason}");
+    }
+}
+
+/// Store a modified copy of a certificate artifact.
+fn tamper(runtime: &Runtime, uri: &str, change: impl Fn(&mut Value)) -> String {
+    let bytes = runtime.data().read_artifact(&Digest::from_artifact_uri(uri).unwrap()).unwrap();
+    let mut envelope: Value = serde_json::from_slice(&bytes).unwrap();
+    change(&mut envelope["content"]);
+    runtime.data().put_artifact(&envelope).unwrap().0.artifact_uri()
+}
+
+#[test]
+fn tampered_certificates_are_rejected() {
+    let (runtime, _dir) = support::runtime();
+    let (_, certificate) = compute(&runtime, &json!(["x^3 - 2*x*y", "x^2*y - 2*y^2 + x"]), &json!(["x", "y"]), "grlex");
+    assert_eq!(verify(&runtime, &certificate).0, VerificationStatus::Verified);
+    type Change = Box<dyn Fn(&mut Value)>;
+    let tamperings: Vec<(&str, Change)> = vec![
+        (
+            "a cofactor",
+            Box::new(|c: &mut Value| {
+                c["cofactors"][0][0] = json!(format!("{} + 1", c["cofactors"][0][0].as_str().unwrap()))
+            }),
+        ),
+        (
+            "a generator's quotient",
+            Box::new(|c: &mut Value| {
+                c["reductions"][1][0] = json!(format!("{} + y", c["reductions"][1][0].as_str().unwrap()))
+            }),
+        ),
+        (
+            "an S-polynomial quotient",
+            Box::new(|c: &mut Value| {
+                c["spolys"][0]["quotients"][0] =
+                    json!(format!("{} + x", c["spolys"][0]["quotients"][0].as_str().unwrap()))
+            }),
+        ),
+        (
+            "a missing S-polynomial",
+            Box::new(|c: &mut Value| {
+                c["spolys"].as_array_mut().unwrap().pop();
+            }),
+        ),
+        ("a basis coefficient", Box::new(|c: &mut Value| c["basis"][2] = json!("y^2 - 1/3*x"))),
+        ("a non-monic element", Box::new(|c: &mut Value| c["basis"][0] = json!("2*x^2"))),
+        ("the order", Box::new(|c: &mut Value| c["order"] = json!("lex"))),
+        ("a generator", Box::new(|c: &mut Value| c["generators"][0] = json!("x^3 - 3*x*y"))),
+    ];
+    for (what, change) in tamperings {
+        let bad = tamper(&runtime, &certificate, change);
+        let (status, reason) = verify(&runtime, &bad);
+        assert_eq!(status, VerificationStatus::Rejected, "tampering with {what} was accepted");
+        assert!(!reason.is_empty());
+    }
+}
+
+#[test]
+fn malformed_polynomials_name_the_position_and_token() {
+    let (runtime, _dir) = support::runtime();
+    for (generator, path, needle) in [
+        ("x^2 + w", "input.generators.0", "token \"w\""),
+        ("x^2 +", "input.generators.0", "end of input"),
+        ("x*y^99", "input.generators.0", "degree bound"),
+        ("3/0*x", "input.generators.0", "division by zero"),
+        ("x $ y", "input.generators.0", "position 2"),
+    ] {
+        let result = invoke(
+            &runtime,
+            COMPUTE,
+            Mode::Explore,
+            json!({"generators": [generator], "vars": ["x", "y"], "order": "lex"}),
+        );
+        let d = result.diagnostic.unwrap_or_else(|| panic!("{generator} accepted"));
+        assert_eq!(d.details["path"], path, "{generator}");
+        assert!(d.message.contains(needle), "{generator}: {}", d.message);
+    }
+    let bad_vars =
+        invoke(&runtime, COMPUTE, Mode::Explore, json!({"generators": ["x"], "vars": ["x", "x"], "order": "lex"}));
+    assert_eq!(bad_vars.diagnostic.unwrap().details["path"], "input.vars.1");
+}
+
+const SYMPY: &str = r#"
+import json, sys
+from sympy import groebner, symbols, Poly, QQ
+cases = json.load(sys.stdin)
+out = []
+for case in cases:
+    gens = symbols(case["vars"])
+    ns = dict(zip(case["vars"], gens))
+    polys = [eval(g.replace("^", "**"), {}, ns) for g in case["generators"]]
+    G = groebner(polys, *gens, order=case["order"], domain=QQ)
+    basis = []
+    for g in G.exprs:
+        p = Poly(g, *gens, domain=QQ)
+        terms = p.terms(order=case["order"])
+        lc = terms[0][1]
+        text = ""
+        for i, (monom, coeff) in enumerate(terms):
+            c = coeff / lc
+            neg = c < 0
+            mag = -c if neg else c
+            factors = [v if e == 1 else f"{v}^{e}" for v, e in zip(case["vars"], monom) if e > 0]
+            num = str(mag.p) if mag.q == 1 else f"{mag.p}/{mag.q}"
+            body = num if not factors else ("*".join(factors) if mag == 1 else num + "*" + "*".join(factors))
+            text += ("-" if neg else "") + body if i == 0 else (" - " if neg else " + ") + body
+        basis.append(text)
+    out.append(basis)
+print(json.dumps(out))
+"#;
+
+#[test]
+fn seeded_random_ideals_match_sympy() {
+    let (runtime, _dir) = support::runtime();
+    let mut seed = 0x0067_726f_6562_6e65_u64;
+    let mut next = move |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    let orders = ["lex", "grlex", "grevlex"];
+    let mut cases = Vec::new();
+    for i in 0..12 {
+        let vars: Vec<&str> = ["x", "y", "z"][..2 + (i % 2)].to_vec();
+        let generators: Vec<String> = (0..2 + next(2))
+            .map(|_| {
+                let terms: Vec<String> = (0..2 + next(2))
+                    .map(|_| {
+                        let coefficient = next(5) as i64 - 2;
+                        let coefficient = if coefficient == 0 { 1 } else { coefficient };
+                        let monomial: Vec<String> = vars.iter().map(|v| format!("{v}^{}", next(3))).collect();
+                        format!("({coefficient})*{}", monomial.join("*"))
+                    })
+                    .collect();
+                terms.join(" + ")
+            })
+            .collect();
+        cases.push(json!({"vars": vars, "generators": generators, "order": orders[i % 3]}));
+    }
+    let mut child = std::process::Command::new("python3")
+        .args(["-c", SYMPY])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 with sympy (scripts/test.sh installs sympy)");
+    use std::io::Write as _;
+    child.stdin.take().unwrap().write_all(serde_json::to_string(&cases).unwrap().as_bytes()).unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "sympy failed: is it installed? {}", String::from_utf8_lossy(&output.stderr));
+    let expected: Vec<Vec<String>> = serde_json::from_slice(&output.stdout).unwrap();
+    for (case, sympy_basis) in cases.iter().zip(expected) {
+        let (mut basis, certificate) =
+            compute(&runtime, &case["generators"], &case["vars"], case["order"].as_str().unwrap());
+        let mut sympy_basis = sympy_basis;
+        basis.sort();
+        sympy_basis.sort();
+        assert_eq!(basis, sympy_basis, "{case}");
+        assert_eq!(verify(&runtime, &certificate).0, VerificationStatus::Verified, "{case}");
+    }
+}
