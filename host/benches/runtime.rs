@@ -310,6 +310,82 @@ fn sat_figures() {
     );
 }
 
+/// Gröbner bases: the textbook cases and a seeded random set, compute and check.
+fn groebner_figures() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let runtime = Runtime::open(RuntimeConfig { data_dir: dir.path().to_path_buf(), engine: EngineConfig::default() })
+        .expect("runtime");
+    let oracle: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/testdata/oracles/groebner.json"),
+        )
+        .expect("groebner.json"),
+    )
+    .expect("json");
+    let mut cases: Vec<serde_json::Value> = oracle["cases"].as_array().expect("cases").clone();
+    let textbook = cases.len();
+    let mut seed = 0x0067_726f_6562_6e65_u64;
+    let mut next = move |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    for i in 0..12 {
+        let vars: Vec<&str> = ["x", "y", "z"][..2 + (i % 2)].to_vec();
+        let generators: Vec<String> = (0..2 + next(2))
+            .map(|_| {
+                (0..2 + next(2))
+                    .map(|_| {
+                        let c = next(5) as i64 - 2;
+                        let m: Vec<String> = vars.iter().map(|v| format!("{v}^{}", next(3))).collect();
+                        format!("({})*{}", if c == 0 { 1 } else { c }, m.join("*"))
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" + ")
+            })
+            .collect();
+        let order = ["lex", "grlex", "grevlex"][i % 3];
+        cases.push(json!({"generators": generators, "vars": vars, "order": order}));
+    }
+    let mut times = [(Duration::ZERO, Duration::ZERO); 2];
+    for (i, case) in cases.iter().enumerate() {
+        let input = json!({"generators": case["generators"], "vars": case["vars"], "order": case["order"]});
+        let start = Instant::now();
+        let result = runtime.invoke(&InvokeRequest {
+            capability_id: "polynomial.compute.groebner_basis".into(),
+            mode: None,
+            input,
+            budget: None,
+            view: None,
+        });
+        let compute = start.elapsed();
+        let certificate = result.check_with.and_then(|c| c.certificate_artifact).expect("certificate");
+        let start = Instant::now();
+        let verified = runtime.invoke(&InvokeRequest {
+            capability_id: "polynomial.groebner_basis.verify".into(),
+            mode: None,
+            input: json!({"certificate": certificate}),
+            budget: None,
+            view: None,
+        });
+        let check = start.elapsed();
+        assert_eq!(verified.assurance, jacobian::contract::Assurance::Verified);
+        let slot = usize::from(i >= textbook);
+        times[slot].0 += compute;
+        times[slot].1 += check;
+    }
+    for (name, count, (compute, check)) in
+        [("textbook", textbook, times[0]), ("seeded random", cases.len() - textbook, times[1])]
+    {
+        println!(
+            "Gröbner bases, {name} ({count} ideals): compute with certificate {:.1} ms, independent check {:.1} ms (sandboxed, whole calls)",
+            compute.as_secs_f64() * 1e3,
+            check.as_secs_f64() * 1e3
+        );
+    }
+}
+
 fn main() {
     println!("Jacobian runtime benchmarks ({} cores)", std::thread::available_parallelism().map_or(1, |n| n.get()));
     compile_vs_cache();
@@ -330,4 +406,5 @@ fn main() {
     println!("MCP stdio round trip (capability.invoke, sequential client): p50 {mcp50:.1} µs  p99 {mcp99:.1} µs");
     workspace_figures();
     sat_figures();
+    groebner_figures();
 }

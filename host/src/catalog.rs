@@ -23,7 +23,13 @@ pub enum EntryKind {
     Producer,
     /// Runs a checker component's `check` for one role.
     Verifier,
+    /// `certificate.verify`: provided by the host, routes a certificate to the
+    /// checker authorized for its format.
+    Router,
 }
+
+/// The id of the host's certificate router.
+pub const ROUTER_ID: &str = "certificate.verify";
 
 /// One invocable capability.
 pub struct CatalogEntry {
@@ -148,6 +154,9 @@ impl Catalog {
                 );
             }
         }
+        if let Some(router) = router_entry(&entries) {
+            entries.insert(router.id.clone(), router);
+        }
         let listing: Vec<Value> = entries.values().map(full_listing).collect();
         let digest = Digest::of_json(&Value::Array(listing));
         Catalog { entries, digest }
@@ -182,6 +191,63 @@ impl Catalog {
                 .collect::<Vec<_>>(),
         })
     }
+}
+
+/// The host's `certificate.verify`, present when any checker is installed.
+fn router_entry(entries: &BTreeMap<String, CatalogEntry>) -> Option<CatalogEntry> {
+    let checkers: Vec<&CatalogEntry> = entries.values().filter(|e| e.kind == EntryKind::Verifier).collect();
+    if checkers.is_empty() {
+        return None;
+    }
+    let union = |f: fn(&CatalogEntry) -> &Vec<String>| -> Vec<String> {
+        let mut all: Vec<String> = checkers.iter().flat_map(|e| f(e).iter().cloned()).collect();
+        all.sort();
+        all.dedup();
+        all
+    };
+    let input_schema = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["certificate"],
+        "properties": {"certificate": {
+            "type": "string",
+            "pattern": "^artifact://sha256/[0-9a-f]{64}$",
+            "description": "URI of a certificate artifact whose content declares its format"
+        }},
+    });
+    let validator = crate::registry::compile_schema(&input_schema).ok()?;
+    Some(CatalogEntry {
+        id: ROUTER_ID.into(),
+        kind: EntryKind::Router,
+        title: "Verify a certificate with the checker authorized for its format".into(),
+        outcome: "the verdict of the operator-authorized checker for the certificate's format and schema".into(),
+        description: "Reads the certificate artifact's schema_uri and declared format, picks the authorized, visible \
+checker that accepts both (the first by id when several do), fills the checker's required input fields from the \
+same-named artifact references inside the certificate (otherwise with the certificate itself), and returns that \
+checker's verification. No authorized checker means NOT_CONCLUDED, never a pass."
+            .into(),
+        tags: vec!["certificate".into(), "verification".into(), "checker".into(), "router".into()],
+        modes: vec![Mode::Verify],
+        input_kind: InputKind::TypedArtifact,
+        input_schema,
+        output_schema: None,
+        examples: Vec::new(),
+        checker_roles: union(|e| &e.checker_roles),
+        artifact_types: union(|e| &e.artifact_types),
+        certificate_formats: union(|e| &e.certificate_formats),
+        component: Digest::of(b"jacobian:host/certificate.verify"),
+        tier: Tier::Bundled,
+        provider: Provider {
+            name: "jacobian".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            licence: "Apache-2.0".into(),
+            features: vec!["host-provided".into()],
+        },
+        audit: json!({"provided_by": "host"}),
+        input_validator: Arc::new(validator),
+        output_validator: None,
+    })
 }
 
 /// What discovery responses bind: the active policy, the modes it leaves
@@ -327,6 +393,7 @@ fn project(catalog: &Catalog, binding: &Binding, e: &CatalogEntry, view: View) -
                 "assurance": match e.kind {
                     EntryKind::Producer => "at most COMPUTED; follow check_with in the result to verify",
                     EntryKind::Verifier => "VERIFIED only when this checker is operator-authorized and accepts",
+                    EntryKind::Router => "the routed checker's verdict: VERIFIED only from an operator-authorized checker",
                 },
             }),
         );
@@ -355,9 +422,11 @@ fn related(catalog: &Catalog, e: &CatalogEntry) -> Vec<Value> {
         .filter(|other| other.id != e.id && other.kind != e.kind)
         .filter(|other| other.checker_roles.iter().any(|r| e.checker_roles.contains(r)))
         .map(|other| {
-            let relation = match e.kind {
-                EntryKind::Producer => "CHECKED_BY",
-                EntryKind::Verifier => "CHECKS_RESULTS_OF",
+            let relation = match (e.kind, other.kind) {
+                (_, EntryKind::Router) => "ROUTED_BY",
+                (EntryKind::Router, _) => "ROUTES_TO",
+                (EntryKind::Producer, _) => "CHECKED_BY",
+                (EntryKind::Verifier, _) => "CHECKS_RESULTS_OF",
             };
             json!({"capability_id": other.id, "relation": relation})
         })

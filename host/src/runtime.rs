@@ -281,16 +281,128 @@ impl Runtime {
     /// influence; every failure is a typed diagnostic in the result.
     pub fn invoke(&self, request: &InvokeRequest) -> CapabilityResult {
         let started = Instant::now();
-        let mut result = match self.prepare_invoke(request) {
-            Ok(call) => match call.entry.kind {
-                EntryKind::Producer => self.run_producer(&call),
-                EntryKind::Verifier => self.run_verifier(&call),
-            },
-            Err(failed) => *failed,
-        };
+        let mut result = self.run_request(request);
         self.record_episode(&mut result, request.view.unwrap_or_default());
         result.accounting.wall_time_us = started.elapsed().as_micros() as u64;
         result.accounting.fuel_consumed = result.fuel_consumed;
+        result
+    }
+
+    /// Run a request without recording it (the router runs a checker this way).
+    fn run_request(&self, request: &InvokeRequest) -> CapabilityResult {
+        if self.catalog.get(&request.capability_id).is_some_and(|e| e.kind == EntryKind::Router) {
+            return self.route_certificate(request);
+        }
+        match self.prepare_invoke(request) {
+            Ok(call) => match call.entry.kind {
+                EntryKind::Producer => self.run_producer(&call),
+                EntryKind::Verifier | EntryKind::Router => self.run_verifier(&call),
+            },
+            Err(failed) => *failed,
+        }
+    }
+
+    /// `certificate.verify`: find the authorized checker for the certificate's
+    /// schema and declared format, and run it.
+    fn route_certificate(&self, request: &InvokeRequest) -> CapabilityResult {
+        let id = request.capability_id.as_str();
+        let fail = |mode, d: Diagnostic| CapabilityResult::failed(id, mode, d);
+        let Some(entry) = self.catalog.get(id) else {
+            return fail(request.mode, Diagnostic::new(Code::CapabilityNotFound, Stage::Request, "no router", ""));
+        };
+        let policy = self.policy();
+        if policy.allowed_modes(&entry.id, &entry.tags, &entry.modes).is_empty() {
+            let d = Diagnostic::new(
+                Code::CapabilityPolicyDenied,
+                Stage::Policy,
+                format!("the operator policy (profile {}) hides {id}", policy.profile),
+                "use capability.describe to find the capabilities this policy makes available",
+            )
+            .with("path", "capability_id");
+            return fail(request.mode, d);
+        }
+        if request.mode.is_some_and(|m| m != Mode::Verify) {
+            let d =
+                Diagnostic::new(Code::ModeNotSupported, Stage::Request, format!("{id} runs in VERIFY mode only"), "")
+                    .with("path", "mode");
+            return fail(request.mode, d);
+        }
+        let mode = Some(Mode::Verify);
+        if let Some(error) = entry.input_validator.iter_errors(&request.input).next() {
+            let d = Diagnostic::new(
+                Code::InvalidInput,
+                Stage::Validation,
+                error.to_string(),
+                "pass {\"certificate\": \"artifact://sha256/...\"}",
+            )
+            .with("path", error_path(&error));
+            return fail(mode, d);
+        }
+        let uri = request.input["certificate"].as_str().unwrap_or_default().to_owned();
+        let envelope: Value = match Digest::from_artifact_uri(&uri)
+            .map_err(|e| e.to_string())
+            .and_then(|d| self.data.read_artifact(&d).map_err(|e| e.to_string()))
+            .and_then(|bytes| serde_json::from_slice(&bytes).map_err(|e| e.to_string()))
+        {
+            Ok(envelope) => envelope,
+            Err(message) => {
+                let d = Diagnostic::new(
+                    Code::ArtifactNotFound,
+                    Stage::Validation,
+                    message,
+                    "pass a certificate URI from a result",
+                )
+                .with("path", "input.certificate");
+                return fail(mode, d);
+            }
+        };
+        let schema = envelope["schema_uri"].as_str().unwrap_or_default().to_owned();
+        let Some(format) = envelope["content"]["format"].as_str().map(str::to_owned) else {
+            let d = Diagnostic::new(
+                Code::InvalidInput,
+                Stage::Validation,
+                format!("the artifact ({schema}) declares no certificate format"),
+                "pass a certificate artifact, e.g. the certificate_artifact of a result's check_with",
+            )
+            .with("path", "input.certificate");
+            return fail(mode, d);
+        };
+        let binding = self.binding();
+        let checker = self.catalog.entries().find(|e| {
+            e.kind == EntryKind::Verifier
+                && binding.visible(e)
+                && binding.authorized.get(&e.id).copied().unwrap_or(false)
+                && e.artifact_types.contains(&schema)
+                && e.certificate_formats.contains(&format)
+        });
+        let Some(checker) = checker else {
+            let obligation =
+                format!("an independent check by a checker authorized for format {format} (schema {schema})");
+            let mut result =
+                CapabilityResult::failed(id, mode, Diagnostic::new(Code::InvalidInput, Stage::Request, "", ""));
+            result.status = Status::Completed;
+            result.diagnostic = None;
+            result.output = Some(json!({"routed_to": null, "format": format, "schema_uri": schema}));
+            result.obligations = vec![obligation];
+            return result;
+        };
+        let mut input = serde_json::Map::new();
+        for field in checker.input_schema["required"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+            let inside = envelope["content"][field].as_str().filter(|v| v.starts_with("artifact://"));
+            input.insert(field.to_owned(), json!(inside.unwrap_or(&uri)));
+        }
+        let inner = InvokeRequest {
+            capability_id: checker.id.clone(),
+            mode,
+            input: Value::Object(input),
+            budget: request.budget,
+            view: None,
+        };
+        let mut result = self.run_request(&inner);
+        result.capability_id = id.to_owned();
+        if let Some(Value::Object(output)) = result.output.as_mut() {
+            output.insert("routed_to".into(), json!(checker.id));
+        }
         result
     }
 

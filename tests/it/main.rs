@@ -1,6 +1,7 @@
 //! The one integration-test binary: features tested through the real
 //! `jacobian` binary (MCP over stdio, CLI) and the public core API.
 
+mod certificates;
 mod concurrency;
 mod contract;
 mod countermodels;

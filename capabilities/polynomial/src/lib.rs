@@ -142,6 +142,7 @@ the work, and an unfinished computation claims nothing.";
             ));
         };
         let certificate = json!({
+            "format": "groebner-certificate/1",
             "vars": input.vars,
             "order": order_name,
             "generators": generators.iter().map(show).collect::<Vec<_>>(),

@@ -70,6 +70,7 @@ pub struct SearchOutput {
 /// The countermodel artifact: the claim it refutes and the candidate.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Countermodel {
+    format: String,
     claim: Claim,
     order: u8,
     table: Vec<Vec<u8>>,
@@ -172,6 +173,7 @@ fn search(input: &SearchInput, hypotheses: &[Law], target: &Law) -> Produced<Sea
                 let table: Vec<Vec<u8>> =
                     (0..n).map(|a| (0..n).map(|b| search.table.cells[a * n + b].unwrap_or(0)).collect()).collect();
                 let artifact = Countermodel {
+                    format: "cayley-table-witness/1".into(),
                     claim: Claim {
                         statement: implication.clone(),
                         hypotheses: input.hypotheses.clone(),
