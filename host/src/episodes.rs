@@ -27,11 +27,9 @@ pub struct EpisodeError(#[from] rusqlite::Error);
 impl Episodes {
     /// Open (creating) the database at `path` (a fixed name inside the data directory).
     pub fn open(path: &Path) -> Result<Self, EpisodeError> {
-        let conn = Connection::open(path)?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
-        conn.busy_timeout(std::time::Duration::from_secs(5))?;
-        conn.execute_batch(
+        let conn = crate::database::open(
+            path,
+            crate::database::Durability::Normal,
             "CREATE TABLE IF NOT EXISTS episodes (
                 digest TEXT PRIMARY KEY,
                 capability_id TEXT NOT NULL,

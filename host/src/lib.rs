@@ -4,6 +4,7 @@
 pub mod bundled;
 pub mod catalog;
 pub mod contract;
+pub mod database;
 pub mod demo;
 pub mod digest;
 pub mod discovery;

@@ -184,6 +184,13 @@ fn parse_mode(text: &str) -> Result<Mode, String> {
     }
 }
 
+/// Print a diagnostic as the tools return it and exit with status 2.
+fn fail_with(diagnostic: &jacobian::contract::Diagnostic) -> ! {
+    let body = serde_json::json!({"diagnostic": diagnostic});
+    println!("{}", serde_json::to_string_pretty(&body).unwrap_or_default());
+    std::process::exit(2)
+}
+
 /// Read a JSON request from a file or stdin (`-`), naming the file in errors.
 fn read_json<T: serde::de::DeserializeOwned>(file: &std::path::Path) -> anyhow::Result<T> {
     let text = if file.as_os_str() == "-" {
@@ -256,10 +263,7 @@ fn main() -> anyhow::Result<()> {
             let runtime = open(data_dir)?;
             match runtime.describe(&request) {
                 Ok(value) => println!("{}", serde_json::to_string_pretty(&value)?),
-                Err(diagnostic) => {
-                    println!("{}", serde_json::to_string_pretty(&serde_json::json!({"diagnostic": diagnostic}))?);
-                    std::process::exit(2);
-                }
+                Err(diagnostic) => fail_with(&diagnostic),
             }
             Ok(())
         }
@@ -271,10 +275,7 @@ fn main() -> anyhow::Result<()> {
             let runtime = open(data_dir)?;
             match jacobian::resources::read(&runtime, &uri) {
                 Ok(content) => println!("{}", content.text),
-                Err(diagnostic) => {
-                    println!("{}", serde_json::to_string_pretty(&serde_json::json!({"diagnostic": diagnostic}))?);
-                    std::process::exit(2);
-                }
+                Err(diagnostic) => fail_with(&diagnostic),
             }
             Ok(())
         }
@@ -386,10 +387,7 @@ fn main() -> anyhow::Result<()> {
             };
             match answer {
                 Ok(value) => println!("{}", serde_json::to_string_pretty(&value)?),
-                Err(diagnostic) => {
-                    println!("{}", serde_json::to_string_pretty(&serde_json::json!({"diagnostic": diagnostic}))?);
-                    std::process::exit(2);
-                }
+                Err(diagnostic) => fail_with(&diagnostic),
             }
             Ok(())
         }

@@ -84,11 +84,9 @@ pub struct SqliteStore {
 impl SqliteStore {
     /// Open (creating) the tables in the database at `path`.
     pub fn open(path: &Path) -> Result<Self, StoreFailure> {
-        let conn = Connection::open(path)?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "FULL")?;
-        conn.busy_timeout(std::time::Duration::from_secs(10))?;
-        conn.execute_batch(
+        let conn = crate::database::open(
+            path,
+            crate::database::Durability::Full,
             "CREATE TABLE IF NOT EXISTS workspaces (
                 id TEXT PRIMARY KEY,
                 head INTEGER NOT NULL
