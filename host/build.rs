@@ -19,6 +19,7 @@ use sha2::{Digest, Sha256};
 /// invocation, and a bundle is a capability bundle or a checker bundle.
 const GROUPS: &[&[Guest]] = &[
     &[
+        Guest::bundled("jacobian-graph"),
         Guest::bundled("jacobian-polynomial"),
         Guest::bundled("jacobian-sat"),
         Guest::bundled("jacobian-universal-algebra"),
@@ -28,6 +29,7 @@ const GROUPS: &[&[Guest]] = &[
         Guest::test("jacobian-test-sneaky"),
     ],
     &[
+        Guest::bundled("jacobian-graph-induced-tree-checker"),
         Guest::bundled("jacobian-groebner-checker"),
         Guest::bundled("jacobian-sat-checker"),
         Guest::bundled("jacobian-universal-algebra-checker"),

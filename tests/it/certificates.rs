@@ -46,6 +46,15 @@ fn certificates_of_every_format_reach_their_checker() {
             "polynomial.groebner_basis.verify",
         ),
         (
+            {
+                let square = json!({"vertices": 4, "edges": [[0, 1], [1, 2], [2, 3], [3, 0]]});
+                let graph =
+                    invoke(&runtime, "graph.construct.explicit", Mode::Explore, square).artifacts[0].uri.clone();
+                produce(&runtime, "graph.induced_tree.maximum", json!({"graph": graph}))
+            },
+            "graph.induced_tree.maximum.verify",
+        ),
+        (
             produce(
                 &runtime,
                 "universal_algebra.search.countermodel",

@@ -6,6 +6,7 @@ mod concurrency;
 mod contract;
 mod countermodels;
 mod determinism;
+mod graphs;
 mod groebner;
 mod install;
 mod mcp_e2e;
