@@ -19,6 +19,7 @@ use sha2::{Digest, Sha256};
 /// invocation, and a bundle is a capability bundle or a checker bundle.
 const GROUPS: &[&[Guest]] = &[
     &[
+        Guest::bundled("jacobian-claim"),
         Guest::bundled("jacobian-graph"),
         Guest::bundled("jacobian-polynomial"),
         Guest::bundled("jacobian-sat"),

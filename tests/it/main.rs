@@ -2,6 +2,7 @@
 //! `jacobian` binary (MCP over stdio, CLI) and the public core API.
 
 mod certificates;
+mod claims;
 mod concurrency;
 mod contract;
 mod countermodels;

@@ -1,0 +1,443 @@
+//! Claims as formal propositional structures: `claim.proposition.construct`
+//! parses a formula in a declared syntax into the registered v1
+//! PROPOSITIONAL_STRUCTURE artifact; `claim.conjunction.split` and
+//! `claim.implication.obligations` return only the root's immediate, ordered
+//! subtrees with source-bound reconstruction data. Grouping is preserved:
+//! `p ∧ q ∧ r` has three conjuncts, `(p ∧ q) ∧ r` has two. Nothing here proves
+//! anything (assurance COMPUTED).
+
+use jacobian_guest::{
+    ArtifactEnvelope, Capability, InputKind, Produced, Qualifier, Refusal, Scope, export_capabilities,
+    read_artifact_json,
+};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+const SCHEMA: &str = "jacobian:claim/propositional-structure@1";
+const SYNTAX: &str = "jacobian-propositional/1";
+const OUTSIDE: &str = "raw natural language and printed Lean expressions are outside this contract; write the claim in \
+the propositional syntax (atoms, ¬ ∧ ∨ → ↔, parentheses)";
+
+/// A node of the structure. Spans are character offsets into the source.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Node {
+    kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    name: Option<String>,
+    span: [usize; 2],
+    parenthesized: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    children: Vec<Node>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Atom(String),
+    Const(bool),
+    Not,
+    And,
+    Or,
+    Implies,
+    Iff,
+    Open,
+    Close,
+}
+
+fn tokenize(chars: &[char]) -> Result<Vec<(Tok, usize, usize)>, String> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let rest: String = chars[i..].iter().take(3).collect();
+        let (tok, len) = if c.is_whitespace() {
+            i += 1;
+            continue;
+        } else if c.is_ascii_alphabetic() || c == '_' {
+            let start = i;
+            let mut j = i;
+            while j < chars.len() && (chars[j].is_ascii_alphanumeric() || chars[j] == '_' || chars[j] == '\'') {
+                j += 1;
+            }
+            let word: String = chars[start..j].iter().collect();
+            let tok = match word.as_str() {
+                "not" => Tok::Not,
+                "and" => Tok::And,
+                "or" => Tok::Or,
+                "implies" => Tok::Implies,
+                "iff" => Tok::Iff,
+                "true" => Tok::Const(true),
+                "false" => Tok::Const(false),
+                _ => Tok::Atom(word),
+            };
+            (tok, j - start)
+        } else if rest.starts_with("<->") {
+            (Tok::Iff, 3)
+        } else if rest.starts_with("->") {
+            (Tok::Implies, 2)
+        } else {
+            let tok = match c {
+                '¬' | '~' | '!' => Tok::Not,
+                '∧' | '&' => Tok::And,
+                '∨' | '|' => Tok::Or,
+                '→' => Tok::Implies,
+                '↔' => Tok::Iff,
+                '⊤' => Tok::Const(true),
+                '⊥' => Tok::Const(false),
+                '(' => Tok::Open,
+                ')' => Tok::Close,
+                other => return Err(format!("position {i}: unexpected {other:?}; {OUTSIDE}")),
+            };
+            (tok, 1)
+        };
+        out.push((tok, i, i + len));
+        i += len;
+    }
+    Ok(out)
+}
+
+struct Parser {
+    toks: Vec<(Tok, usize, usize)>,
+    at: usize,
+    end: usize,
+}
+
+impl Parser {
+    fn peek(&self) -> Option<&Tok> {
+        self.toks.get(self.at).map(|t| &t.0)
+    }
+
+    fn error(&self, what: &str) -> String {
+        match self.toks.get(self.at) {
+            Some((tok, start, _)) => format!("position {start}: {what}, found {tok:?}; {OUTSIDE}"),
+            None => format!("position {}: {what} at the end; {OUTSIDE}", self.end),
+        }
+    }
+
+    /// iff (non-associative) < implies (right) < or < and < not < atom.
+    fn iff(&mut self, depth: usize) -> Result<Node, String> {
+        let left = self.implies(depth)?;
+        if self.peek() == Some(&Tok::Iff) {
+            self.at += 1;
+            let right = self.implies(depth)?;
+            return Ok(Node {
+                kind: "IFF".into(),
+                name: None,
+                span: [left.span[0], right.span[1]],
+                parenthesized: false,
+                children: vec![left, right],
+            });
+        }
+        Ok(left)
+    }
+
+    fn implies(&mut self, depth: usize) -> Result<Node, String> {
+        let left = self.chain(depth, Tok::Or)?;
+        if self.peek() == Some(&Tok::Implies) {
+            self.at += 1;
+            let right = self.implies(depth)?;
+            return Ok(Node {
+                kind: "IMPLIES".into(),
+                name: None,
+                span: [left.span[0], right.span[1]],
+                parenthesized: false,
+                children: vec![left, right],
+            });
+        }
+        Ok(left)
+    }
+
+    /// A chain of one associative operator without parentheses is one n-ary node.
+    fn chain(&mut self, depth: usize, op: Tok) -> Result<Node, String> {
+        let next = |p: &mut Parser| if op == Tok::Or { p.chain(depth, Tok::And) } else { p.unary(depth) };
+        let first = next(self)?;
+        let mut children = vec![first];
+        while self.peek() == Some(&op) {
+            self.at += 1;
+            children.push(next(self)?);
+        }
+        if children.len() == 1 {
+            return Ok(children.swap_remove(0));
+        }
+        let span = [children[0].span[0], children[children.len() - 1].span[1]];
+        Ok(Node {
+            kind: if op == Tok::Or { "OR" } else { "AND" }.into(),
+            name: None,
+            span,
+            parenthesized: false,
+            children,
+        })
+    }
+
+    fn unary(&mut self, depth: usize) -> Result<Node, String> {
+        if depth > 64 {
+            return Err(self.error("nesting deeper than 64"));
+        }
+        let Some((tok, start, end)) = self.toks.get(self.at).cloned() else {
+            return Err(self.error("expected a formula"));
+        };
+        self.at += 1;
+        match tok {
+            Tok::Not => {
+                let inner = self.unary(depth + 1)?;
+                Ok(Node {
+                    kind: "NOT".into(),
+                    name: None,
+                    span: [start, inner.span[1]],
+                    parenthesized: false,
+                    children: vec![inner],
+                })
+            }
+            Tok::Atom(name) => {
+                if matches!(self.peek(), Some(Tok::Atom(_))) {
+                    return Err(self.error("two atoms in a row (is this prose?)"));
+                }
+                Ok(Node {
+                    kind: "ATOM".into(),
+                    name: Some(name),
+                    span: [start, end],
+                    parenthesized: false,
+                    children: Vec::new(),
+                })
+            }
+            Tok::Const(value) => Ok(Node {
+                kind: if value { "TRUE" } else { "FALSE" }.into(),
+                name: None,
+                span: [start, end],
+                parenthesized: false,
+                children: Vec::new(),
+            }),
+            Tok::Open => {
+                let mut inner = self.iff(depth + 1)?;
+                match self.toks.get(self.at).cloned() {
+                    Some((Tok::Close, _, close_end)) => {
+                        self.at += 1;
+                        inner.span = [start, close_end];
+                        inner.parenthesized = true;
+                        Ok(inner)
+                    }
+                    _ => Err(self.error("expected ')'")),
+                }
+            }
+            _ => {
+                self.at -= 1;
+                Err(self.error("expected an atom, ¬ or '('"))
+            }
+        }
+    }
+}
+
+/// Parse a formula of the declared syntax.
+fn parse(source: &str) -> Result<Node, String> {
+    let chars: Vec<char> = source.chars().collect();
+    let toks = tokenize(&chars)?;
+    let mut parser = Parser { toks, at: 0, end: chars.len() };
+    let root = parser.iff(0)?;
+    if parser.at != parser.toks.len() {
+        return Err(parser.error("unexpected token after a complete formula"));
+    }
+    Ok(root)
+}
+
+fn slice(source: &str, span: [usize; 2]) -> String {
+    source.chars().skip(span[0]).take(span[1] - span[0]).collect()
+}
+
+/// Re-base a subtree so that its source is `slice(source, node.span)`.
+fn rebase(node: &Node, offset: usize) -> Node {
+    Node {
+        kind: node.kind.clone(),
+        name: node.name.clone(),
+        span: [node.span[0] - offset, node.span[1] - offset],
+        parenthesized: node.parenthesized,
+        children: node.children.iter().map(|c| rebase(c, offset)).collect(),
+    }
+}
+
+/// A formula in the declared syntax.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConstructInput {
+    /// The formula: atoms (identifiers), true/false/⊤/⊥, ¬ (not, ~, !), ∧ (and, &), ∨ (or, |), → (implies, ->),
+    /// ↔ (iff, <->) and parentheses; → associates to the right.
+    #[schemars(length(min = 1, max = 16384))]
+    pub formula: String,
+}
+
+/// The stored structure's summary.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ConstructOutput {
+    /// The root's operator (AND, OR, NOT, IMPLIES, IFF, ATOM, TRUE, FALSE).
+    pub root: String,
+    /// Distinct atoms, in order of first appearance.
+    pub atoms: Vec<String>,
+}
+
+pub struct ConstructProposition;
+
+impl Capability for ConstructProposition {
+    const ID: &'static str = "claim.proposition.construct";
+    const TITLE: &'static str = "Build a propositional structure from a formula";
+    const OUTCOME: &'static str =
+        "the registered v1 PROPOSITIONAL_STRUCTURE artifact of a formula in the declared propositional syntax";
+    const DESCRIPTION: &'static str = "Parses a formula of the declared syntax (atoms, ¬ ∧ ∨ → ↔, parentheses) into a \
+tree with character spans into the source. Chains of one operator without parentheses form one node; parentheses \
+are kept as grouping. Raw natural language and printed Lean expressions are refused.";
+    const TAGS: &'static [&'static str] =
+        &["claim", "proposition", "formula", "logic", "construct", "propositional_structure"];
+    const INPUT_KIND: InputKind = InputKind::FormalProposition;
+    const ARTIFACT_TYPES: &'static [&'static str] = &[SCHEMA];
+    type Input = ConstructInput;
+    type Output = ConstructOutput;
+
+    fn examples() -> Vec<(&'static str, ConstructInput)> {
+        vec![("a conjunction with a grouped implication", ConstructInput { formula: "p ∧ (q → r)".into() })]
+    }
+
+    fn run(input: ConstructInput) -> Result<Produced<ConstructOutput>, Refusal> {
+        let root = parse(&input.formula).map_err(|e| Refusal::at("formula", e))?;
+        let mut atoms = Vec::new();
+        collect_atoms(&root, &mut atoms);
+        let output = ConstructOutput { root: root.kind.clone(), atoms };
+        let content = json!({"syntax": SYNTAX, "source": input.formula, "root": root});
+        Ok(Produced::computed(output, Scope::exhaustive("exactly the supplied formula text"))
+            .qualifiers(&[Qualifier::Exact, Qualifier::Deterministic])
+            .artifact("proposition", SCHEMA, &content))
+    }
+}
+
+fn collect_atoms(node: &Node, out: &mut Vec<String>) {
+    if let Some(name) = &node.name
+        && !out.contains(name)
+    {
+        out.push(name.clone());
+    }
+    for child in &node.children {
+        collect_atoms(child, out);
+    }
+}
+
+/// A stored proposition.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClaimInput {
+    /// URI of a `jacobian:claim/propositional-structure@1` artifact.
+    #[schemars(regex(pattern = r"^artifact://sha256/[0-9a-f]{64}$"))]
+    pub claim: String,
+}
+
+/// The immediate subtrees and how to put them back together.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct PartsOutput {
+    /// The root operator split.
+    pub operator: String,
+    /// The immediate subtrees in source order: role, text, span, and the URI of each as its own structure.
+    pub parts: Vec<Value>,
+    /// Source-bound reconstruction: concatenating `pieces` (literal text and part references) gives the source exactly.
+    pub reconstruction: Value,
+}
+
+fn read_claim(uri: &str) -> Result<(String, Node), Refusal> {
+    let envelope: ArtifactEnvelope<Value> = read_artifact_json(uri).map_err(|e| Refusal::at("claim", e))?;
+    if envelope.schema_uri != SCHEMA {
+        return Err(Refusal::at(
+            "claim",
+            format!("artifact has schema {}, expected {SCHEMA}; {OUTSIDE}", envelope.schema_uri),
+        ));
+    }
+    let source = envelope.content["source"].as_str().unwrap_or_default().to_owned();
+    let root: Node =
+        serde_json::from_value(envelope.content["root"].clone()).map_err(|e| Refusal::at("claim", e.to_string()))?;
+    Ok((source, root))
+}
+
+fn parts(source: &str, root: &Node, roles: &[&str], capability: &str) -> Produced<PartsOutput> {
+    let mut produced_parts = Vec::new();
+    let mut pieces = Vec::new();
+    let mut cursor = 0;
+    let mut artifacts = Vec::new();
+    for (i, child) in root.children.iter().enumerate() {
+        if child.span[0] > cursor {
+            pieces.push(json!({"text": slice(source, [cursor, child.span[0]])}));
+        }
+        pieces.push(json!({"part": i}));
+        cursor = child.span[1];
+        let text = slice(source, child.span);
+        let role = roles.get(i).copied().unwrap_or(roles[roles.len() - 1]);
+        produced_parts.push(json!({"index": i, "role": role, "text": text, "span": child.span, "kind": child.kind, "parenthesized": child.parenthesized}));
+        artifacts.push((
+            format!("part-{i}"),
+            json!({"syntax": SYNTAX, "source": text, "root": rebase(child, child.span[0])}),
+        ));
+    }
+    if cursor < source.chars().count() {
+        pieces.push(json!({"text": slice(source, [cursor, source.chars().count()])}));
+    }
+    let output = PartsOutput {
+        operator: root.kind.clone(),
+        parts: produced_parts,
+        reconstruction: json!({"source_chars": source.chars().count(), "pieces": pieces}),
+    };
+    let scope = Scope::exhaustive(format!(
+        "a syntactic decomposition of exactly this formula by {capability}; nothing is proved"
+    ));
+    let mut produced = Produced::computed(output, scope).qualifiers(&[Qualifier::Exact, Qualifier::Deterministic]);
+    for (role, content) in artifacts {
+        produced = produced.artifact(&role, SCHEMA, &content);
+    }
+    produced
+}
+
+pub struct SplitConjunction;
+
+impl Capability for SplitConjunction {
+    const ID: &'static str = "claim.conjunction.split";
+    const TITLE: &'static str = "Split a conjunction into its immediate conjuncts";
+    const OUTCOME: &'static str =
+        "the root conjunction's immediate, ordered conjuncts with source-bound reconstruction data";
+    const DESCRIPTION: &'static str = "For a PROPOSITIONAL_STRUCTURE whose root is ∧, returns only the immediate \
+conjuncts in source order (grouping preserved: (p ∧ q) ∧ r gives two), each also as its own structure artifact, and \
+the pieces that reconstruct the source exactly. A syntactic step: assurance COMPUTED, never proof verification.";
+    const TAGS: &'static [&'static str] =
+        &["claim", "conjunction", "split", "decomposition", "propositional_structure"];
+    const INPUT_KIND: InputKind = InputKind::TypedArtifact;
+    const ARTIFACT_TYPES: &'static [&'static str] = &[SCHEMA];
+    type Input = ClaimInput;
+    type Output = PartsOutput;
+
+    fn run(input: ClaimInput) -> Result<Produced<PartsOutput>, Refusal> {
+        let (source, root) = read_claim(&input.claim)?;
+        if root.kind != "AND" {
+            return Err(Refusal::at("claim", format!("the root is {}, not a conjunction", root.kind)));
+        }
+        Ok(parts(&source, &root, &["conjunct"], Self::ID))
+    }
+}
+
+pub struct ImplicationObligations;
+
+impl Capability for ImplicationObligations {
+    const ID: &'static str = "claim.implication.obligations";
+    const TITLE: &'static str = "The obligations of an implication";
+    const OUTCOME: &'static str = "the root implication's antecedent (to assume) and consequent (to prove), with source-bound reconstruction data";
+    const DESCRIPTION: &'static str = "For a PROPOSITIONAL_STRUCTURE whose root is →, returns its two immediate \
+subtrees in order — the antecedent, which may be assumed, and the consequent, which is the obligation — each as its \
+own structure artifact, with the pieces that reconstruct the source. Syntactic only: assurance COMPUTED.";
+    const TAGS: &'static [&'static str] =
+        &["claim", "implication", "obligations", "decomposition", "propositional_structure"];
+    const INPUT_KIND: InputKind = InputKind::TypedArtifact;
+    const ARTIFACT_TYPES: &'static [&'static str] = &[SCHEMA];
+    type Input = ClaimInput;
+    type Output = PartsOutput;
+
+    fn run(input: ClaimInput) -> Result<Produced<PartsOutput>, Refusal> {
+        let (source, root) = read_claim(&input.claim)?;
+        if root.kind != "IMPLIES" {
+            return Err(Refusal::at("claim", format!("the root is {}, not an implication", root.kind)));
+        }
+        Ok(parts(&source, &root, &["antecedent", "consequent"], Self::ID)
+            .obligation("prove the consequent under the antecedent as a hypothesis"))
+    }
+}
+
+export_capabilities!(ConstructProposition, SplitConjunction, ImplicationObligations);
