@@ -21,6 +21,7 @@ const GROUPS: &[&[Guest]] = &[
     &[
         Guest::bundled("jacobian-claim"),
         Guest::bundled("jacobian-graph"),
+        Guest::bundled("jacobian-knowledge"),
         Guest::bundled("jacobian-polynomial"),
         Guest::bundled("jacobian-sat"),
         Guest::bundled("jacobian-universal-algebra"),

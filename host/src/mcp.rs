@@ -166,8 +166,8 @@ impl ServerHandler for JacobianServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let resources = resources::RESOURCES
-            .iter()
+        let resources = resources::available(&self.runtime)
+            .into_iter()
             .map(|r| Resource::new(r.uri, r.name).with_description(r.description).with_mime_type(r.mime_type))
             .collect();
         Ok(ListResourcesResult::with_all_items(resources))

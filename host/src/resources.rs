@@ -39,6 +39,27 @@ pub const RESOURCES: &[ResourceInfo] = &[
     },
 ];
 
+/// The reference pack, advertised only while `knowledge.catalog` is installed and visible.
+pub const REFERENCE_CATALOG: ResourceInfo = ResourceInfo {
+    uri: "reference://catalog",
+    name: "reference catalog",
+    description: "The bundled reference pack: every passage with its stable id, title, source and text.",
+    mime_type: "application/json",
+};
+
+/// The capability behind `reference://catalog`.
+const REFERENCE_CAPABILITY: &str = "knowledge.catalog";
+
+/// The fixed resources this runtime serves now (policy applied).
+pub fn available(runtime: &Runtime) -> Vec<&'static ResourceInfo> {
+    let mut out: Vec<&'static ResourceInfo> = RESOURCES.iter().collect();
+    let binding = runtime.binding();
+    if runtime.catalog().get(REFERENCE_CAPABILITY).is_some_and(|e| binding.visible(e)) {
+        out.push(&REFERENCE_CATALOG);
+    }
+    out
+}
+
 /// Resource templates (only those this runtime implements).
 pub const TEMPLATES: &[ResourceInfo] = &[
     ResourceInfo {
@@ -85,6 +106,21 @@ pub fn read(runtime: &Runtime, uri: &str) -> Result<ResourceText, Diagnostic> {
         "capability://catalog" => {
             let inventory = runtime.catalog().inventory(&runtime.binding());
             Ok(ResourceText { mime_type: "application/json", text: inventory.to_string() })
+        }
+        "reference://catalog" => {
+            let request = crate::contract::InvokeRequest {
+                capability_id: REFERENCE_CAPABILITY.into(),
+                mode: None,
+                input: json!({}),
+                budget: None,
+                view: None,
+            };
+            let result = runtime.run_request(&request);
+            match (result.output, result.diagnostic) {
+                (Some(output), None) => Ok(ResourceText { mime_type: "application/json", text: output.to_string() }),
+                (_, Some(diagnostic)) => Err(not_found(uri, diagnostic.message)),
+                _ => Err(not_found(uri, "the reference pack is not available".into())),
+            }
         }
         _ if uri.starts_with("artifact://") => {
             let digest = Digest::from_artifact_uri(uri).map_err(|e| not_found(uri, e.to_string()))?;
@@ -193,7 +229,7 @@ pub fn prompt(name: &str, arguments: &serde_json::Map<String, serde_json::Value>
 pub fn listing() -> serde_json::Value {
     let item = |r: &ResourceInfo| json!({"uri": r.uri, "name": r.name, "description": r.description, "mime_type": r.mime_type});
     json!({
-        "resources": RESOURCES.iter().map(item).collect::<Vec<_>>(),
+        "resources": RESOURCES.iter().chain(std::iter::once(&REFERENCE_CATALOG)).map(item).collect::<Vec<_>>(),
         "resource_templates": TEMPLATES.iter().map(item).collect::<Vec<_>>(),
         "prompts": PROMPTS.iter().map(|p| json!({"name": p.name, "description": p.description})).collect::<Vec<_>>(),
     })

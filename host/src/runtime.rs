@@ -288,8 +288,9 @@ impl Runtime {
         result
     }
 
-    /// Run a request without recording it (the router runs a checker this way).
-    fn run_request(&self, request: &InvokeRequest) -> CapabilityResult {
+    /// Run a request without recording it as an episode (the router runs a
+    /// checker this way; `reference://catalog` reads the pack this way).
+    pub(crate) fn run_request(&self, request: &InvokeRequest) -> CapabilityResult {
         if self.catalog.get(&request.capability_id).is_some_and(|e| e.kind == EntryKind::Router) {
             return self.route_certificate(request);
         }

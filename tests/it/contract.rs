@@ -371,7 +371,7 @@ async fn resources_prompts_and_instructions_are_served() {
 
     let resources: Vec<String> =
         client.list_all_resources().await.unwrap().into_iter().map(|r| r.uri.clone()).collect();
-    assert_eq!(resources, vec!["jacobian://instructions", "capability://catalog"]);
+    assert_eq!(resources, vec!["jacobian://instructions", "capability://catalog", "reference://catalog"]);
     let templates: Vec<String> =
         client.list_all_resource_templates().await.unwrap().into_iter().map(|t| t.uri_template.clone()).collect();
     assert_eq!(templates, vec!["artifact://sha256/{digest}", "episode://sha256/{digest}"]);
@@ -383,9 +383,11 @@ async fn resources_prompts_and_instructions_are_served() {
     let artifact: Value =
         serde_json::from_str(&read(&client, found["artifacts"][0]["uri"].as_str().unwrap()).await).unwrap();
     assert_eq!(artifact["schema_uri"], "jacobian:universal_algebra/countermodel@1");
+    let pack: Value = serde_json::from_str(&read(&client, "reference://catalog").await).unwrap();
+    assert!(pack["passages"].as_array().is_some_and(|p| p.len() >= 10));
     assert!(
-        client.read_resource(ReadResourceRequestParams::new("reference://catalog")).await.is_err(),
-        "not advertised, not served"
+        client.read_resource(ReadResourceRequestParams::new("reference://nothing")).await.is_err(),
+        "unknown URIs are errors"
     );
 
     let prompts: Vec<String> = client.list_all_prompts().await.unwrap().into_iter().map(|p| p.name).collect();

@@ -10,6 +10,7 @@ mod determinism;
 mod graphs;
 mod groebner;
 mod install;
+mod knowledge;
 mod mcp_e2e;
 mod policy;
 mod sat;
