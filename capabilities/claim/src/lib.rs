@@ -120,13 +120,7 @@ impl Parser {
         if self.peek() == Some(&Tok::Iff) {
             self.at += 1;
             let right = self.implies(depth)?;
-            return Ok(Node {
-                kind: "IFF".into(),
-                name: None,
-                span: [left.span[0], right.span[1]],
-                parenthesized: false,
-                children: vec![left, right],
-            });
+            return Ok(binary("IFF", left, right));
         }
         Ok(left)
     }
@@ -136,13 +130,7 @@ impl Parser {
         if self.peek() == Some(&Tok::Implies) {
             self.at += 1;
             let right = self.implies(depth)?;
-            return Ok(Node {
-                kind: "IMPLIES".into(),
-                name: None,
-                span: [left.span[0], right.span[1]],
-                parenthesized: false,
-                children: vec![left, right],
-            });
+            return Ok(binary("IMPLIES", left, right));
         }
         Ok(left)
     }
@@ -224,6 +212,17 @@ impl Parser {
                 Err(self.error("expected an atom, ¬ or '('"))
             }
         }
+    }
+}
+
+/// A two-child operator node spanning both operands.
+fn binary(kind: &str, left: Node, right: Node) -> Node {
+    Node {
+        kind: kind.into(),
+        name: None,
+        span: [left.span[0], right.span[1]],
+        parenthesized: false,
+        children: vec![left, right],
     }
 }
 
