@@ -198,6 +198,16 @@ pub fn read_artifact_json<T: DeserializeOwned>(uri_or_digest: &str) -> Result<T,
     serde_json::from_slice(&bytes).map_err(|e| format!("artifact {uri_or_digest}: {e}"))
 }
 
+/// Read the artifact at `uri`, named by the input field `field`, and check that
+/// it has `schema`; every failure is a [`Refusal`] naming the field.
+pub fn read_input_artifact(field: &str, uri: &str, schema: &str) -> Result<crate::ArtifactEnvelope<Value>, Refusal> {
+    let envelope: crate::ArtifactEnvelope<Value> = read_artifact_json(uri).map_err(|e| Refusal::at(field, e))?;
+    if envelope.schema_uri != schema {
+        return Err(Refusal::at(field, format!("artifact has schema {}, expected {schema}", envelope.schema_uri)));
+    }
+    Ok(envelope)
+}
+
 /// Export a capability bundle made of the listed [`Capability`] types.
 /// The provider name, version and licence come from the calling crate's
 /// `Cargo.toml`.

@@ -7,8 +7,7 @@
 //! anything (assurance COMPUTED).
 
 use jacobian_guest::{
-    ArtifactEnvelope, Capability, InputKind, Produced, Qualifier, Refusal, Scope, export_capabilities,
-    read_artifact_json,
+    Capability, InputKind, Produced, Qualifier, Refusal, Scope, export_capabilities, read_input_artifact,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -337,13 +336,8 @@ pub struct PartsOutput {
 }
 
 fn read_claim(uri: &str) -> Result<(String, Node), Refusal> {
-    let envelope: ArtifactEnvelope<Value> = read_artifact_json(uri).map_err(|e| Refusal::at("claim", e))?;
-    if envelope.schema_uri != SCHEMA {
-        return Err(Refusal::at(
-            "claim",
-            format!("artifact has schema {}, expected {SCHEMA}; {OUTSIDE}", envelope.schema_uri),
-        ));
-    }
+    let envelope = read_input_artifact("claim", uri, SCHEMA)
+        .map_err(|r| Refusal::at("claim", format!("{}; {OUTSIDE}", r.message)))?;
     let source = envelope.content["source"].as_str().unwrap_or_default().to_owned();
     let root: Node =
         serde_json::from_value(envelope.content["root"].clone()).map_err(|e| Refusal::at("claim", e.to_string()))?;

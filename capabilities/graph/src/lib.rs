@@ -3,12 +3,11 @@
 //! (branch and bound for a largest vertex set inducing a tree).
 
 use jacobian_guest::{
-    ArtifactEnvelope, Capability, InputKind, Produced, Qualifier, Refusal, Scope, VerificationRoute,
-    export_capabilities, read_artifact_json,
+    Capability, InputKind, Produced, Qualifier, Refusal, Scope, VerificationRoute, export_capabilities,
+    read_input_artifact,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 /// Schema of the simple-graph artifact.
 pub const GRAPH_SCHEMA: &str = "jacobian:graph/simple@1";
@@ -161,14 +160,7 @@ graph.induced_tree.maximum.verify (orders up to 14).";
     type Output = TreeOutput;
 
     fn run(input: TreeInput) -> Result<Produced<TreeOutput>, Refusal> {
-        let envelope: ArtifactEnvelope<Value> =
-            read_artifact_json(&input.graph).map_err(|e| Refusal::at("graph", e))?;
-        if envelope.schema_uri != GRAPH_SCHEMA {
-            return Err(Refusal::at(
-                "graph",
-                format!("artifact has schema {}, expected {GRAPH_SCHEMA}", envelope.schema_uri),
-            ));
-        }
+        let envelope = read_input_artifact("graph", &input.graph, GRAPH_SCHEMA)?;
         let graph: Graph = serde_json::from_value(envelope.content).map_err(|e| Refusal::at("graph", e.to_string()))?;
         let mut search = Search::new(&graph, input.max_nodes);
         search.run();

@@ -6,12 +6,12 @@ mod dimacs;
 mod solver;
 
 use jacobian_guest::{
-    ArtifactEnvelope, Capability, InputKind, Produced, Qualifier, Refusal, Scope, VerificationRoute,
-    export_capabilities, read_artifact_json,
+    Capability, InputKind, Produced, Qualifier, Refusal, Scope, VerificationRoute, export_capabilities,
+    read_input_artifact,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
 
 const CNF_SCHEMA: &str = "jacobian:sat/cnf@1";
 const LRAT_SCHEMA: &str = "jacobian:sat/lrat@1";
@@ -114,10 +114,7 @@ binds the proof to the CNF artifact. Whether the proof is valid is decided by sa
     type Output = CertificateOutput;
 
     fn run(input: CertificateInput) -> Result<Produced<CertificateOutput>, Refusal> {
-        let cnf: ArtifactEnvelope<Value> = read_artifact_json(&input.cnf).map_err(|e| Refusal::at("cnf", e))?;
-        if cnf.schema_uri != CNF_SCHEMA {
-            return Err(Refusal::at("cnf", format!("artifact has schema {}, expected {CNF_SCHEMA}", cnf.schema_uri)));
-        }
+        read_input_artifact("cnf", &input.cnf, CNF_SCHEMA)?;
         let (lemmas, deletions) = dimacs::lrat_syntax(&input.lrat).map_err(|e| Refusal::at("lrat", e))?;
         let content = json!({"cnf": input.cnf, "format": "lrat", "proof": input.lrat});
         Ok(Produced::proposed(
@@ -189,13 +186,7 @@ max_conflicts runs out the answer is UNKNOWN, never a guess.";
             variables: u32,
             clauses: Vec<Vec<i32>>,
         }
-        let envelope: ArtifactEnvelope<Value> = read_artifact_json(&input.cnf).map_err(|e| Refusal::at("cnf", e))?;
-        if envelope.schema_uri != CNF_SCHEMA {
-            return Err(Refusal::at(
-                "cnf",
-                format!("artifact has schema {}, expected {CNF_SCHEMA}", envelope.schema_uri),
-            ));
-        }
+        let envelope = read_input_artifact("cnf", &input.cnf, CNF_SCHEMA)?;
         let cnf: Cnf = serde_json::from_value(envelope.content).map_err(|e| Refusal::at("cnf", e.to_string()))?;
         let (mut solver, early) = solver::Solver::new(cnf.variables, &cnf.clauses);
         let answer = match early {

@@ -3,12 +3,10 @@
 //! shares no search code with the producer; larger graphs are unsupported,
 //! never guessed.
 
-use jacobian_guest::{
-    ArtifactEnvelope, Checker, Refusal, Scope, Verdict, VerdictKind, export_checkers, read_artifact_json,
-};
+use jacobian_guest::{Checker, Refusal, Scope, Verdict, VerdictKind, export_checkers, read_input_artifact};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 
 const GRAPH_SCHEMA: &str = "jacobian:graph/simple@1";
 const RESULT_SCHEMA: &str = "jacobian:graph/induced-tree-result@1";
@@ -80,18 +78,10 @@ tree. Graphs of order above 14 get UNSUPPORTED, never a guess.";
     type Input = VerifyInput;
 
     fn check(input: VerifyInput) -> Result<Verdict, Refusal> {
-        let graph_envelope: ArtifactEnvelope<Value> =
-            read_artifact_json(&input.graph).map_err(|e| Refusal::at("graph", e))?;
-        if graph_envelope.schema_uri != GRAPH_SCHEMA {
-            return Err(Refusal::at("graph", format!("expected a {GRAPH_SCHEMA} artifact")));
-        }
+        let graph_envelope = read_input_artifact("graph", &input.graph, GRAPH_SCHEMA)?;
         let graph: Graph =
             serde_json::from_value(graph_envelope.content).map_err(|e| Refusal::at("graph", e.to_string()))?;
-        let result: ArtifactEnvelope<Value> =
-            read_artifact_json(&input.certificate).map_err(|e| Refusal::at("certificate", e))?;
-        if result.schema_uri != RESULT_SCHEMA {
-            return Err(Refusal::at("certificate", format!("expected a {RESULT_SCHEMA} artifact")));
-        }
+        let result = read_input_artifact("certificate", &input.certificate, RESULT_SCHEMA)?;
         let claim: Claim =
             serde_json::from_value(result.content).map_err(|e| Refusal::at("certificate", e.to_string()))?;
         let n = graph.order;

@@ -12,9 +12,7 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use jacobian_guest::{
-    ArtifactEnvelope, Checker, Refusal, Scope, Verdict, VerdictKind, export_checkers, read_artifact_json,
-};
+use jacobian_guest::{Checker, Refusal, Scope, Verdict, VerdictKind, export_checkers, read_input_artifact};
 use num_bigint::BigInt;
 use num_rational::BigRational;
 use num_traits::{One, Zero};
@@ -373,14 +371,7 @@ rational arithmetic with its own parser. It runs no Buchberger algorithm of its 
     type Input = VerifyInput;
 
     fn check(input: VerifyInput) -> Result<Verdict, Refusal> {
-        let envelope: ArtifactEnvelope<serde_json::Value> =
-            read_artifact_json(&input.certificate).map_err(|e| Refusal::at("certificate", e))?;
-        if envelope.schema_uri != SCHEMA {
-            return Err(Refusal::at(
-                "certificate",
-                format!("artifact has schema {}, expected {SCHEMA}", envelope.schema_uri),
-            ));
-        }
+        let envelope = read_input_artifact("certificate", &input.certificate, SCHEMA)?;
         let certificate: Certificate = serde_json::from_value(envelope.content)
             .map_err(|e| Refusal::at("certificate", format!("malformed certificate: {e}")))?;
         let claim = json!({"generators": certificate.generators, "vars": certificate.vars, "order": certificate.order,

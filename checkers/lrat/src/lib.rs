@@ -5,6 +5,7 @@
 
 use jacobian_guest::{
     ArtifactEnvelope, Checker, Refusal, Scope, Verdict, VerdictKind, export_checkers, read_artifact_json,
+    read_input_artifact,
 };
 use jacobian_lrat_core::{Formula, check_lrat, check_model};
 use schemars::JsonSchema;
@@ -52,10 +53,7 @@ Accepts LRAT from any tool. Shares no code with the solver.";
     type Input = VerifyInput;
 
     fn check(input: VerifyInput) -> Result<Verdict, Refusal> {
-        let cnf: ArtifactEnvelope<Value> = read_artifact_json(&input.cnf).map_err(|e| Refusal::at("cnf", e))?;
-        if cnf.schema_uri != CNF_SCHEMA {
-            return Err(Refusal::at("cnf", format!("artifact has schema {}, expected {CNF_SCHEMA}", cnf.schema_uri)));
-        }
+        let cnf = read_input_artifact("cnf", &input.cnf, CNF_SCHEMA)?;
         let formula: Cnf =
             serde_json::from_value(cnf.content).map_err(|e| Refusal::at("cnf", format!("malformed CNF: {e}")))?;
         let formula = Formula { variables: formula.variables, clauses: formula.clauses };

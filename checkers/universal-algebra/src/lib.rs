@@ -6,9 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use jacobian_guest::{
-    ArtifactEnvelope, Checker, Refusal, Scope, Verdict, VerdictKind, export_checkers, read_artifact_json,
-};
+use jacobian_guest::{Checker, Refusal, Scope, Verdict, VerdictKind, export_checkers, read_input_artifact};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -61,14 +59,7 @@ acceptance refutes the stated implication and says nothing else.";
     type Input = VerifyInput;
 
     fn check(input: VerifyInput) -> Result<Verdict, Refusal> {
-        let envelope: ArtifactEnvelope<Value> =
-            read_artifact_json(&input.countermodel).map_err(|e| Refusal::at("countermodel", e))?;
-        if envelope.schema_uri != COUNTERMODEL_SCHEMA {
-            return Err(Refusal::at(
-                "countermodel",
-                format!("artifact has schema {}, expected {COUNTERMODEL_SCHEMA}", envelope.schema_uri),
-            ));
-        }
+        let envelope = read_input_artifact("countermodel", &input.countermodel, COUNTERMODEL_SCHEMA)?;
         let model: Countermodel = serde_json::from_value(envelope.content.clone())
             .map_err(|e| Refusal::at("countermodel", format!("malformed countermodel: {e}")))?;
         let claim = json!({
