@@ -31,6 +31,7 @@ const GROUPS: &[&[Guest]] = &[
         Guest::test("jacobian-test-sneaky"),
     ],
     &[
+        Guest::bundled("jacobian-graph-enumeration-checker"),
         Guest::bundled("jacobian-graph-induced-tree-checker"),
         Guest::bundled("jacobian-groebner-checker"),
         Guest::bundled("jacobian-sat-checker"),

@@ -10,8 +10,9 @@ if [ ! -d ../shared/testdata ]; then
 fi
 cargo fmt --all -- --check
 # Outside truth the tests compare against.
-if ! command -v minisat >/dev/null; then
-  apt-get update -qq && apt-get install -y -qq minisat
+# (Debian: minisat for SAT answers, nauty for graph enumerations.)
+if ! command -v minisat >/dev/null || ! command -v nauty-geng >/dev/null; then
+  apt-get update -qq && apt-get install -y -qq minisat nauty
 fi
 if ! python3 -c "import sympy" 2>/dev/null; then
   python3 -m pip install -q sympy
@@ -27,6 +28,6 @@ guest_clippy() {
   cargo clippy --profile guest --locked --target wasm32-wasip2 --target-dir target/guests "$@" -- -D warnings
 }
 guest_clippy -p jacobian-claim -p jacobian-graph -p jacobian-knowledge -p jacobian-polynomial -p jacobian-sat -p jacobian-universal-algebra -p jacobian-test-catalog -p jacobian-test-echo -p jacobian-test-hostile -p jacobian-test-sneaky
-guest_clippy -p jacobian-graph-induced-tree-checker -p jacobian-groebner-checker -p jacobian-sat-checker -p jacobian-universal-algebra-checker
+guest_clippy -p jacobian-graph-enumeration-checker -p jacobian-graph-induced-tree-checker -p jacobian-groebner-checker -p jacobian-sat-checker -p jacobian-universal-algebra-checker
 echo "all checks passed (formatting, tests, clippy on host and guests)"
 echo "Tests: ${passed} passed, ${failed} failed"

@@ -52,7 +52,7 @@ extern crate self as jacobian_guest;
 pub mod protocol;
 
 pub use protocol::{
-    ArtifactEnvelope, BundleKind, Completeness, Example, InputKind, Lineage, Mode, ProducerAssurance, Provider,
+    ArtifactEnvelope, BundleKind, Completeness, Example, InputKind, Judged, Lineage, Mode, ProducerAssurance, Provider,
     Qualifier, Refusal, Scope, Verdict, VerdictKind, VerificationRoute,
 };
 pub use serde;

@@ -318,6 +318,40 @@ pub struct Verdict {
     pub scope: Scope,
 }
 
+/// What a checker's verdicts are about: the claim, the semantics it was judged
+/// under and the candidate, each as the checker read them.
+#[derive(Clone, Debug)]
+pub struct Judged {
+    /// The claim (becomes `Verdict::claim`).
+    pub claim: Value,
+    /// The semantics (becomes `Verdict::semantics`).
+    pub semantics: Value,
+    /// The candidate (becomes `Verdict::candidate`).
+    pub candidate: Value,
+}
+
+impl Judged {
+    /// A verdict about this claim and candidate, with no obligations left open.
+    pub fn verdict(
+        &self,
+        verdict: VerdictKind,
+        reason: impl Into<String>,
+        checked: Vec<String>,
+        scope: Scope,
+    ) -> Verdict {
+        Verdict {
+            verdict,
+            reason: reason.into(),
+            checked,
+            remaining_obligations: Vec::new(),
+            claim: self.claim.clone(),
+            semantics: self.semantics.clone(),
+            candidate: self.candidate.clone(),
+            scope,
+        }
+    }
+}
+
 /// Why a component refused a request it could not validate. Crosses the
 /// boundary as the JSON error string of `invoke` / `check`.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]

@@ -84,13 +84,18 @@ fn instantiate_and_call(pooling: bool, iterations: usize) -> (f64, f64) {
     percentiles((0..iterations).map(|_| time(&mut call)).collect())
 }
 
+fn open(dir: &std::path::Path) -> Runtime {
+    Runtime::open(RuntimeConfig { data_dir: dir.to_path_buf(), engine: EngineConfig::default() }).expect("runtime")
+}
+
+/// One whole invocation with the operator's budgets.
+fn call(runtime: &Runtime, id: &str, input: serde_json::Value) -> jacobian::contract::CapabilityResult {
+    runtime.invoke(&InvokeRequest { capability_id: id.into(), mode: None, input, budget: None, view: None })
+}
+
 fn runtime_with_echo(dir: &std::path::Path) -> Arc<Runtime> {
-    let runtime =
-        Runtime::open(RuntimeConfig { data_dir: dir.to_path_buf(), engine: EngineConfig::default() }).expect("runtime");
-    runtime.install(&echo_bytes(), None).expect("install echo");
-    Arc::new(
-        Runtime::open(RuntimeConfig { data_dir: dir.to_path_buf(), engine: EngineConfig::default() }).expect("runtime"),
-    )
+    open(dir).install(&echo_bytes(), None).expect("install echo");
+    Arc::new(open(dir))
 }
 
 fn core_invoke(runtime: &Runtime, iterations: usize) -> (f64, f64) {
@@ -137,8 +142,7 @@ fn mcp_round_trip(dir: &std::path::Path, iterations: usize) -> (f64, f64) {
 fn workspace_figures() {
     use jacobian::workspace::wire::{OpenRequest, QueryRequest, QueryView, WriteRequest};
     let dir = tempfile::tempdir().expect("temp dir");
-    let runtime = Runtime::open(RuntimeConfig { data_dir: dir.path().to_path_buf(), engine: EngineConfig::default() })
-        .expect("runtime");
+    let runtime = open(dir.path());
     let w = runtime.workspaces();
     let opened = w
         .open(
@@ -235,11 +239,8 @@ fn sat_figures() {
         return;
     }
     let dir = tempfile::tempdir().expect("temp dir");
-    let runtime = Runtime::open(RuntimeConfig { data_dir: dir.path().to_path_buf(), engine: EngineConfig::default() })
-        .expect("runtime");
-    let invoke = |id: &str, input: serde_json::Value| {
-        runtime.invoke(&InvokeRequest { capability_id: id.into(), mode: None, input, budget: None, view: None })
-    };
+    let runtime = open(dir.path());
+    let invoke = |id: &str, input: serde_json::Value| call(&runtime, id, input);
     let mut proofs: Vec<(jacobian_lrat_core::Formula, String, String, String)> = Vec::new();
     for set in ["uf50-218", "uuf50-218"] {
         let mut files: Vec<PathBuf> = std::fs::read_dir(shared.join("satlib").join(set))
@@ -313,8 +314,7 @@ fn sat_figures() {
 /// Gröbner bases: the textbook cases and a seeded random set, compute and check.
 fn groebner_figures() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let runtime = Runtime::open(RuntimeConfig { data_dir: dir.path().to_path_buf(), engine: EngineConfig::default() })
-        .expect("runtime");
+    let runtime = open(dir.path());
     let oracle: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(
             PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/testdata/oracles/groebner.json"),
@@ -352,23 +352,11 @@ fn groebner_figures() {
     for (i, case) in cases.iter().enumerate() {
         let input = json!({"generators": case["generators"], "vars": case["vars"], "order": case["order"]});
         let start = Instant::now();
-        let result = runtime.invoke(&InvokeRequest {
-            capability_id: "polynomial.compute.groebner_basis".into(),
-            mode: None,
-            input,
-            budget: None,
-            view: None,
-        });
+        let result = call(&runtime, "polynomial.compute.groebner_basis", input);
         let compute = start.elapsed();
         let certificate = result.check_with.and_then(|c| c.certificate_artifact).expect("certificate");
         let start = Instant::now();
-        let verified = runtime.invoke(&InvokeRequest {
-            capability_id: "polynomial.groebner_basis.verify".into(),
-            mode: None,
-            input: json!({"certificate": certificate}),
-            budget: None,
-            view: None,
-        });
+        let verified = call(&runtime, "polynomial.groebner_basis.verify", json!({"certificate": certificate}));
         let check = start.elapsed();
         assert_eq!(verified.assurance, jacobian::contract::Assurance::Verified);
         let slot = usize::from(i >= textbook);
@@ -390,11 +378,8 @@ fn groebner_figures() {
 /// and the exhaustive checker where it applies (order 14).
 fn induced_tree_figures() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let runtime = Runtime::open(RuntimeConfig { data_dir: dir.path().to_path_buf(), engine: EngineConfig::default() })
-        .expect("runtime");
-    let invoke = |id: &str, input: serde_json::Value| {
-        runtime.invoke(&InvokeRequest { capability_id: id.into(), mode: None, input, budget: None, view: None })
-    };
+    let runtime = open(dir.path());
+    let invoke = |id: &str, input: serde_json::Value| call(&runtime, id, input);
     let mut seed = 0x6772_6170_6873_u64;
     let mut next = move || {
         seed ^= seed << 13;
@@ -440,8 +425,57 @@ fn induced_tree_figures() {
     }
 }
 
+/// All graphs on 8 and 9 vertices: the sandboxed producer and checker beside
+/// `nauty-geng` writing the same classes as graph6.
+fn enumeration_figures() {
+    if std::process::Command::new("nauty-geng").arg("-help").output().is_err() {
+        println!("enumeration: nauty-geng is not installed (scripts/test.sh installs it); skipping the comparison");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let runtime = open(dir.path());
+    let invoke = |id: &str, input: serde_json::Value| call(&runtime, id, input);
+    for order in [8u32, 9] {
+        let start = Instant::now();
+        let result = invoke("graph.enumerate.nonisomorphic", json!({"order": order, "family": "all"}));
+        let produce = start.elapsed();
+        let count = result.output.as_ref().map(|o| o["count"].clone()).unwrap_or_default();
+        let enumeration = result.check_with.and_then(|c| c.certificate_artifact).expect("enumeration artifact");
+        let start = Instant::now();
+        let verified = invoke("graph.enumerate.nonisomorphic.verify", json!({"enumeration": enumeration}));
+        let check = start.elapsed();
+        assert_eq!(verified.assurance, jacobian::contract::Assurance::Verified);
+        let start = Instant::now();
+        let geng = std::process::Command::new("nauty-geng").args(["-q", &order.to_string()]).output().expect("geng");
+        let native = start.elapsed();
+        let listed = geng.stdout.iter().filter(|&&b| b == b'\n').count();
+        println!(
+            "all graphs on {order} vertices ({count} classes; geng lists {listed}): sandboxed producer {:.0} ms \
+(fuel {}), nauty-geng {:.0} ms, ratio {:.1}; sandboxed checker {:.0} ms (fuel {})",
+            produce.as_secs_f64() * 1e3,
+            result.fuel_consumed,
+            native.as_secs_f64() * 1e3,
+            produce.as_secs_f64() / native.as_secs_f64(),
+            check.as_secs_f64() * 1e3,
+            verified.fuel_consumed,
+        );
+    }
+}
+
+/// `cargo bench --bench runtime [-- SECTION…]`: every section, or those named.
 fn main() {
+    let wanted: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
+    let run = |section: &str| wanted.is_empty() || wanted.iter().any(|w| section.contains(w.as_str()));
     println!("Jacobian runtime benchmarks ({} cores)", std::thread::available_parallelism().map_or(1, |n| n.get()));
+    if run("enumeration") {
+        enumeration_figures();
+    }
+    if run("induced_tree") {
+        induced_tree_figures();
+    }
+    if !run("core") {
+        return;
+    }
     compile_vs_cache();
     let (pool50, pool99) = instantiate_and_call(true, 3000);
     let (heap50, heap99) = instantiate_and_call(false, 3000);
@@ -461,5 +495,4 @@ fn main() {
     workspace_figures();
     sat_figures();
     groebner_figures();
-    induced_tree_figures();
 }

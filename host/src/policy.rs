@@ -71,7 +71,7 @@ pub struct Budgets {
 
 impl Default for Budgets {
     fn default() -> Self {
-        Budgets { fuel: 10_000_000_000, memory_bytes: 256 << 20, output_bytes: 4 << 20 }
+        Budgets { fuel: 100_000_000_000, memory_bytes: 256 << 20, output_bytes: 4 << 20 }
     }
 }
 

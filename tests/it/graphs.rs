@@ -186,3 +186,212 @@ fn bad_graphs_are_typed_errors_and_store_nothing() {
     let refused = invoke(&runtime, "graph.induced_tree.maximum", Mode::Explore, json!({"graph": cnf}));
     assert_eq!(refused.diagnostic.unwrap().details["path"], "input.graph");
 }
+
+// ---- graph.enumerate.nonisomorphic -------------------------------------------------
+
+/// Enumerate; return the output, the artifact URI and its listed graph6 strings.
+fn enumerate(runtime: &Runtime, family: &str, order: usize) -> (Value, String, Vec<String>) {
+    let result =
+        invoke(runtime, "graph.enumerate.nonisomorphic", Mode::Explore, json!({"order": order, "family": family}));
+    assert_eq!(result.status, Status::Completed, "{family} {order}: {:?}", result.diagnostic);
+    let uri = result.check_with.unwrap().certificate_artifact.unwrap();
+    let envelope = stored(runtime, &uri);
+    let graphs = envelope["content"]["graphs"].as_array().unwrap().iter().map(|g| g.as_str().unwrap().to_owned());
+    (result.output.unwrap(), uri, graphs.collect())
+}
+
+fn stored(runtime: &Runtime, uri: &str) -> Value {
+    serde_json::from_slice(&runtime.data().read_artifact(&Digest::from_artifact_uri(uri).unwrap()).unwrap()).unwrap()
+}
+
+fn verify_enumeration(runtime: &Runtime, uri: &str) -> (VerificationStatus, String) {
+    let result = invoke(runtime, "graph.enumerate.nonisomorphic.verify", Mode::Verify, json!({"enumeration": uri}));
+    let record = result.verification.unwrap_or_else(|| panic!("{:?}", result.diagnostic));
+    (record.status, record.reason)
+}
+
+/// Store a modified copy of an enumeration artifact.
+fn tampered(runtime: &Runtime, uri: &str, edit: impl FnOnce(&mut Value)) -> String {
+    let mut envelope = stored(runtime, uri);
+    edit(&mut envelope["content"]);
+    runtime.data().put_artifact(&envelope).unwrap().0.artifact_uri()
+}
+
+fn sequence(id: &str) -> Vec<u64> {
+    let text = std::fs::read_to_string(support::testdata("oracles/sequences.json")).unwrap();
+    let sequences: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(sequences[id]["offset"], 0);
+    sequences[id]["values"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect()
+}
+
+#[test]
+fn enumerations_have_the_oeis_counts_and_are_verified() {
+    let (runtime, _dir) = support::runtime();
+    let mut cases: Vec<(&str, &str, usize)> = Vec::new();
+    cases.extend((1..=8).map(|n| ("all", "A000088", n)));
+    cases.extend((1..=8).map(|n| ("connected", "A001349", n)));
+    cases.extend((1..=14).map(|n| ("trees", "A000055", n)));
+    for (family, id, n) in cases {
+        let expected = sequence(id)[n];
+        let (output, uri, graphs) = enumerate(&runtime, family, n);
+        assert_eq!(output["count"], expected, "{id}({n})");
+        assert_eq!(graphs.len() as u64, expected, "{id}({n})");
+        let (status, reason) = verify_enumeration(&runtime, &uri);
+        assert_eq!(status, VerificationStatus::Verified, "{family} {n}: {reason}");
+    }
+}
+
+/// Canonical graph6 forms by nauty's own `labelg`, one per input line.
+fn nauty_canonical(graphs: &[u8]) -> Vec<String> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new("nauty-labelg")
+        .args(["-q", "-g"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("nauty-labelg (Debian package nauty; scripts/test.sh installs it)");
+    let mut stdin = child.stdin.take().unwrap();
+    let input = graphs.to_vec();
+    let writer = std::thread::spawn(move || stdin.write_all(&input).unwrap());
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert!(output.status.success());
+    let mut forms: Vec<String> = String::from_utf8(output.stdout).unwrap().lines().map(str::to_owned).collect();
+    forms.sort();
+    forms
+}
+
+fn nauty(program: &str, args: &[&str]) -> Vec<u8> {
+    let output = std::process::Command::new(program)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{program} (Debian package nauty; scripts/test.sh installs it): {e}"));
+    assert!(output.status.success(), "{program} {args:?}");
+    output.stdout
+}
+
+#[test]
+fn enumerations_are_the_canonical_sets_nauty_generates() {
+    let (runtime, _dir) = support::runtime();
+    for (family, n, program, args) in [
+        ("all", 8, "nauty-geng", vec!["-q", "8"]),
+        ("connected", 9, "nauty-geng", vec!["-q", "-c", "9"]),
+        ("trees", 14, "nauty-gentreeg", vec!["-q", "14"]),
+    ] {
+        let (_, uri, graphs) = enumerate(&runtime, family, n);
+        let ours = nauty_canonical((graphs.join("\n") + "\n").as_bytes());
+        let theirs = nauty_canonical(&nauty(program, &args));
+        assert_eq!(ours.len(), graphs.len(), "{family} {n}");
+        assert!(ours == theirs, "{family} {n}: {} of ours vs {} from {program}", ours.len(), theirs.len());
+        let mut distinct = ours.clone();
+        distinct.dedup();
+        assert_eq!(distinct.len(), ours.len(), "{family} {n}: two listed graphs are isomorphic");
+        if family == "connected" {
+            assert_eq!(graphs.len() as u64, sequence("A001349")[n]);
+            let (status, reason) = verify_enumeration(&runtime, &uri);
+            assert_eq!(status, VerificationStatus::Verified, "{reason}");
+        }
+    }
+}
+
+/// graph6 of an adjacency matrix (order ≤ 62).
+fn to_graph6(adjacent: &[Vec<bool>]) -> String {
+    let n = adjacent.len();
+    let bits: Vec<bool> = (1..n).flat_map(|j| (0..j).map(move |i| (i, j))).map(|(i, j)| adjacent[i][j]).collect();
+    let mut text = String::from((63 + n as u8) as char);
+    for chunk in bits.chunks(6) {
+        let value = chunk.iter().enumerate().fold(0u8, |acc, (k, &b)| acc | (u8::from(b) << (5 - k)));
+        text.push((63 + value) as char);
+    }
+    text
+}
+
+fn from_graph6(text: &str) -> Vec<Vec<bool>> {
+    let bytes = text.as_bytes();
+    let n = (bytes[0] - 63) as usize;
+    let bits: Vec<bool> = bytes[1..].iter().flat_map(|&b| (0..6).rev().map(move |k| (b - 63) >> k & 1 == 1)).collect();
+    let mut adjacent = vec![vec![false; n]; n];
+    for ((i, j), bit) in (1..n).flat_map(|j| (0..j).map(move |i| (i, j))).zip(bits) {
+        adjacent[i][j] = bit;
+        adjacent[j][i] = bit;
+    }
+    adjacent
+}
+
+#[test]
+fn the_enumeration_checker_rejects_missing_repeated_and_foreign_graphs() {
+    let (runtime, _dir) = support::runtime();
+    let (_, uri, graphs) = enumerate(&runtime, "connected", 6);
+    assert_eq!(verify_enumeration(&runtime, &uri).0, VerificationStatus::Verified);
+
+    // One class missing: the list is pairwise non-isomorphic but short of Burnside's count.
+    let short = tampered(&runtime, &uri, |c| {
+        c["graphs"].as_array_mut().unwrap().pop();
+        c["count"] = json!(graphs.len() - 1);
+    });
+    let (status, reason) = verify_enumeration(&runtime, &short);
+    assert_eq!(status, VerificationStatus::Rejected);
+    assert!(reason.contains("111 classes are listed") && reason.contains("gives 112"), "{reason}");
+
+    // The last class replaced by a relabelled copy of the first: right count, a repeat.
+    let mut first = from_graph6(&graphs[0]);
+    first.reverse();
+    for row in &mut first {
+        row.reverse();
+    }
+    let relabelled = to_graph6(&first);
+    assert_ne!(relabelled, graphs[0], "the relabelling must change the encoding");
+    let repeated = tampered(&runtime, &uri, |c| c["graphs"][graphs.len() - 1] = json!(relabelled));
+    let (status, reason) = verify_enumeration(&runtime, &repeated);
+    assert_eq!(status, VerificationStatus::Rejected);
+    assert!(reason.contains(&format!("graphs.0 and graphs.{} are isomorphic", graphs.len() - 1)), "{reason}");
+
+    // A disconnected graph listed as connected.
+    let empty = to_graph6(&vec![vec![false; 6]; 6]);
+    let foreign = tampered(&runtime, &uri, |c| c["graphs"][3] = json!(empty));
+    let (status, reason) = verify_enumeration(&runtime, &foreign);
+    assert_eq!(status, VerificationStatus::Rejected);
+    assert!(reason.contains("graphs.3 is not a member of the family connected"), "{reason}");
+
+    // A count that disagrees with the list; a graph of the wrong order; broken graph6.
+    for (edit, expected) in [
+        (json!({"count": 7}), "count says 7"),
+        (json!({"graph": "Dhc"}), "graphs.5 has 5 vertices"),
+        (json!({"graph": "E~~~"}), "graphs.5: graph6 padding bits are not zero"),
+        (json!({"graph": "E~~"}), "graphs.5: graph6 of order 6 needs 3 data bytes, found 2"),
+    ] {
+        let changed = tampered(&runtime, &uri, |c| match edit.get("count") {
+            Some(count) => c["count"] = count.clone(),
+            None => c["graphs"][5] = edit["graph"].clone(),
+        });
+        let (status, reason) = verify_enumeration(&runtime, &changed);
+        assert_eq!(status, VerificationStatus::Rejected, "{edit}");
+        assert!(reason.contains(expected), "{edit}: {reason}");
+    }
+
+    // Beyond the checker's bound: a non-conclusion, not a guess.
+    let beyond = tampered(&runtime, &uri, |c| c["order"] = json!(10));
+    assert_eq!(verify_enumeration(&runtime, &beyond).0, VerificationStatus::Unsupported);
+}
+
+#[test]
+fn bad_enumeration_requests_are_typed_errors_and_store_nothing() {
+    let (runtime, dir) = support::runtime();
+    let artifacts = || std::fs::read_dir(dir.path().join("artifacts")).map(|d| d.count()).unwrap_or(0);
+    let before = artifacts();
+    for (input, path) in [
+        (json!({"order": 10, "family": "all"}), "input.order"),
+        (json!({"order": 10, "family": "connected"}), "input.order"),
+        (json!({"order": 17, "family": "trees"}), "input.order"),
+        (json!({"order": 0, "family": "trees"}), "input.order"),
+        (json!({"order": 5, "family": "forests"}), "input.family"),
+        (json!({"order": 5}), "input.family"),
+        (json!({"order": 5, "family": "all", "labelled": true}), "input.labelled"),
+    ] {
+        let result = invoke(&runtime, "graph.enumerate.nonisomorphic", Mode::Explore, input.clone());
+        let d = result.diagnostic.unwrap_or_else(|| panic!("{input} accepted"));
+        assert_eq!(d.details["path"], path, "{input}: {}", d.message);
+    }
+    assert_eq!(artifacts(), before, "nothing stored");
+}

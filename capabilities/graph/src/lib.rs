@@ -1,6 +1,10 @@
 //! Graphs: `graph.construct.explicit` (the validated, canonical simple-graph
 //! artifact every graph capability accepts) and `graph.induced_tree.maximum`
-//! (branch and bound for a largest vertex set inducing a tree).
+//! (branch and bound for a largest vertex set inducing a tree), and
+//! `graph.enumerate.nonisomorphic` (every graph, connected graph or tree of a
+//! small order up to isomorphism, as canonical graph6 forms).
+
+pub mod enumerate;
 
 use jacobian_guest::{
     Capability, InputKind, Produced, Qualifier, Refusal, Scope, VerificationRoute, export_capabilities,
@@ -13,6 +17,12 @@ use serde::{Deserialize, Serialize};
 pub const GRAPH_SCHEMA: &str = "jacobian:graph/simple@1";
 const TREE_SCHEMA: &str = "jacobian:graph/induced-tree-result@1";
 const MAX_ORDER: u32 = 64;
+/// Schema of the enumeration artifact.
+pub const ENUMERATION_SCHEMA: &str = "jacobian:graph/enumeration@1";
+/// Largest order enumerated for all graphs and connected graphs (274,668 graphs on 9 vertices).
+pub const MAX_ENUMERATION_ORDER: usize = 9;
+/// Largest order enumerated for trees (19,320 trees on 16 vertices).
+pub const MAX_TREE_ORDER: usize = 16;
 
 /// A complete vertex/edge description of a simple undirected graph.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -283,4 +293,110 @@ impl Search {
     }
 }
 
-export_capabilities!(ConstructExplicit, MaximumInducedTree);
+/// The family of graphs to enumerate.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FamilyName {
+    /// Every simple graph.
+    All,
+    /// Connected simple graphs.
+    Connected,
+    /// Trees (connected, acyclic).
+    Trees,
+}
+
+/// Which graphs to enumerate.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EnumerateInput {
+    /// Number of vertices: 1..=9 for `all` and `connected`, 1..=16 for `trees`.
+    #[schemars(range(min = 1, max = 16))]
+    pub order: usize,
+    /// `all`, `connected` or `trees`.
+    pub family: FamilyName,
+}
+
+/// The size of the enumeration.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct EnumerateOutput {
+    /// The family enumerated.
+    pub family: FamilyName,
+    /// Number of vertices.
+    pub order: usize,
+    /// Number of isomorphism classes (graphs in the artifact).
+    pub count: usize,
+    /// Extensions canonicalized on the way.
+    pub candidates: u64,
+}
+
+pub struct EnumerateNonisomorphic;
+
+impl Capability for EnumerateNonisomorphic {
+    const ID: &'static str = "graph.enumerate.nonisomorphic";
+    const TITLE: &'static str = "Enumerate all graphs, connected graphs or trees of order n up to isomorphism";
+    const OUTCOME: &'static str =
+        "one canonical graph6 form per isomorphism class, ascending by canonical code, with the count";
+    const DESCRIPTION: &'static str = "Grows the classes on k vertices into those on k + 1 by adding a vertex of \
+minimum degree (a leaf for trees) in every possible way, canonicalizes each candidate (equitable partition refinement \
+and individualization, twins pruned) and keeps one graph per canonical code. Orders 1..=9 for all and connected \
+graphs, 1..=16 for trees. The artifact lists graph6 strings; check it with graph.enumerate.nonisomorphic.verify, which \
+recomputes canonical forms with its own code and compares the count with Burnside's lemma (Otter's formula for trees).";
+    const TAGS: &'static [&'static str] = &[
+        "graph",
+        "enumeration",
+        "isomorphism",
+        "canonical_form",
+        "nonisomorphic",
+        "trees",
+        "connected",
+        "graph6",
+        "unlabeled",
+    ];
+    const CHECKER_ROLES: &'static [&'static str] = &["graph.enumerate.nonisomorphic"];
+    const ARTIFACT_TYPES: &'static [&'static str] = &[ENUMERATION_SCHEMA];
+    type Input = EnumerateInput;
+    type Output = EnumerateOutput;
+
+    fn examples() -> Vec<(&'static str, EnumerateInput)> {
+        vec![("the six trees on six vertices", EnumerateInput { order: 6, family: FamilyName::Trees })]
+    }
+
+    fn run(input: EnumerateInput) -> Result<Produced<EnumerateOutput>, Refusal> {
+        let (family, bound) = match input.family {
+            FamilyName::All => (enumerate::Family::All, MAX_ENUMERATION_ORDER),
+            FamilyName::Connected => (enumerate::Family::Connected, MAX_ENUMERATION_ORDER),
+            FamilyName::Trees => (enumerate::Family::Trees, MAX_TREE_ORDER),
+        };
+        if input.order == 0 || input.order > bound {
+            return Err(Refusal::at("order", format!("must be between 1 and {bound} for this family")));
+        }
+        let n = input.order;
+        let (codes, candidates) = enumerate::enumerate(family, n);
+        let graphs: Vec<String> = codes.iter().map(|&code| enumerate::graph6(&enumerate::decode(n, code))).collect();
+        let output = EnumerateOutput { family: input.family, order: n, count: graphs.len(), candidates };
+        let artifact = serde_json::json!({
+            "format": "graph-enumeration/1", "family": input.family, "order": n, "count": graphs.len(),
+            "graphs": graphs,
+        });
+        let scope = Scope::exhaustive(format!(
+            "every {} on exactly {n} vertices, one per isomorphism class",
+            match input.family {
+                FamilyName::All => "simple graph",
+                FamilyName::Connected => "connected simple graph",
+                FamilyName::Trees => "tree",
+            }
+        ));
+        Ok(Produced::computed(output, scope)
+            .qualifiers(&[Qualifier::Exact, Qualifier::Exhaustive, Qualifier::Deterministic])
+            .artifact("enumeration", ENUMERATION_SCHEMA, &artifact)
+            .obligation("an independent check of pairwise non-isomorphism and of the number of classes")
+            .verify_with(VerificationRoute {
+                checker_role: "graph.enumerate.nonisomorphic".into(),
+                verify_capability_id: "graph.enumerate.nonisomorphic.verify".into(),
+                certificate_format: "graph-enumeration/1".into(),
+                certificate_artifact_role: "enumeration".into(),
+            }))
+    }
+}
+
+export_capabilities!(ConstructExplicit, MaximumInducedTree, EnumerateNonisomorphic);

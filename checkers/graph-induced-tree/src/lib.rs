@@ -3,7 +3,7 @@
 //! shares no search code with the producer; larger graphs are unsupported,
 //! never guessed.
 
-use jacobian_guest::{Checker, Refusal, Scope, Verdict, VerdictKind, export_checkers, read_input_artifact};
+use jacobian_guest::{Checker, Judged, Refusal, Scope, Verdict, VerdictKind, export_checkers, read_input_artifact};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -88,24 +88,15 @@ tree. Graphs of order above 14 get UNSUPPORTED, never a guess.";
         let claim_value = json!({"graph": input.graph, "statement": "the maximum induced tree has this many vertices", "size": claim.size});
         let semantics = json!({"induced_tree": "a vertex set whose induced subgraph is connected and acyclic", "graph": "simple, undirected"});
         let candidate = json!({"vertices": claim.vertices, "lineage": result.lineage});
-        let verdict = |kind, reason: String, checked: Vec<String>, scope: Scope| Verdict {
-            verdict: kind,
-            reason,
-            checked,
-            remaining_obligations: Vec::new(),
-            claim: claim_value.clone(),
-            semantics: semantics.clone(),
-            candidate: candidate.clone(),
-            scope,
-        };
+        let about = Judged { claim: claim_value, semantics, candidate };
         let scope = Scope::exhaustive(format!("every vertex subset of this graph of order {n}"));
         if claim.graph != input.graph {
-            return Ok(verdict(VerdictKind::Rejected, "the result is about another graph".into(), Vec::new(), scope));
+            return Ok(about.verdict(VerdictKind::Rejected, "the result is about another graph", Vec::new(), scope));
         }
         if n > MAX_ORDER {
             let partial =
                 Scope::partial(format!("order {n} exceeds this checker's bound of {MAX_ORDER}; nothing was checked"));
-            return Ok(verdict(
+            return Ok(about.verdict(
                 VerdictKind::Unsupported,
                 format!("order {n} is above {MAX_ORDER}"),
                 Vec::new(),
@@ -123,7 +114,7 @@ tree. Graphs of order above 14 get UNSUPPORTED, never a guess.";
         let mut claimed = vec![false; n];
         for &v in &claim.vertices {
             if v >= n || claimed[v] {
-                return Ok(verdict(
+                return Ok(about.verdict(
                     VerdictKind::Rejected,
                     format!("vertex {v} is out of range or repeated"),
                     Vec::new(),
@@ -133,9 +124,9 @@ tree. Graphs of order above 14 get UNSUPPORTED, never a guess.";
             claimed[v] = true;
         }
         if claim.vertices.len() != claim.size || !is_tree(&neighbours, &claimed) {
-            return Ok(verdict(
+            return Ok(about.verdict(
                 VerdictKind::Rejected,
-                "the claimed vertices do not induce a tree of the claimed size".into(),
+                "the claimed vertices do not induce a tree of the claimed size",
                 Vec::new(),
                 scope,
             ));
@@ -158,14 +149,14 @@ tree. Graphs of order above 14 get UNSUPPORTED, never a guess.";
         }
         if best != claim.size {
             let larger: Vec<usize> = (0..n).filter(|v| witness & (1 << v) != 0).collect();
-            return Ok(verdict(
+            return Ok(about.verdict(
                 VerdictKind::Rejected,
                 format!("the claimed optimum is {}, but {larger:?} induces a tree of {best} vertices", claim.size),
                 Vec::new(),
                 scope,
             ));
         }
-        Ok(verdict(
+        Ok(about.verdict(
             VerdictKind::Accepted,
             format!("no vertex subset induces a tree larger than {best}"),
             vec![

@@ -12,7 +12,7 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use jacobian_guest::{Checker, Refusal, Scope, Verdict, VerdictKind, export_checkers, read_input_artifact};
+use jacobian_guest::{Checker, Judged, Refusal, Scope, Verdict, VerdictKind, export_checkers, read_input_artifact};
 use num_bigint::BigInt;
 use num_rational::BigRational;
 use num_traits::{One, Zero};
@@ -385,7 +385,7 @@ rational arithmetic with its own parser. It runs no Buchberger algorithm of its 
             Ok(checked) => (VerdictKind::Accepted, "every part of the certificate checks".to_owned(), checked),
             Err(reason) => (VerdictKind::Rejected, reason, Vec::new()),
         };
-        Ok(Verdict { verdict, reason, checked, remaining_obligations: Vec::new(), claim, semantics, candidate, scope })
+        Ok(Judged { claim, semantics, candidate }.verdict(verdict, reason, checked, scope))
     }
 }
 

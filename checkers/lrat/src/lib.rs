@@ -4,7 +4,7 @@
 //! code with the solver (the checking lives in `jacobian-lrat-core`).
 
 use jacobian_guest::{
-    ArtifactEnvelope, Checker, Refusal, Scope, Verdict, VerdictKind, export_checkers, read_artifact_json,
+    ArtifactEnvelope, Checker, Judged, Refusal, Scope, Verdict, VerdictKind, export_checkers, read_artifact_json,
     read_input_artifact,
 };
 use jacobian_lrat_core::{Formula, check_lrat, check_model};
@@ -79,16 +79,8 @@ Accepts LRAT from any tool. Shares no code with the solver.";
         });
         let candidate = json!({"certificate": input.certificate, "format": format, "lineage": certificate.lineage});
         let scope = Scope::exhaustive("exactly the CNF artifact named by the request; nothing about any other formula");
-        let verdict = |kind, reason: String, checked: Vec<String>| Verdict {
-            verdict: kind,
-            reason,
-            checked,
-            remaining_obligations: Vec::new(),
-            claim: claim.clone(),
-            semantics: semantics.clone(),
-            candidate: candidate.clone(),
-            scope: scope.clone(),
-        };
+        let about = Judged { claim, semantics, candidate };
+        let verdict = |kind, reason: String, checked| about.verdict(kind, reason, checked, scope.clone());
         if named_cnf != input.cnf {
             return Ok(verdict(
                 VerdictKind::Rejected,

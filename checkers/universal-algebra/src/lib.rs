@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use jacobian_guest::{Checker, Refusal, Scope, Verdict, VerdictKind, export_checkers, read_input_artifact};
+use jacobian_guest::{Checker, Judged, Refusal, Scope, Verdict, VerdictKind, export_checkers, read_input_artifact};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -76,16 +76,8 @@ acceptance refutes the stated implication and says nothing else.";
             "the single magma of order {} given by the table; it refutes the implication, nothing more",
             model.order
         ));
-        let verdict = |kind, reason: String, checked| Verdict {
-            verdict: kind,
-            reason,
-            checked,
-            remaining_obligations: Vec::new(),
-            claim: claim.clone(),
-            semantics: semantics.clone(),
-            candidate: candidate.clone(),
-            scope: scope.clone(),
-        };
+        let about = Judged { claim, semantics, candidate };
+        let verdict = |kind, reason: String, checked| about.verdict(kind, reason, checked, scope.clone());
         if model.order > MAX_ORDER {
             return Ok(verdict(
                 VerdictKind::Unsupported,

@@ -1,0 +1,143 @@
+//! `graph.enumerate.nonisomorphic.verify`: checks an enumeration of graphs up
+//! to isomorphism. Every listed graph must parse, have the stated order and
+//! belong to the family; no two may share this checker's own canonical form
+//! (so they are pairwise non-isomorphic); and their number must equal the
+//! number of isomorphism classes given by formulas that never look at a graph
+//! (Burnside's lemma, its inverse Euler transform for connected graphs,
+//! Otter's formula for trees). Pairwise non-isomorphic and as many as there
+//! are classes means every class is listed. Shares no code with the producer.
+
+pub mod canon;
+pub mod count;
+
+use std::collections::HashMap;
+
+use jacobian_guest::{Checker, Judged, Refusal, Scope, Verdict, VerdictKind, export_checkers, read_input_artifact};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+const SCHEMA: &str = "jacobian:graph/enumeration@1";
+/// Largest order checked for all graphs and connected graphs.
+const MAX_ORDER: usize = 9;
+/// Largest order checked for trees.
+const MAX_TREE_ORDER: usize = 16;
+
+/// The enumeration to check.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VerifyInput {
+    /// URI of a `jacobian:graph/enumeration@1` artifact.
+    #[schemars(regex(pattern = r"^artifact://sha256/[0-9a-f]{64}$"))]
+    pub enumeration: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Enumeration {
+    format: String,
+    family: String,
+    order: usize,
+    count: usize,
+    graphs: Vec<String>,
+}
+
+pub struct NonisomorphicEnumeration;
+
+impl Checker for NonisomorphicEnumeration {
+    const ROLE: &'static str = "graph.enumerate.nonisomorphic";
+    const CAPABILITY_ID: &'static str = "graph.enumerate.nonisomorphic.verify";
+    const TITLE: &'static str = "Check that a list of graphs is every isomorphism class exactly once";
+    const OUTCOME: &'static str =
+        "whether the listed graphs are pairwise non-isomorphic, all of the family, and as many as there are classes";
+    const DESCRIPTION: &'static str = "Parses every graph6 string, checks its order and family (connected; tree: \
+connected with n - 1 edges), computes its own canonical form (colour refinement and individualization, twins pruned) \
+and rejects any two with the same form. The number of graphs must equal the number of classes from Burnside's lemma \
+(all graphs), its inverse Euler transform (connected graphs) or Otter's formula (trees). Orders up to 9 for all and \
+connected graphs, 16 for trees; larger orders are UNSUPPORTED.";
+    const TAGS: &'static [&'static str] =
+        &["graph", "enumeration", "isomorphism", "canonical_form", "burnside", "verification", "checker"];
+    const CERTIFICATE_FORMATS: &'static [&'static str] = &["graph-enumeration/1"];
+    const ARTIFACT_TYPES: &'static [&'static str] = &[SCHEMA];
+    type Input = VerifyInput;
+
+    fn check(input: VerifyInput) -> Result<Verdict, Refusal> {
+        let envelope = read_input_artifact("enumeration", &input.enumeration, SCHEMA)?;
+        let lineage = envelope.lineage.clone();
+        let listed: Enumeration =
+            serde_json::from_value(envelope.content).map_err(|e| Refusal::at("enumeration", e.to_string()))?;
+        let (n, family) = (listed.order, listed.family.as_str());
+        let claim = json!({
+            "statement": "the listed graphs are every isomorphism class of the family on this many vertices, each once",
+            "family": family, "order": n, "count": listed.count,
+        });
+        let semantics = json!({
+            "graph": "simple, undirected, unlabeled (up to isomorphism)",
+            "connected": "one component", "tree": "connected with n - 1 edges",
+            "encoding": "graph6",
+        });
+        let candidate = json!({"enumeration": input.enumeration, "lineage": lineage});
+        let about = Judged { claim, semantics, candidate };
+        if listed.format != "graph-enumeration/1" {
+            return Err(Refusal::at("enumeration.format", format!("unknown format {:?}", listed.format)));
+        }
+        let (bound, expected, formula) = match family {
+            "all" => (MAX_ORDER, count::graphs(n as u32), "Burnside's lemma over cycle types"),
+            "connected" => (MAX_ORDER, count::connected(n as u32), "the inverse Euler transform of Burnside's counts"),
+            "trees" => (MAX_TREE_ORDER, count::trees(n as u32), "Otter's formula"),
+            other => return Err(Refusal::at("enumeration.family", format!("unknown family {other:?}"))),
+        };
+        let scope = Scope::exhaustive(format!("every isomorphism class of {family} graphs on {n} vertices"));
+        if n == 0 || n > bound {
+            let partial =
+                Scope::partial(format!("order {n} is outside this checker's bound 1..={bound}; nothing was checked"));
+            return Ok(about.verdict(
+                VerdictKind::Unsupported,
+                format!("order {n} is outside 1..={bound}"),
+                Vec::new(),
+                partial,
+            ));
+        }
+        let expected = expected.ok_or_else(|| Refusal::at("enumeration.order", "count overflow"))?;
+        let reject = |reason: String| Ok(about.verdict(VerdictKind::Rejected, reason, Vec::new(), scope.clone()));
+        if listed.count != listed.graphs.len() {
+            return reject(format!("count says {} but {} graphs are listed", listed.count, listed.graphs.len()));
+        }
+        let mut forms: HashMap<Vec<bool>, usize> = HashMap::with_capacity(listed.graphs.len());
+        for (i, text) in listed.graphs.iter().enumerate() {
+            let graph = match canon::Matrix::from_graph6(text) {
+                Ok(graph) => graph,
+                Err(e) => return reject(format!("graphs.{i}: {e}")),
+            };
+            if graph.n != n {
+                return reject(format!("graphs.{i} has {} vertices, not {n}", graph.n));
+            }
+            let member = match family {
+                "connected" => graph.connected(),
+                "trees" => graph.connected() && graph.edges() + 1 == n,
+                _ => true,
+            };
+            if !member {
+                return reject(format!("graphs.{i} is not a member of the family {family}"));
+            }
+            if let Some(first) = forms.insert(canon::canonical(&graph), i) {
+                return reject(format!("graphs.{first} and graphs.{i} are isomorphic"));
+            }
+        }
+        if forms.len() as u128 != expected {
+            return reject(format!("{} classes are listed, but {formula} gives {expected}", forms.len()));
+        }
+        Ok(about.verdict(
+            VerdictKind::Accepted,
+            format!("all {expected} isomorphism classes are listed, each once"),
+            vec![
+                format!("{} graph6 strings parse as {family} graphs on {n} vertices", listed.graphs.len()),
+                "no two share a canonical form (recomputed here), so they are pairwise non-isomorphic".into(),
+                format!("{formula} gives {expected} classes, the number listed"),
+            ],
+            scope,
+        ))
+    }
+}
+
+export_checkers!(NonisomorphicEnumeration);
