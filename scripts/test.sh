@@ -17,6 +17,10 @@ fi
 if ! python3 -c "import sympy" 2>/dev/null; then
   python3 -m pip install -q sympy
 fi
+# The official MCP Python SDK: a client that is not ours, against `serve --http`.
+if ! python3 -c "import mcp" 2>/dev/null; then
+  python3 -m pip install -q mcp
+fi
 log=$(mktemp)
 cargo test --release --locked 2>&1 | tee "$log"
 passed=$(awk '/^test result:/ { for (i = 1; i < NF; i++) if ($(i+1) ~ /^passed/) p += $i } END { print p + 0 }' "$log")

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use jacobian::contract::InvokeRequest;
 use jacobian::digest::Digest;
-use jacobian::engine::{ArtifactAccess, CallBudgets, EngineConfig, Entry, Sandbox};
+use jacobian::engine::{ArtifactAccess, CallBudgets, CallControl, EngineConfig, Entry, Sandbox};
 use jacobian::{Runtime, RuntimeConfig};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
@@ -75,7 +75,14 @@ fn instantiate_and_call(pooling: bool, iterations: usize) -> (f64, f64) {
     let request =
         json!({"capability_id": "test.echo.message", "mode": "EXPLORE", "input": {"message": "hi"}}).to_string();
     let mut call = || {
-        let report = sandbox.call(&loaded, Entry::Run, request.as_bytes(), &BUDGETS, ArtifactAccess::default());
+        let report = sandbox.call(
+            &loaded,
+            Entry::Run,
+            request.as_bytes(),
+            &BUDGETS,
+            ArtifactAccess::default(),
+            &CallControl::default(),
+        );
         assert!(report.result.is_ok());
     };
     for _ in 0..200 {
@@ -85,12 +92,19 @@ fn instantiate_and_call(pooling: bool, iterations: usize) -> (f64, f64) {
 }
 
 fn open(dir: &std::path::Path) -> Runtime {
-    Runtime::open(RuntimeConfig { data_dir: dir.to_path_buf(), engine: EngineConfig::default() }).expect("runtime")
+    Runtime::open(RuntimeConfig::new(dir.to_path_buf())).expect("runtime")
 }
 
 /// One whole invocation with the operator's budgets.
 fn call(runtime: &Runtime, id: &str, input: serde_json::Value) -> jacobian::contract::CapabilityResult {
-    runtime.invoke(&InvokeRequest { capability_id: id.into(), mode: None, input, budget: None, view: None })
+    runtime.invoke(&InvokeRequest {
+        capability_id: id.into(),
+        mode: None,
+        input,
+        budget: None,
+        view: None,
+        experiment: None,
+    })
 }
 
 fn runtime_with_echo(dir: &std::path::Path) -> Arc<Runtime> {
@@ -105,6 +119,7 @@ fn core_invoke(runtime: &Runtime, iterations: usize) -> (f64, f64) {
         input: json!({"message": "hi"}),
         budget: None,
         view: None,
+        experiment: None,
     };
     for _ in 0..200 {
         runtime.invoke(&request);
@@ -462,7 +477,8 @@ fn enumeration_figures() {
     }
 }
 
-/// `cargo bench --bench runtime [-- SECTION…]`: every section, or those named.
+/// `cargo bench --bench runtime [-- SECTION…]`: every section, or those named (enumeration,
+/// induced_tree, compile, instantiate, invoke, workspace, sat, groebner).
 fn main() {
     let wanted: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
     let run = |section: &str| wanted.is_empty() || wanted.iter().any(|w| section.contains(w.as_str()));
@@ -473,26 +489,35 @@ fn main() {
     if run("induced_tree") {
         induced_tree_figures();
     }
-    if !run("core") {
-        return;
+    if run("compile") {
+        compile_vs_cache();
     }
-    compile_vs_cache();
-    let (pool50, pool99) = instantiate_and_call(true, 3000);
-    let (heap50, heap99) = instantiate_and_call(false, 3000);
-    println!("instantiate + call (trivial capability, fresh Store, deny-by-default WASI):");
-    println!("  pooling allocator:   p50 {pool50:.1} µs  p99 {pool99:.1} µs");
-    println!(
-        "  on-demand allocator: p50 {heap50:.1} µs  p99 {heap99:.1} µs  (pooling is {:.2}x faster at p50)",
-        heap50 / pool50
-    );
-    let dir = tempfile::tempdir().expect("temp dir");
-    let runtime = runtime_with_echo(dir.path());
-    let (core50, core99) = core_invoke(&runtime, 2000);
-    println!("core invoke (schema validation + call + result): p50 {core50:.1} µs  p99 {core99:.1} µs");
-    drop(runtime);
-    let (mcp50, mcp99) = mcp_round_trip(dir.path(), 1000);
-    println!("MCP stdio round trip (capability.invoke, sequential client): p50 {mcp50:.1} µs  p99 {mcp99:.1} µs");
-    workspace_figures();
-    sat_figures();
-    groebner_figures();
+    if run("instantiate") {
+        let (pool50, pool99) = instantiate_and_call(true, 3000);
+        let (heap50, heap99) = instantiate_and_call(false, 3000);
+        println!("instantiate + call (trivial capability, fresh Store, deny-by-default WASI):");
+        println!("  pooling allocator:   p50 {pool50:.1} µs  p99 {pool99:.1} µs");
+        println!(
+            "  on-demand allocator: p50 {heap50:.1} µs  p99 {heap99:.1} µs  (pooling is {:.2}x faster at p50)",
+            heap50 / pool50
+        );
+    }
+    if run("invoke") {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let runtime = runtime_with_echo(dir.path());
+        let (core50, core99) = core_invoke(&runtime, 2000);
+        println!("core invoke (schema validation + call + result): p50 {core50:.1} µs  p99 {core99:.1} µs");
+        drop(runtime);
+        let (mcp50, mcp99) = mcp_round_trip(dir.path(), 1000);
+        println!("MCP stdio round trip (capability.invoke, sequential client): p50 {mcp50:.1} µs  p99 {mcp99:.1} µs");
+    }
+    if run("workspace") {
+        workspace_figures();
+    }
+    if run("sat") {
+        sat_figures();
+    }
+    if run("groebner") {
+        groebner_figures();
+    }
 }

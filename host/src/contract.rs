@@ -70,7 +70,7 @@ pub enum View {
 }
 
 /// `capability.invoke` arguments.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InvokeRequest {
     /// The capability id (from `capability.describe`).
@@ -87,6 +87,11 @@ pub struct InvokeRequest {
     /// content always carries the complete result.
     #[serde(default)]
     pub view: Option<ResultView>,
+    /// The experiment this invocation belongs to (default: one per MCP
+    /// session). 1-64 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit.
+    #[serde(default)]
+    #[schemars(regex(pattern = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"))]
+    pub experiment: Option<String>,
 }
 
 /// How much of a result the model-visible text carries.
@@ -216,6 +221,10 @@ pub enum Code {
     MissingReason,
     /// A field above its size limit.
     Oversized,
+    /// The experiment's budget is spent (`details.stop_reason`); the call did not run.
+    ExperimentBudgetSpent,
+    /// The caller cancelled the call; the guest was interrupted and nothing was stored.
+    Cancelled,
 }
 
 /// The stage at which a call stopped.
@@ -327,7 +336,7 @@ pub struct CheckRoute {
 }
 
 /// Outcome of a verification.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, EnumIter)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema, EnumIter)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum VerificationStatus {
     /// An authorized checker accepted evidence bound to the recorded claim.
@@ -398,12 +407,67 @@ pub struct Provenance {
 }
 
 /// Timings and counters: everything that may differ between identical runs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Accounting {
-    /// Wall time of the component call, in microseconds.
+    /// Wall time of the whole invocation, in microseconds.
     pub wall_time_us: u64,
     /// Fuel consumed (deterministic, repeated here for accounting).
     pub fuel_consumed: u64,
+    /// The experiment the invocation was recorded in (`experiment://<id>`).
+    #[serde(default)]
+    pub experiment: Option<String>,
+    /// Its position in that experiment, from 1.
+    #[serde(default)]
+    pub ordinal: Option<u64>,
+    /// Why it ended.
+    #[serde(default)]
+    pub stop_reason: Option<crate::experiments::StopReason>,
+}
+
+/// The closed set of error types of the error envelope (HTTP and CLI).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, EnumIter)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorType {
+    /// The request was malformed or a field was out of range.
+    ValidationError,
+    /// No such route, resource or file.
+    NotFound,
+    /// The route does not answer this method.
+    MethodNotAllowed,
+    /// The request body is above the limit.
+    PayloadTooLarge,
+    /// The Host header names a host this server does not serve.
+    HostNotAllowed,
+    /// An archive's bytes do not match their digests.
+    ArchiveInvalid,
+    /// A store or the runtime could not be opened or used.
+    Unavailable,
+    /// A defect in this service.
+    InternalError,
+    /// Any other HTTP-level refusal.
+    HttpError,
+}
+
+/// The one shape every HTTP failure and every CLI failure is reported in.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ErrorEnvelope {
+    /// What went wrong, in one sentence.
+    pub error: String,
+    /// Stable slug a caller may branch on.
+    pub error_type: ErrorType,
+    /// Correlation id of the request that failed, when one was established.
+    pub request_id: Option<String>,
+}
+
+/// Every contract version this runtime speaks.
+pub fn contracts() -> Vec<String> {
+    vec![
+        RESULT_CONTRACT.into(),
+        DESCRIBE_CONTRACT.into(),
+        jacobian_guest::protocol::PROTOCOL_VERSION.into(),
+        jacobian_guest::protocol::ARTIFACT_VERSION.into(),
+        crate::archive::ARCHIVE_FORMAT.into(),
+    ]
 }
 
 /// The canonical result of `capability.invoke`.
@@ -479,7 +543,7 @@ impl CapabilityResult {
             scope_rule: SCOPE_RULE.into(),
             transport: None,
             text: String::new(),
-            accounting: Accounting { wall_time_us: 0, fuel_consumed: 0 },
+            accounting: Accounting::default(),
         }
     }
 }

@@ -49,6 +49,7 @@ pub fn run(runtime: Arc<Runtime>) -> anyhow::Result<()> {
         input: json!({"hypotheses": ["commutative"], "target": "associative", "max_order": 3}),
         budget: None,
         view: None,
+        experiment: None,
     };
     show("arguments", &serde_json::to_value(&explore)?);
     let found = runtime.invoke(&explore);
@@ -66,6 +67,7 @@ pub fn run(runtime: Arc<Runtime>) -> anyhow::Result<()> {
         input: json!({"countermodel": certificate}),
         budget: None,
         view: None,
+        experiment: None,
     };
     show("arguments", &serde_json::to_value(&verify)?);
     let verified = serde_json::to_value(runtime.invoke(&verify))?;

@@ -54,6 +54,35 @@ pub struct CallBudgets {
     pub output_bytes: u64,
 }
 
+/// Caller control over a running call: cancellation, and progress reports
+/// (fuel used so far, fuel budget) every [`PROGRESS_INTERVAL`] or so.
+#[derive(Clone, Default)]
+pub struct CallControl {
+    /// Set to interrupt the guest at its next epoch check.
+    pub cancel: Arc<std::sync::atomic::AtomicBool>,
+    /// Called from the calling thread while the guest runs.
+    pub progress: Option<Arc<dyn Fn(u64, u64) + Send + Sync>>,
+}
+
+impl CallControl {
+    /// Interrupt the call.
+    pub fn cancel(&self) {
+        self.cancel.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Whether the call was cancelled.
+    pub fn cancelled(&self) -> bool {
+        self.cancel.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// How often the epoch ticks (the granularity of cancellation).
+pub const EPOCH_TICK: Duration = Duration::from_millis(10);
+/// Epoch ticks between progress reports.
+const PROGRESS_TICKS: u64 = 10;
+/// About how often a running call reports progress.
+pub const PROGRESS_INTERVAL: Duration = Duration::from_millis(100);
+
 /// Which export to call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Entry {
@@ -80,6 +109,8 @@ pub enum CallFailure {
     Refused { message: String },
     /// The component could not be instantiated (e.g. the pool is full).
     Instantiation { message: String },
+    /// The caller cancelled the call; the guest was interrupted.
+    Cancelled,
 }
 
 /// One line a guest logged.
@@ -217,6 +248,7 @@ impl Sandbox {
         let mut wasm = Config::new();
         wasm.wasm_component_model(true)
             .consume_fuel(true)
+            .epoch_interruption(true)
             .max_wasm_stack(config.max_stack_bytes)
             .wasm_backtrace_max_frames(None)
             .parallel_compilation(true);
@@ -239,6 +271,15 @@ impl Sandbox {
             wasm.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
         }
         let engine = Engine::new(&wasm)?;
+        // Epochs drive cancellation and progress only; budgets are fuel.
+        let weak = engine.weak();
+        std::thread::Builder::new().name("jacobian-epoch".into()).spawn(move || {
+            while let Some(engine) = weak.upgrade() {
+                engine.increment_epoch();
+                drop(engine);
+                std::thread::sleep(EPOCH_TICK);
+            }
+        })?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
         add_host_interface(&mut linker)?;
@@ -314,6 +355,7 @@ impl Sandbox {
         request: &[u8],
         budgets: &CallBudgets,
         artifacts: ArtifactAccess,
+        control: &CallControl,
     ) -> CallReport {
         let _slot = self.slots.acquire();
         let console = MemoryOutputPipe::new(CONSOLE_BYTES);
@@ -330,6 +372,17 @@ impl Sandbox {
             },
         );
         store.limiter(|state| &mut state.limiter);
+        let (cancel, progress, fuel) = (control.cancel.clone(), control.progress.clone(), budgets.fuel);
+        store.epoch_deadline_callback(move |context| {
+            if cancel.load(std::sync::atomic::Ordering::SeqCst) {
+                return Ok(wasmtime::UpdateDeadline::Interrupt);
+            }
+            if let Some(report) = &progress {
+                report(fuel.saturating_sub(context.get_fuel().unwrap_or(0)), fuel);
+            }
+            Ok(wasmtime::UpdateDeadline::Continue(PROGRESS_TICKS))
+        });
+        store.set_epoch_deadline(PROGRESS_TICKS);
         let result = store
             .set_fuel(budgets.fuel)
             .map_err(|e| CallFailure::Instantiation { message: format!("{e:#}") })
@@ -403,6 +456,7 @@ fn classify(store: &Store<CallState>, error: wasmtime::Error, stage: CallStage) 
     }
     match error.downcast_ref::<wasmtime::Trap>() {
         Some(wasmtime::Trap::OutOfFuel) => CallFailure::FuelExhausted,
+        Some(wasmtime::Trap::Interrupt) => CallFailure::Cancelled,
         Some(wasmtime::Trap::StackOverflow) => CallFailure::StackOverflow,
         Some(trap) => CallFailure::Trap { message: trap.to_string() },
         None => match stage {

@@ -1,6 +1,7 @@
 //! Jacobian: a WebAssembly-sandboxed capability runtime for agents that do
 //! mathematics. See `ARCHITECTURE.md` for the codemap and invariants.
 
+pub mod archive;
 pub mod bundled;
 pub mod catalog;
 pub mod contract;
@@ -10,7 +11,10 @@ pub mod digest;
 pub mod discovery;
 pub mod engine;
 pub mod episodes;
+pub mod experiments;
+pub mod http;
 pub mod mcp;
+pub mod metrics;
 pub mod policy;
 pub mod projection;
 pub mod registry;

@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
-use jacobian::contract::{DescribeRequest, InvokeRequest, Status};
+use jacobian::archive::ArchiveError;
+use jacobian::contract::{DescribeRequest, ErrorEnvelope, ErrorType, InvokeRequest, Status};
 use jacobian::digest::Digest;
-use jacobian::engine::EngineConfig;
 use jacobian::mcp::ToolNames;
 use jacobian::{Runtime, RuntimeConfig};
 use jacobian_guest::protocol::Mode;
@@ -34,11 +34,48 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Serve MCP over stdio.
+    /// Serve MCP over stdio, or over streamable HTTP with --http.
     Serve {
         /// Spell tool names with underscores (capability_describe) for clients that reject dots.
         #[arg(long)]
         underscore_tool_names: bool,
+        /// Serve MCP streamable HTTP at ADDR (e.g. 127.0.0.1:8700; port 0 picks one) under /mcp, with
+        /// GET /health and GET /metrics. Prints `listening on http://ADDR/mcp` when ready.
+        #[arg(long, value_name = "ADDR")]
+        http: Option<std::net::SocketAddr>,
+        /// Also accept this Host name (default: loopback names only). Repeatable.
+        #[arg(long = "allow-host", requires = "http")]
+        allow_hosts: Vec<String>,
+        /// On SIGINT/SIGTERM, wait this many seconds for in-flight invocations before closing sessions.
+        #[arg(long, default_value_t = 30, requires = "http")]
+        drain_seconds: u64,
+    },
+    /// Write an experiment's archive (the `experiment://ID/archive` resource) to a file.
+    Archive {
+        /// Experiment id (a result's accounting.experiment).
+        experiment: String,
+        /// Output file.
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Re-execute every episode of an archive in a fresh, temporary data directory; exit 0 when
+    /// byte-identical, 1 with a field-level diff otherwise, 2 when the archive is refused.
+    Replay {
+        /// The archive file.
+        archive: PathBuf,
+    },
+    /// Re-run the checkers on an archive's certificates offline and report each verdict; exit 0
+    /// when every verdict is VERIFIED (and archived verdicts are reproduced).
+    Verify {
+        /// The archive file.
+        archive: PathBuf,
+    },
+    /// Typed field-level diff of two episode, result or archive payloads (files); exit 0 when identical.
+    Compare {
+        /// Left payload file.
+        left: PathBuf,
+        /// Right payload file.
+        right: PathBuf,
     },
     /// Walk discover → invoke → verify in a fresh data directory and print what an agent sees.
     Demo,
@@ -103,6 +140,9 @@ enum Command {
         /// Print the model-visible text view (STANDARD, SUMMARY, FULL) instead of the complete result.
         #[arg(long)]
         view: Option<String>,
+        /// Record the invocation in this experiment (default: a fresh one per command).
+        #[arg(long)]
+        experiment: Option<String>,
     },
     /// Install a component bundle (.wasm) into the data directory.
     Install {
@@ -232,21 +272,137 @@ fn init_logging(json: bool) {
 }
 
 fn open(data_dir: PathBuf) -> anyhow::Result<Arc<Runtime>> {
-    let runtime =
-        Runtime::open(RuntimeConfig { data_dir, engine: EngineConfig::default() }).context("opening the runtime")?;
+    let runtime = Runtime::open(RuntimeConfig::new(data_dir)).map_err(|e| Unavailable(e.to_string()))?;
     Ok(Arc::new(runtime))
 }
 
-fn main() -> anyhow::Result<()> {
-    let cli = Cli::parse();
+/// A store or runtime that could not be opened.
+#[derive(Debug, thiserror::Error)]
+#[error("opening the runtime: {0}")]
+struct Unavailable(String);
+
+/// Print the error envelope (the shape HTTP failures use) on stderr.
+fn print_envelope(error_type: ErrorType, error: String) {
+    let envelope = ErrorEnvelope { error, error_type, request_id: None };
+    eprintln!("{}", serde_json::to_string(&envelope).unwrap_or_default());
+}
+
+fn main() {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => {
+            print_envelope(ErrorType::ValidationError, e.to_string().lines().next().unwrap_or("").to_owned());
+            std::process::exit(2);
+        }
+    };
     init_logging(cli.log_json);
+    if let Err(error) = run(cli) {
+        let (error_type, code) = if error.downcast_ref::<ArchiveError>().is_some() {
+            (ErrorType::ArchiveInvalid, 2)
+        } else if error.downcast_ref::<Unavailable>().is_some() {
+            (ErrorType::Unavailable, 1)
+        } else if error
+            .chain()
+            .any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::NotFound))
+        {
+            (ErrorType::NotFound, 1)
+        } else {
+            (ErrorType::ValidationError, 1)
+        };
+        print_envelope(error_type, format!("{error:#}"));
+        std::process::exit(code);
+    }
+}
+
+/// A fresh directory under the system temp dir, removed on drop.
+struct ScratchDir(PathBuf);
+
+impl ScratchDir {
+    fn new(purpose: &str) -> anyhow::Result<Self> {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let path = std::env::temp_dir().join(format!("jacobian-{purpose}-{}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&path)?;
+        Ok(ScratchDir(path))
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn read_file(path: &std::path::Path) -> anyhow::Result<Vec<u8>> {
+    std::fs::read(path).with_context(|| format!("reading {}", path.display()))
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
     let data_dir = cli.data_dir.clone().unwrap_or_else(default_data_dir);
     match cli.command {
-        Command::Serve { underscore_tool_names } => {
+        Command::Serve { underscore_tool_names, http, allow_hosts, drain_seconds } => {
             let runtime = open(data_dir)?;
             let names = if underscore_tool_names { ToolNames::Underscore } else { ToolNames::Dotted };
             let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-            rt.block_on(jacobian::mcp::serve_stdio(runtime, names))
+            match http {
+                None => rt.block_on(jacobian::mcp::serve_stdio(runtime, names)),
+                Some(addr) => {
+                    let mut allowed_hosts: Vec<String> =
+                        jacobian::http::LOOPBACK_HOSTS.iter().map(|h| (*h).to_owned()).collect();
+                    allowed_hosts.extend(allow_hosts);
+                    let config = jacobian::http::HttpConfig { addr, allowed_hosts, names };
+                    rt.block_on(jacobian::http::serve(
+                        runtime,
+                        config,
+                        shutdown_signal(),
+                        std::time::Duration::from_secs(drain_seconds),
+                    ))
+                }
+            }
+        }
+        Command::Archive { experiment, out } => {
+            let runtime = open(data_dir)?;
+            let archive = jacobian::archive::Archive::build(&runtime, &experiment)?;
+            std::fs::write(&out, serde_json::to_vec(&archive)?)
+                .with_context(|| format!("writing {}", out.display()))?;
+            println!("{} ({} episodes) written to {}", archive.pack_hash, archive.episodes.len(), out.display());
+            Ok(())
+        }
+        Command::Replay { archive } => {
+            let bytes = read_file(&archive)?;
+            let scratch = ScratchDir::new("replay")?;
+            let report = jacobian::archive::replay(&bytes, &scratch.0)?;
+            println!("{}", serde_json::to_string_pretty(&report)?);
+            drop(scratch);
+            if !report.identical {
+                std::process::exit(1);
+            }
+            Ok(())
+        }
+        Command::Verify { archive } => {
+            let bytes = read_file(&archive)?;
+            let scratch = ScratchDir::new("verify")?;
+            let report = jacobian::archive::verify(&bytes, &scratch.0)?;
+            println!("{}", serde_json::to_string_pretty(&report)?);
+            drop(scratch);
+            let all_verified = report.verdicts.iter().all(|v| {
+                v.status == Some(jacobian::contract::VerificationStatus::Verified) && v.matches_archive != Some(false)
+            });
+            if !all_verified {
+                std::process::exit(1);
+            }
+            Ok(())
+        }
+        Command::Compare { left, right } => {
+            let parse = |path: &PathBuf| -> anyhow::Result<serde_json::Value> {
+                serde_json::from_slice(&read_file(path)?).with_context(|| format!("{}: not JSON", path.display()))
+            };
+            let comparison = jacobian::archive::compare(&parse(&left)?, &parse(&right)?);
+            println!("{}", serde_json::to_string_pretty(&comparison)?);
+            if !comparison.identical {
+                std::process::exit(1);
+            }
+            Ok(())
         }
         Command::Describe { id, view, query, domain, mode, limit, cursor, input_kind, artifact_type } => {
             let request = DescribeRequest {
@@ -314,7 +470,7 @@ fn main() -> anyhow::Result<()> {
             println!("{}", serde_json::to_string_pretty(&listing)?);
             Ok(())
         }
-        Command::Invoke { id, input, mode, view } => {
+        Command::Invoke { id, input, mode, view, experiment } => {
             let text = if input.as_os_str() == "-" {
                 let mut text = String::new();
                 std::io::stdin().read_to_string(&mut text)?;
@@ -325,7 +481,7 @@ fn main() -> anyhow::Result<()> {
             let input: serde_json::Value = serde_json::from_str(&text).context("the input file is not valid JSON")?;
             let runtime = open(data_dir)?;
             let text_view = view.map(|v| from_name(&v, "view")).transpose()?;
-            let request = InvokeRequest { capability_id: id, mode, input, budget: None, view: text_view };
+            let request = InvokeRequest { capability_id: id, mode, input, budget: None, view: text_view, experiment };
             let result = runtime.invoke(&request);
             if text_view.is_some() {
                 println!("{}", result.text);
@@ -430,4 +586,27 @@ fn main() -> anyhow::Result<()> {
             Ok(())
         }
     }
+}
+
+/// Resolves on SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    let interrupt = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => {}
+        () = terminate => {}
+    }
+    tracing::info!("shutting down: draining in-flight invocations");
 }

@@ -11,15 +11,16 @@ use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
     CallToolResult, ContentBlock, GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams, Prompt,
-    PromptArgument, PromptMessage, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
-    ResourceContents, ResourceTemplate, Role, ServerCapabilities, ServerConfig,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
+    ProgressNotificationParam, Prompt, PromptArgument, PromptMessage, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use serde_json::{Value, json};
 
 use crate::contract::{CapabilityResult, DescribeRequest, Diagnostic, InvokeRequest, Status};
+use crate::engine::CallControl;
 use crate::resources;
 use crate::runtime::Runtime;
 use crate::workspace::wire::{OpenRequest, QueryRequest, WriteRequest};
@@ -43,11 +44,23 @@ pub enum ToolNames {
     Underscore,
 }
 
-/// The MCP server.
+/// The MCP server: one per MCP session, each with its own default experiment.
 #[derive(Clone)]
 pub struct JacobianServer {
     runtime: Arc<Runtime>,
+    experiment: String,
     tool_router: ToolRouter<Self>,
+}
+
+/// Cancels the call if the tool handler is dropped before it finished.
+struct CancelOnDrop(Option<CallControl>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(control) = self.0.take() {
+            control.cancel();
+        }
+    }
 }
 
 #[tool_router]
@@ -62,7 +75,7 @@ impl JacobianServer {
                 tool_router.add_route(route);
             }
         }
-        JacobianServer { runtime, tool_router }
+        JacobianServer { runtime, experiment: crate::experiments::mint_id(), tool_router }
     }
 
     #[tool(
@@ -92,11 +105,55 @@ full_result_episode_uri for the whole. Failures are diagnostics {code, stage, me
 never conclusions.",
         output_schema = rmcp::handler::server::tool::schema_for_output::<CapabilityResult>()
     )]
-    async fn invoke(&self, Parameters(request): Parameters<InvokeRequest>) -> Result<CallToolResult, McpError> {
+    async fn invoke(
+        &self,
+        Parameters(mut request): Parameters<InvokeRequest>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        if request.experiment.is_none() {
+            request.experiment = Some(self.experiment.clone());
+        }
+        let mut control = CallControl::default();
+        if let Some(token) = context.meta.get_progress_token() {
+            // Progress is fuel spent of the call's fuel budget, about every 100 ms.
+            let (sender, mut receiver) = tokio::sync::mpsc::channel::<(u64, u64)>(4);
+            control.progress = Some(Arc::new(move |used, total| {
+                let _ = sender.try_send((used, total));
+            }));
+            let peer = context.peer.clone();
+            tokio::spawn(async move {
+                while let Some((used, total)) = receiver.recv().await {
+                    let mut param = ProgressNotificationParam::new(token.clone(), used as f64);
+                    param.total = Some(total as f64);
+                    param.message = Some("fuel consumed".into());
+                    let _ = peer.notify_progress(param).await;
+                }
+            });
+        }
+        let request_id = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.headers.get(crate::http::REQUEST_ID))
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_owned();
+        let span = tracing::info_span!("invoke", request_id = %request_id, capability_id = %request.capability_id);
         let runtime = self.runtime.clone();
-        let result = tokio::task::spawn_blocking(move || runtime.invoke(&request))
-            .await
-            .map_err(|e| McpError::internal_error(format!("invocation thread failed: {e}"), None))?;
+        let running = control.clone();
+        let mut guard = CancelOnDrop(Some(control.clone()));
+        let mut task = tokio::task::spawn_blocking(move || {
+            let _entered = span.enter();
+            runtime.invoke_with(&request, &running)
+        });
+        let joined = tokio::select! {
+            joined = &mut task => joined,
+            () = context.ct.cancelled() => {
+                control.cancel();
+                task.await
+            }
+        };
+        guard.0 = None;
+        let result = joined.map_err(|e| McpError::internal_error(format!("invocation thread failed: {e}"), None))?;
         Ok(invoke_tool_result(&result))
     }
 

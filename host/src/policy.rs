@@ -29,6 +29,9 @@ pub struct Policy {
     /// Checker authorization.
     #[serde(default)]
     pub checkers: Checkers,
+    /// Budgets of one experiment (all its invocations together).
+    #[serde(default)]
+    pub experiments: crate::experiments::ExperimentBudgets,
 }
 
 /// The profiles an operator may select.
@@ -136,6 +139,7 @@ impl Default for Policy {
             budgets: Budgets::default(),
             capabilities: Visibility::default(),
             checkers: Checkers::default(),
+            experiments: Default::default(),
         }
     }
 }

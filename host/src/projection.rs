@@ -30,11 +30,18 @@ pub fn project(episode: &Value, view: ResultView, digest: &Digest, episode_uri: 
     let mut text_value = episode.clone();
     let mut omitted = Vec::new();
     if let Some(map) = text_value.as_object_mut() {
-        match view {
-            ResultView::Full => {
-                let text = serde_json::to_string(&text_value).unwrap_or_default();
-                return Projection { text, output_complete: true };
+        if view == ResultView::Full {
+            let text = serde_json::to_string(&text_value).unwrap_or_default();
+            return Projection { text, output_complete: true };
+        }
+        // The caller's own request and the event trace stay in the episode only.
+        for key in ["request", "trace"] {
+            if let Some(value) = map.remove(key) {
+                marker(key, &value, &mut omitted);
             }
+        }
+        match view {
+            ResultView::Full => {}
             ResultView::Summary => {
                 if let Some(output) = map.get_mut("output").filter(|o| !o.is_null()) {
                     *output = marker("output", output, &mut omitted);

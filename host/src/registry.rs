@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::digest::Digest;
-use crate::engine::{ArtifactAccess, CallBudgets, CallFailure, Entry, Loaded, PrepareError, Sandbox};
+use crate::engine::{ArtifactAccess, CallBudgets, CallControl, CallFailure, Entry, Loaded, PrepareError, Sandbox};
 use crate::store::{DataDir, StoreError};
 
 /// Where a component came from.
@@ -140,7 +140,8 @@ pub fn install(
     let imports = loaded.imports.clone();
 
     let describe = |fuel: &mut u64| -> Result<Vec<u8>, InstallError> {
-        let report = sandbox.call(&loaded, Entry::Describe, &[], budgets, ArtifactAccess::default());
+        let report =
+            sandbox.call(&loaded, Entry::Describe, &[], budgets, ArtifactAccess::default(), &CallControl::default());
         *fuel += report.fuel_consumed;
         report.result.map_err(|failure| InstallError::Describe { digest, failure })
     };
@@ -197,7 +198,14 @@ fn probe(
         message,
     };
     let request = serde_json::json!({"capability_id": capability_id, "mode": mode, "input": example.input});
-    let report = sandbox.call(loaded, Entry::Run, request.to_string().as_bytes(), budgets, ArtifactAccess::default());
+    let report = sandbox.call(
+        loaded,
+        Entry::Run,
+        request.to_string().as_bytes(),
+        budgets,
+        ArtifactAccess::default(),
+        &CallControl::default(),
+    );
     *fuel += report.fuel_consumed;
     let bytes = report.result.map_err(|f| failed(format!("example {:?}: {f:?}", example.title)))?;
     serde_json::from_slice::<Outcome>(&bytes)

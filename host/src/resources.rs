@@ -74,6 +74,34 @@ pub const TEMPLATES: &[ResourceInfo] = &[
         description: "The complete result of one invocation (its full_result_episode_uri) as canonical JSON.",
         mime_type: "application/json",
     },
+    ResourceInfo {
+        uri: "experiment://{id}",
+        name: "experiment",
+        description: "One experiment: its invocations in order (capability, stop reason, episode URI) and budgets. Its \
+id is in every result's accounting.experiment.",
+        mime_type: "application/json",
+    },
+    ResourceInfo {
+        uri: "experiment://{id}/accounting",
+        name: "experiment accounting",
+        description: "Invocations per capability and stop reason, fuel, wall time, and logical / model-visible / wire \
+bytes counted separately.",
+        mime_type: "application/json",
+    },
+    ResourceInfo {
+        uri: "experiment://{id}/scope",
+        name: "experiment scope",
+        description: "What the experiment ran under: profile, catalog and policy digests, budgets, contract versions, \
+components.",
+        mime_type: "application/json",
+    },
+    ResourceInfo {
+        uri: "experiment://{id}/archive",
+        name: "experiment archive",
+        description: "The self-contained pack (episodes, artifacts, components, policy, contract versions) with its \
+pack_hash; `jacobian replay` and `jacobian verify` re-check it offline.",
+        mime_type: "application/json",
+    },
 ];
 
 /// The contents of a resource.
@@ -110,12 +138,10 @@ pub fn read(runtime: &Runtime, uri: &str) -> Result<ResourceText, Diagnostic> {
         "reference://catalog" => {
             let request = crate::contract::InvokeRequest {
                 capability_id: REFERENCE_CAPABILITY.into(),
-                mode: None,
                 input: json!({}),
-                budget: None,
-                view: None,
+                ..Default::default()
             };
-            let result = runtime.run_request(&request);
+            let result = runtime.run_request(&request, &crate::engine::CallControl::default());
             match (result.output, result.diagnostic) {
                 (Some(output), None) => Ok(ResourceText { mime_type: "application/json", text: output.to_string() }),
                 (_, Some(diagnostic)) => Err(not_found(uri, diagnostic.message)),
@@ -137,8 +163,69 @@ pub fn read(runtime: &Runtime, uri: &str) -> Result<ResourceText, Diagnostic> {
                 Err(e) => Err(not_found(uri, e.to_string())),
             }
         }
+        _ if uri.starts_with(EXPERIMENT_URI_PREFIX) => experiment(runtime, uri),
         _ => Err(not_found(uri, format!("no resource {:?}", uri.chars().take(200).collect::<String>()))),
     }
+}
+
+/// The URI scheme prefix of experiments.
+pub const EXPERIMENT_URI_PREFIX: &str = "experiment://";
+
+fn experiment(runtime: &Runtime, uri: &str) -> Result<ResourceText, Diagnostic> {
+    let rest = &uri[EXPERIMENT_URI_PREFIX.len()..];
+    let (id, view) = rest.split_once('/').unwrap_or((rest, ""));
+    if !crate::experiments::valid_id(id) {
+        return Err(not_found(uri, "experiment ids are 1-64 characters of A-Z a-z 0-9 . _ -".into()));
+    }
+    let records = runtime.experiments().invocations(id).map_err(|e| not_found(uri, e.to_string()))?;
+    if records.is_empty() {
+        return Err(not_found(uri, format!("no invocations are recorded for experiment {id}")));
+    }
+    let policy = runtime.policy();
+    let views: Vec<String> =
+        ["accounting", "scope", "archive"].map(|v| format!("{EXPERIMENT_URI_PREFIX}{id}/{v}")).into();
+    let value = match view {
+        "" => json!({
+            "experiment": id,
+            "invocations": records.iter().map(|r| json!({
+                "ordinal": r.ordinal,
+                "capability_id": r.capability_id,
+                "stop_reason": r.stop_reason,
+                "episode_uri": r.episode.as_deref().and_then(|d| d.parse::<Digest>().ok())
+                    .map(|d| crate::episodes::episode_uri(&d)),
+            })).collect::<Vec<_>>(),
+            "budgets": policy.experiments,
+            "resources": views,
+        }),
+        "accounting" => crate::experiments::accounting(id, &records),
+        "scope" => {
+            let mut components = std::collections::BTreeSet::new();
+            for record in &records {
+                if let Some(Ok(Some(bytes))) =
+                    record.episode.as_deref().and_then(|d| d.parse::<Digest>().ok()).map(|d| runtime.episode(&d))
+                    && let Ok(episode) = serde_json::from_slice::<serde_json::Value>(&bytes)
+                {
+                    components.extend(runtime.components_for(&episode));
+                }
+            }
+            json!({
+                "experiment": id,
+                "profile": policy.profile,
+                "catalog_digest": runtime.catalog().digest(),
+                "policy_digest": policy.digest(),
+                "call_budgets": crate::engine::CallBudgets::from(policy.budgets),
+                "experiment_budgets": policy.experiments,
+                "contracts": crate::contract::contracts(),
+                "components": components,
+            })
+        }
+        "archive" => {
+            let archive = crate::archive::Archive::build(runtime, id).map_err(|e| not_found(uri, e.to_string()))?;
+            serde_json::to_value(&archive).unwrap_or_default()
+        }
+        other => return Err(not_found(uri, format!("experiments have no view {other:?}"))),
+    };
+    Ok(ResourceText { mime_type: "application/json", text: value.to_string() })
 }
 
 /// A prompt and its arguments.

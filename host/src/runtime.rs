@@ -20,8 +20,10 @@ use crate::contract::{
     Transport, VerificationRecord, VerificationStatus,
 };
 use crate::digest::{Digest, canonical_json};
-use crate::engine::{ArtifactAccess, CallBudgets, CallFailure, CallReport, EngineConfig, Entry, Sandbox};
+use crate::engine::{ArtifactAccess, CallBudgets, CallControl, CallFailure, CallReport, EngineConfig, Entry, Sandbox};
 use crate::episodes::{EpisodeError, Episodes, episode_uri};
+use crate::experiments::{ExperimentError, Experiments, InvocationRecord, StopReason};
+use crate::metrics::Metrics;
 use crate::policy::{Policy, PolicyError};
 use crate::registry::{self, InstallError, InstallRecord, Installed, TakenIds, Tier};
 use crate::store::{DataDir, StoreError};
@@ -38,6 +40,25 @@ pub struct RuntimeConfig {
     pub data_dir: PathBuf,
     /// Engine settings.
     pub engine: EngineConfig,
+    /// Which components count as bundled.
+    pub portfolio: Portfolio,
+}
+
+impl RuntimeConfig {
+    /// The bundled portfolio over `data_dir` with default engine settings.
+    pub fn new(data_dir: PathBuf) -> Self {
+        RuntimeConfig { data_dir, engine: EngineConfig::default(), portfolio: Portfolio::Bundled }
+    }
+}
+
+/// The components a runtime installs as bundled at open.
+#[derive(Debug, Clone, Default)]
+pub enum Portfolio {
+    /// The components built into this binary.
+    #[default]
+    Bundled,
+    /// These (name, bytes) instead: an archive's bundled components, for replay.
+    Given(Vec<(String, Vec<u8>)>),
 }
 
 /// A runtime that could not start.
@@ -51,8 +72,10 @@ pub enum OpenError {
     Engine(String),
     #[error(transparent)]
     Episodes(#[from] EpisodeError),
+    #[error(transparent)]
+    Experiments(#[from] ExperimentError),
     #[error("bundled component {package}: {source}")]
-    Bundled { package: &'static str, source: Box<InstallError> },
+    Bundled { package: String, source: Box<InstallError> },
 }
 
 /// A component that is installed but could not be loaded (e.g. tampered bytes).
@@ -74,7 +97,27 @@ pub struct Runtime {
     policy: Mutex<(Option<SystemTime>, Arc<Policy>)>,
     load_failures: Vec<LoadFailure>,
     episodes: Episodes,
+    experiments: Experiments,
+    default_experiment: String,
+    metrics: Metrics,
+    in_flight: std::sync::atomic::AtomicUsize,
     workspaces: Workspaces,
+}
+
+/// Counts an invocation as in flight while alive.
+struct InFlight<'a>(&'a std::sync::atomic::AtomicUsize);
+
+impl<'a> InFlight<'a> {
+    fn enter(counter: &'a std::sync::atomic::AtomicUsize) -> Self {
+        counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        InFlight(counter)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 impl Runtime {
@@ -103,20 +146,29 @@ impl Runtime {
         let mut components = BTreeMap::new();
         let mut bundled = BTreeSet::new();
         let mut taken = TakenIds::new();
-        for component in BUNDLED {
-            let expected: Digest =
-                component.sha256.parse().map_err(|e: crate::digest::DigestError| OpenError::Engine(e.to_string()))?;
+        let portfolio: Vec<(String, Digest, &[u8])> = match &config.portfolio {
+            Portfolio::Bundled => BUNDLED
+                .iter()
+                .map(|c| {
+                    let digest =
+                        c.sha256.parse().map_err(|e: crate::digest::DigestError| OpenError::Engine(e.to_string()));
+                    digest.map(|d| (c.package.to_owned(), d, c.bytes))
+                })
+                .collect::<Result<_, _>>()?,
+            Portfolio::Given(list) => {
+                list.iter().map(|(name, bytes)| (name.clone(), Digest::of(bytes), &bytes[..])).collect()
+            }
+        };
+        for (package, expected, bytes) in portfolio {
+            let bundle_error = |e| OpenError::Bundled { package: package.clone(), source: Box::new(e) };
             let installed = match records.get(&expected) {
                 Some(record) if record.tier == Tier::Bundled => {
-                    data.put_component(component.bytes)?;
-                    let loaded = registry::load(&sandbox, &data, expected, component.bytes)
-                        .map_err(|e| OpenError::Bundled { package: component.package, source: Box::new(e) })?;
+                    data.put_component(bytes)?;
+                    let loaded = registry::load(&sandbox, &data, expected, bytes).map_err(bundle_error)?;
                     Installed { record: record.clone(), loaded }
                 }
-                _ => {
-                    registry::install(&sandbox, &data, component.bytes, Tier::Bundled, Some(expected), &taken, &budgets)
-                        .map_err(|e| OpenError::Bundled { package: component.package, source: Box::new(e) })?
-                }
+                _ => registry::install(&sandbox, &data, bytes, Tier::Bundled, Some(expected), &taken, &budgets)
+                    .map_err(bundle_error)?,
             };
             claim_ids(&mut taken, &installed);
             bundled.insert(expected);
@@ -143,6 +195,7 @@ impl Runtime {
         }
         let catalog = Catalog::build(components.values().map(Arc::as_ref));
         let episodes = Episodes::open(&data.path().join(DATABASE_FILE))?;
+        let experiments = Experiments::open(&data.path().join(DATABASE_FILE))?;
         let workspace_store =
             SqliteStore::open(&data.path().join(DATABASE_FILE)).map_err(|e| OpenError::Engine(e.to_string()))?;
         let workspaces = Workspaces::new(Box::new(workspace_store));
@@ -156,6 +209,10 @@ impl Runtime {
             policy: Mutex::new((modified, Arc::new(policy))),
             load_failures,
             episodes,
+            experiments,
+            default_experiment: crate::experiments::mint_id(),
+            metrics: Metrics::default(),
+            in_flight: Default::default(),
             workspaces,
         })
     }
@@ -280,21 +337,127 @@ impl Runtime {
     /// Answer `capability.invoke`. Never panics on anything a request can
     /// influence; every failure is a typed diagnostic in the result.
     pub fn invoke(&self, request: &InvokeRequest) -> CapabilityResult {
+        self.invoke_with(request, &CallControl::default())
+    }
+
+    /// [`Runtime::invoke`] under caller control (cancellation, progress). The
+    /// invocation is admitted against its experiment's budgets, run, stored
+    /// as an episode (unless cancelled: then nothing is stored) and recorded
+    /// in the experiment with its accounting.
+    pub fn invoke_with(&self, request: &InvokeRequest, control: &CallControl) -> CapabilityResult {
+        let _in_flight = InFlight::enter(&self.in_flight);
         let started = Instant::now();
-        let mut result = self.run_request(request);
-        self.record_episode(&mut result, request.view.unwrap_or_default());
+        let experiment = request.experiment.clone().unwrap_or_else(|| self.default_experiment.clone());
+        if !crate::experiments::valid_id(&experiment) {
+            let d = Diagnostic::new(
+                Code::InvalidRequest,
+                Stage::Request,
+                "an experiment id is 1-64 characters of A-Z a-z 0-9 . _ - starting with a letter or digit",
+                "omit experiment to use this session's experiment",
+            )
+            .with("path", "experiment");
+            return CapabilityResult::failed(&request.capability_id, request.mode, d);
+        }
+        let budgets = self.policy().experiments.clone();
+        let (mut result, stop) = match self.experiments.admit(&experiment, &request.capability_id, &budgets) {
+            Err((stop, message)) => {
+                let d = Diagnostic::new(
+                    Code::ExperimentBudgetSpent,
+                    Stage::Policy,
+                    message,
+                    "start a new experiment, or ask the operator to raise the experiment budgets",
+                )
+                .with("stop_reason", stop);
+                (CapabilityResult::failed(&request.capability_id, request.mode, d), stop)
+            }
+            Ok(()) => {
+                let result = self.run_request(request, control);
+                let stop = match (&result.diagnostic, result.status) {
+                    (Some(d), _) if d.code == Code::Cancelled => StopReason::Cancelled,
+                    (_, Status::Completed) => StopReason::Completed,
+                    _ => StopReason::Failed,
+                };
+                (result, stop)
+            }
+        };
+        if stop != StopReason::Cancelled {
+            self.record_episode(request, &mut result, request.view.unwrap_or_default());
+        }
         result.accounting.wall_time_us = started.elapsed().as_micros() as u64;
         result.accounting.fuel_consumed = result.fuel_consumed;
+        result.accounting.experiment = Some(experiment.clone());
+        result.accounting.stop_reason = Some(stop);
+        let transport = result.transport.as_ref();
+        let record = InvocationRecord {
+            ordinal: 0,
+            capability_id: result.capability_id.clone(),
+            stop_reason: stop,
+            episode: transport.map(|t| t.full_result_digest.clone()),
+            fuel: result.fuel_consumed,
+            wall_time_us: result.accounting.wall_time_us,
+            logical_bytes: transport.map_or(0, |t| t.logical_bytes),
+            model_visible_bytes: transport.map_or(0, |t| t.model_visible_bytes),
+            wire_bytes: serialized_len(&result) + result.text.len() as u64,
+        };
+        match self.experiments.record(&experiment, record) {
+            Ok(ordinal) => result.accounting.ordinal = Some(ordinal),
+            Err(e) => tracing::warn!(error = %e, "experiment record not written"),
+        }
+        let known = self.catalog.get(&result.capability_id).is_some();
+        self.metrics.invocation(
+            if known { &result.capability_id } else { "unknown" },
+            stop,
+            result.fuel_consumed,
+            result.verification.as_ref().map(|v| v.status),
+        );
         result
+    }
+
+    /// The experiment store.
+    pub fn experiments(&self) -> &Experiments {
+        &self.experiments
+    }
+
+    /// This runtime's default experiment (one per process unless a session names its own).
+    pub fn default_experiment(&self) -> &str {
+        &self.default_experiment
+    }
+
+    /// Invocations running now (graceful shutdown waits for zero).
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Counters for `/metrics`.
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// The components an episode names: its provider, its checker, and the
+    /// checker its certificate routes to (when installed).
+    pub fn components_for(&self, episode: &Value) -> BTreeSet<Digest> {
+        let mut out = BTreeSet::new();
+        for pointer in ["/provenance/provider_digest", "/verification/checker_digest"] {
+            if let Some(digest) = episode.pointer(pointer).and_then(Value::as_str).and_then(|d| d.parse().ok()) {
+                out.insert(digest);
+            }
+        }
+        if let Some(id) = episode.pointer("/check_with/verify_capability_id").and_then(Value::as_str)
+            && let Some(entry) = self.catalog.get(id)
+        {
+            out.insert(entry.component);
+        }
+        out.retain(|d| self.components.contains_key(d));
+        out
     }
 
     /// Run a request without recording it as an episode (the router runs a
     /// checker this way; `reference://catalog` reads the pack this way).
-    pub(crate) fn run_request(&self, request: &InvokeRequest) -> CapabilityResult {
+    pub(crate) fn run_request(&self, request: &InvokeRequest, control: &CallControl) -> CapabilityResult {
         if self.catalog.get(&request.capability_id).is_some_and(|e| e.kind == EntryKind::Router) {
-            return self.route_certificate(request);
+            return self.route_certificate(request, control);
         }
-        match self.prepare_invoke(request) {
+        match self.prepare_invoke(request, control) {
             Ok(call) => match call.entry.kind {
                 EntryKind::Producer => self.run_producer(&call),
                 EntryKind::Verifier | EntryKind::Router => self.run_verifier(&call),
@@ -305,7 +468,7 @@ impl Runtime {
 
     /// `certificate.verify`: find the authorized checker for the certificate's
     /// schema and declared format, and run it.
-    fn route_certificate(&self, request: &InvokeRequest) -> CapabilityResult {
+    fn route_certificate(&self, request: &InvokeRequest, control: &CallControl) -> CapabilityResult {
         let id = request.capability_id.as_str();
         let fail = |mode, d: Diagnostic| CapabilityResult::failed(id, mode, d);
         let Some(entry) = self.catalog.get(id) else {
@@ -398,8 +561,9 @@ impl Runtime {
             input: Value::Object(input),
             budget: request.budget,
             view: None,
+            experiment: None,
         };
-        let mut result = self.run_request(&inner);
+        let mut result = self.run_request(&inner, control);
         result.capability_id = id.to_owned();
         if let Some(Value::Object(output)) = result.output.as_mut() {
             output.insert("routed_to".into(), json!(checker.id));
@@ -410,8 +574,8 @@ impl Runtime {
     /// Store the result as an episode and attach the text projection and
     /// transport metadata. A storage failure turns the result into a
     /// diagnostic rather than an answer without its durable record.
-    fn record_episode(&self, result: &mut CapabilityResult, view: ResultView) {
-        let episode = episode_value(result);
+    fn record_episode(&self, request: &InvokeRequest, result: &mut CapabilityResult, view: ResultView) {
+        let episode = episode_value(request, result);
         let body = canonical_json(&episode);
         let digest = match self.episodes.put(&result.capability_id, &body) {
             Ok(digest) => digest,
@@ -448,7 +612,11 @@ impl Runtime {
         self.episodes.get(digest)
     }
 
-    fn prepare_invoke<'a>(&'a self, request: &'a InvokeRequest) -> Result<Call<'a>, Box<CapabilityResult>> {
+    fn prepare_invoke<'a>(
+        &'a self,
+        request: &'a InvokeRequest,
+        control: &CallControl,
+    ) -> Result<Call<'a>, Box<CapabilityResult>> {
         let id = request.capability_id.as_str();
         let fail = |mode, d: Diagnostic| Box::new(CapabilityResult::failed(id, mode, d));
         let entry = self.catalog.get(id).ok_or_else(|| {
@@ -561,6 +729,7 @@ impl Runtime {
             input: &request.input,
             input_digest: Digest::of_json(&request.input),
             policy,
+            control: control.clone(),
         })
     }
 
@@ -742,7 +911,14 @@ impl Runtime {
             component = %call.entry.component,
         );
         let _guard = span.enter();
-        let report = self.sandbox.call(&call.installed.loaded, Entry::Run, request, &call.budgets, call.access.clone());
+        let report = self.sandbox.call(
+            &call.installed.loaded,
+            Entry::Run,
+            request,
+            &call.budgets,
+            call.access.clone(),
+            &call.control,
+        );
         tracing::info!(fuel = report.fuel_consumed, ok = report.result.is_ok(), "call finished");
         report
     }
@@ -753,14 +929,82 @@ impl Runtime {
     }
 }
 
-/// The result as an episode: everything but accounting, transport and text.
-pub fn episode_value(result: &CapabilityResult) -> Value {
+/// The result as an episode: everything but accounting, transport and text,
+/// plus the request that produced it (what a replay re-executes) and its
+/// ordinal event trace. Nothing in it depends on the clock or the experiment,
+/// so identical invocations serialize identically.
+pub fn episode_value(request: &InvokeRequest, result: &CapabilityResult) -> Value {
     let mut value = serde_json::to_value(result).unwrap_or_default();
     if let Some(map) = value.as_object_mut() {
         map.remove("accounting");
         map.remove("transport");
+        map.insert(
+            "request".into(),
+            json!({
+                "capability_id": request.capability_id,
+                "mode": request.mode,
+                "input": request.input,
+                "budget": request.budget,
+            }),
+        );
+        map.insert("trace".into(), Value::Array(trace(request, result)));
     }
     value
+}
+
+/// Bytes of `value` as JSON, counted without building the string.
+fn serialized_len(value: &impl serde::Serialize) -> u64 {
+    struct Count(u64);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len() as u64;
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
+}
+
+/// What happened, in order; `offset` is an ordinal, never a timestamp.
+fn trace(request: &InvokeRequest, result: &CapabilityResult) -> Vec<Value> {
+    let mut events = vec![json!({"event": "request", "payload": {
+        "capability_id": request.capability_id, "mode": request.mode,
+        "input_digest": Digest::of_json(&request.input).to_string(),
+    }})];
+    if let Some(p) = &result.provenance {
+        events.push(json!({"event": "component_resolved", "payload": {
+            "component": p.provider_digest, "install_tier": p.install_tier, "budgets": p.budgets,
+        }}));
+        events.push(json!({"event": "component_returned", "payload": {
+            "fuel_consumed": result.fuel_consumed, "log_lines": result.guest_log.len(),
+        }}));
+    }
+    for artifact in &result.artifacts {
+        events.push(json!({"event": "artifact_stored", "payload": {
+            "role": artifact.role, "uri": artifact.uri, "schema_uri": artifact.schema_uri,
+        }}));
+    }
+    if let Some(v) = &result.verification {
+        events.push(json!({"event": "verdict", "payload": {
+            "status": v.status, "checker": v.checker_digest, "authorized": v.checker_authorized,
+        }}));
+    }
+    events.push(json!({"event": "stop", "payload": {
+        "status": result.status, "assurance": result.assurance,
+        "code": result.diagnostic.as_ref().map(|d| d.code),
+    }}));
+    events
+        .into_iter()
+        .enumerate()
+        .map(|(offset, mut event)| {
+            event["offset"] = json!(offset);
+            event
+        })
+        .collect()
 }
 
 /// SHA-256 over everything a verdict is bound to: claim, semantics,
@@ -808,6 +1052,7 @@ struct Call<'a> {
     input: &'a Value,
     input_digest: Digest,
     policy: Arc<Policy>,
+    control: CallControl,
 }
 
 impl Call<'_> {
@@ -849,7 +1094,7 @@ impl Call<'_> {
             scope_rule: SCOPE_RULE.into(),
             transport: None,
             text: String::new(),
-            accounting: Accounting { wall_time_us: 0, fuel_consumed: 0 },
+            accounting: Accounting::default(),
         }
     }
 
@@ -926,6 +1171,12 @@ fn diagnose(failure: &CallFailure, call: &Call<'_>, console: &str) -> Diagnostic
             )
             .with("path", path)
         }
+        CallFailure::Cancelled => Diagnostic::new(
+            Code::Cancelled,
+            Stage::Execution,
+            format!("{id} was cancelled by the caller"),
+            "nothing was concluded or stored; invoke again to rerun",
+        ),
         CallFailure::Instantiation { message } => Diagnostic::new(
             Code::ComponentUnavailable,
             Stage::Instantiation,

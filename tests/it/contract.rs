@@ -255,6 +255,7 @@ async fn every_registered_vocabulary_member_is_in_the_exported_schemas() {
         ("mode", names::<Mode>()),
         ("result view", names::<ResultView>()),
         ("input kind", names::<InputKind>()),
+        ("stop reason", names::<jacobian::experiments::StopReason>()),
     ];
     for (registry, members) in registries {
         assert!(!members.is_empty());
@@ -374,7 +375,17 @@ async fn resources_prompts_and_instructions_are_served() {
     assert_eq!(resources, vec!["jacobian://instructions", "capability://catalog", "reference://catalog"]);
     let templates: Vec<String> =
         client.list_all_resource_templates().await.unwrap().into_iter().map(|t| t.uri_template.clone()).collect();
-    assert_eq!(templates, vec!["artifact://sha256/{digest}", "episode://sha256/{digest}"]);
+    assert_eq!(
+        templates,
+        vec![
+            "artifact://sha256/{digest}",
+            "episode://sha256/{digest}",
+            "experiment://{id}",
+            "experiment://{id}/accounting",
+            "experiment://{id}/scope",
+            "experiment://{id}/archive"
+        ]
+    );
     let operating_model = read(&client, "jacobian://instructions").await;
     for topic in ["Discovery", "Invocation", "Verification boundaries", "Artifacts", "Workspace", "Scope rule"] {
         assert!(operating_model.contains(topic), "instructions lack {topic}");

@@ -28,8 +28,10 @@ pub fn open(data_dir: PathBuf) -> Arc<Runtime> {
 
 /// Open a runtime whose sandbox pool has `slots` instance slots.
 pub fn open_with_slots(data_dir: PathBuf, slots: u32) -> Arc<Runtime> {
-    let config =
-        RuntimeConfig { data_dir, engine: EngineConfig { max_concurrent_calls: slots, ..EngineConfig::default() } };
+    let config = RuntimeConfig {
+        engine: EngineConfig { max_concurrent_calls: slots, ..EngineConfig::default() },
+        ..RuntimeConfig::new(data_dir)
+    };
     Arc::new(Runtime::open(config).expect("runtime opens"))
 }
 
@@ -49,12 +51,26 @@ pub fn testdata(rel: &str) -> PathBuf {
 
 /// Invoke and return the result.
 pub fn invoke(runtime: &Runtime, id: &str, mode: Mode, input: Value) -> CapabilityResult {
-    runtime.invoke(&InvokeRequest { capability_id: id.into(), mode: Some(mode), input, budget: None, view: None })
+    runtime.invoke(&InvokeRequest {
+        capability_id: id.into(),
+        mode: Some(mode),
+        input,
+        budget: None,
+        view: None,
+        experiment: None,
+    })
 }
 
 /// Invoke with a budget.
 pub fn invoke_with(runtime: &Runtime, id: &str, input: Value, budget: BudgetRequest) -> CapabilityResult {
-    runtime.invoke(&InvokeRequest { capability_id: id.into(), mode: None, input, budget: Some(budget), view: None })
+    runtime.invoke(&InvokeRequest {
+        capability_id: id.into(),
+        mode: None,
+        input,
+        budget: Some(budget),
+        view: None,
+        experiment: None,
+    })
 }
 
 /// The result as JSON without its accounting section (timings).

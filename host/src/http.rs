@@ -1,0 +1,250 @@
+//! `jacobian serve --http ADDR`: MCP streamable HTTP at `/mcp` (rmcp), plus
+//! `GET /health` (liveness only) and `GET /metrics` (Prometheus).
+//!
+//! Every response carries `X-Request-ID`: the caller's, when it is safe to
+//! echo (1–128 of `[A-Za-z0-9._:-]`), otherwise a minted `req-<32 hex>`.
+//! Every HTTP failure — ours or rmcp's — is the [`ErrorEnvelope`]
+//! `{"error", "error_type", "request_id"}`, the same object the CLI prints.
+//! Hosts: loopback names only unless the operator adds others; the check runs
+//! before any route, so a rebinding page cannot reach `/metrics` either.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+
+use crate::contract::{ErrorEnvelope, ErrorType};
+use crate::mcp::{JacobianServer, ToolNames};
+use crate::runtime::Runtime;
+
+/// The request-id header.
+pub const REQUEST_ID: &str = "x-request-id";
+/// Longest caller request id echoed.
+pub const MAX_REQUEST_ID: usize = 128;
+/// Largest request body accepted, in bytes.
+pub const MAX_BODY_BYTES: usize = 4 << 20;
+
+/// Hosts served by default: loopback only.
+pub const LOOPBACK_HOSTS: &[&str] = &["localhost", "127.0.0.1", "::1"];
+
+/// How to serve.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    /// Address to bind.
+    pub addr: SocketAddr,
+    /// Host names (without port) accepted in the Host header.
+    pub allowed_hosts: Vec<String>,
+    /// Tool name spelling.
+    pub names: ToolNames,
+}
+
+/// Whether a caller's request id may be echoed.
+pub fn safe_request_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= MAX_REQUEST_ID
+        && id.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-'))
+}
+
+/// A fresh request id.
+pub fn mint_request_id() -> String {
+    format!("req-{}", uuid::Uuid::new_v4().simple())
+}
+
+#[derive(Clone)]
+struct AppState {
+    runtime: Arc<Runtime>,
+    allowed_hosts: Arc<Vec<String>>,
+}
+
+/// The route template a path belongs to (a closed set: metrics labels).
+fn route_of(path: &str) -> &'static str {
+    match path {
+        "/health" => "/health",
+        "/metrics" => "/metrics",
+        p if p == "/mcp" || p.starts_with("/mcp/") => "/mcp",
+        _ => "other",
+    }
+}
+
+fn host_allowed(host: Option<&str>, allowed: &[String]) -> bool {
+    let Some(host) = host else { return false };
+    let name = if let Some(rest) = host.strip_prefix('[') {
+        rest.split(']').next().unwrap_or("")
+    } else {
+        host.rsplit_once(':')
+            .map_or(host, |(name, port)| if port.bytes().all(|b| b.is_ascii_digit()) { name } else { host })
+    };
+    allowed.iter().any(|a| a.eq_ignore_ascii_case(name))
+}
+
+fn error_type_of(status: StatusCode) -> ErrorType {
+    match status.as_u16() {
+        400 | 422 => ErrorType::ValidationError,
+        403 => ErrorType::HostNotAllowed,
+        404 => ErrorType::NotFound,
+        405 => ErrorType::MethodNotAllowed,
+        413 => ErrorType::PayloadTooLarge,
+        500..=599 => ErrorType::InternalError,
+        _ => ErrorType::HttpError,
+    }
+}
+
+/// An envelope response.
+pub fn envelope(status: StatusCode, error_type: ErrorType, error: String, request_id: &str) -> Response {
+    let body = ErrorEnvelope { error, error_type, request_id: Some(request_id.to_owned()) };
+    let mut response = (status, serde_json::to_string(&body).unwrap_or_default()).into_response();
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+/// Request id, Host check, envelope for every failure, metrics and a tracing span.
+async fn edge(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+    let offered = request.headers().get(REQUEST_ID).and_then(|v| v.to_str().ok()).filter(|id| safe_request_id(id));
+    let request_id = offered.map(str::to_owned).unwrap_or_else(mint_request_id);
+    let value = HeaderValue::from_str(&request_id).unwrap_or_else(|_| HeaderValue::from_static("req-invalid"));
+    request.headers_mut().insert(REQUEST_ID, value.clone());
+    let method = request.method().as_str().to_owned();
+    let route = route_of(request.uri().path());
+    let span = tracing::info_span!("http", request_id = %request_id, method = %method, route);
+    let _entered = span.enter();
+    let host = request.headers().get(header::HOST).and_then(|v| v.to_str().ok());
+    let mut response = if !host_allowed(host, &state.allowed_hosts) {
+        envelope(
+            StatusCode::FORBIDDEN,
+            ErrorType::HostNotAllowed,
+            "this server does not serve that Host (loopback only unless the operator allows more)".into(),
+            &request_id,
+        )
+    } else if request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<usize>().ok())
+        .is_some_and(|n| n > MAX_BODY_BYTES)
+    {
+        envelope(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            ErrorType::PayloadTooLarge,
+            format!("request bodies are limited to {MAX_BODY_BYTES} bytes"),
+            &request_id,
+        )
+    } else {
+        drop(_entered);
+        let response = next.run(request).await;
+        let status = response.status();
+        let is_envelope = response.extensions().get::<Enveloped>().is_some();
+        if (status.is_client_error() || status.is_server_error()) && !is_envelope {
+            // rmcp's and axum's own refusals: keep the status, speak the envelope.
+            let (_, body) = response.into_parts();
+            let bytes = axum::body::to_bytes(body, 64 << 10).await.unwrap_or_default();
+            let text = String::from_utf8_lossy(&bytes).trim().chars().take(300).collect::<String>();
+            let message = if text.is_empty() {
+                status.canonical_reason().unwrap_or("request failed").to_lowercase()
+            } else {
+                text
+            };
+            envelope(status, error_type_of(status), message, &request_id)
+        } else {
+            response
+        }
+    };
+    response.headers_mut().insert(REQUEST_ID, value);
+    state.runtime.metrics().request(&method, route, response.status().as_u16());
+    tracing::info!(parent: &span, status = response.status().as_u16(), "http request");
+    response
+}
+
+/// Marks a response that is already an envelope.
+#[derive(Clone, Copy)]
+struct Enveloped;
+
+async fn health() -> Response {
+    let body = serde_json::json!({"status": "ok", "service": "jacobian", "version": env!("CARGO_PKG_VERSION")});
+    let mut response = body.to_string().into_response();
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+async fn metrics(State(state): State<AppState>) -> Response {
+    let mut response = state.runtime.metrics().render().into_response();
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"));
+    response
+}
+
+async fn not_found(request: Request) -> Response {
+    let id = request.headers().get(REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
+    let mut response = envelope(StatusCode::NOT_FOUND, ErrorType::NotFound, "no such route".into(), &id);
+    response.extensions_mut().insert(Enveloped);
+    response
+}
+
+/// The application: routes and the edge middleware.
+pub fn app(runtime: Arc<Runtime>, config: &HttpConfig, shutdown: CancellationToken) -> Router {
+    let mut mcp_config = StreamableHttpServerConfig::default().with_allowed_hosts(config.allowed_hosts.clone());
+    mcp_config.cancellation_token = shutdown;
+    mcp_config.max_request_body_bytes = MAX_BODY_BYTES;
+    let names = config.names;
+    let factory_runtime = runtime.clone();
+    let service = StreamableHttpService::new(
+        move || Ok(JacobianServer::new(factory_runtime.clone(), names)),
+        Arc::new(LocalSessionManager::default()),
+        mcp_config,
+    );
+    let state = AppState { runtime, allowed_hosts: Arc::new(config.allowed_hosts.clone()) };
+    Router::new()
+        .route("/health", get(health))
+        .route("/metrics", get(metrics))
+        .route_service("/mcp", service)
+        .fallback(not_found)
+        .layer(axum::middleware::from_fn_with_state(state.clone(), edge))
+        .with_state(state)
+}
+
+/// Serve until `stop` completes; then stop accepting, let in-flight
+/// invocations finish (up to `drain`), and close the MCP sessions.
+pub async fn serve(
+    runtime: Arc<Runtime>,
+    config: HttpConfig,
+    stop: impl std::future::Future<Output = ()> + Send + 'static,
+    drain: Duration,
+) -> anyhow::Result<()> {
+    let listener = tokio::net::TcpListener::bind(config.addr).await?;
+    let local = listener.local_addr()?;
+    // The one line a supervisor (or a test) reads to find the port.
+    println!("listening on http://{local}/mcp");
+    use std::io::Write as _;
+    let _ = std::io::stdout().flush();
+    let sessions = CancellationToken::new();
+    let router = app(runtime.clone(), &config, sessions.clone());
+    let stopping = CancellationToken::new();
+    let signal = stopping.clone();
+    tokio::spawn(async move {
+        stop.await;
+        signal.cancel();
+    });
+    let drained = {
+        let stopping = stopping.clone();
+        let runtime = runtime.clone();
+        tokio::spawn(async move {
+            stopping.cancelled().await;
+            let deadline = tokio::time::Instant::now() + drain;
+            while runtime.in_flight() > 0 && tokio::time::Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            sessions.cancel();
+        })
+    };
+    axum::serve(listener, router).with_graceful_shutdown(async move { stopping.cancelled().await }).await?;
+    let _ = drained.await;
+    Ok(())
+}

@@ -1,0 +1,243 @@
+//! `jacobian serve --http`: health, metrics, request ids, the error envelope,
+//! and the official MCP Python SDK as a client that is not ours.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::support::BIN;
+
+/// A running `jacobian serve --http 127.0.0.1:0`, killed on drop.
+struct Server {
+    child: Child,
+    addr: String,
+}
+
+impl Server {
+    fn start(data_dir: &Path) -> Server {
+        let mut child = Command::new(BIN)
+            .arg("--data-dir")
+            .arg(data_dir)
+            .args(["serve", "--http", "127.0.0.1:0", "--drain-seconds", "10"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn jacobian serve --http");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).expect("ready line");
+        let addr = line
+            .trim()
+            .strip_prefix("listening on http://")
+            .and_then(|rest| rest.strip_suffix("/mcp"))
+            .unwrap_or_else(|| panic!("unexpected ready line {line:?}"))
+            .to_owned();
+        Server { child, addr }
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}/mcp", self.addr)
+    }
+
+    /// One HTTP/1.1 exchange: (status, headers lower-cased, body).
+    fn request(&self, method: &str, path: &str, headers: &[(&str, &str)]) -> (u16, Vec<(String, String)>, String) {
+        let mut stream = TcpStream::connect(&self.addr).expect("connect");
+        stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let mut text = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
+        if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+            text.push_str(&format!("Host: {}\r\n", self.addr));
+        }
+        for (k, v) in headers {
+            text.push_str(&format!("{k}: {v}\r\n"));
+        }
+        if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("content-length")) {
+            text.push_str("Content-Length: 0\r\n");
+        }
+        text.push_str("\r\n");
+        stream.write_all(text.as_bytes()).unwrap();
+        let mut raw = Vec::new();
+        stream.read_to_end(&mut raw).unwrap();
+        let raw = String::from_utf8_lossy(&raw).into_owned();
+        let (head, body) = raw.split_once("\r\n\r\n").expect("a response");
+        let mut lines = head.lines();
+        let status: u16 = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
+        let headers: Vec<(String, String)> = lines
+            .filter_map(|l| l.split_once(':'))
+            .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
+            .collect();
+        let chunked = headers.iter().any(|(k, v)| k == "transfer-encoding" && v.contains("chunked"));
+        let body = if chunked { dechunk(body) } else { body.to_owned() };
+        (status, headers, body)
+    }
+}
+
+fn dechunk(mut body: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = body.split_once("\r\n") {
+        let size = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if size == 0 {
+            break;
+        }
+        out.push_str(&rest[..size]);
+        body = &rest[size + 2..];
+    }
+    out
+}
+
+fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn assert_envelope(body: &str, error_type: &str, request_id: &str) {
+    let envelope: Value = serde_json::from_str(body).unwrap_or_else(|_| panic!("not an envelope: {body}"));
+    let keys: Vec<&String> = envelope.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["error", "error_type", "request_id"], "{body}");
+    assert_eq!(envelope["error_type"], error_type, "{body}");
+    assert_eq!(envelope["request_id"], request_id, "{body}");
+    assert!(!envelope["error"].as_str().unwrap().is_empty());
+}
+
+#[test]
+fn health_request_ids_and_one_error_envelope_for_every_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path());
+    let (status, headers, body) = server.request("GET", "/health", &[]);
+    assert_eq!(status, 200);
+    let health: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(health["status"], "ok");
+    assert_eq!(health.as_object().unwrap().len(), 3, "liveness only: {health}");
+    let minted = header(&headers, "x-request-id").expect("a request id on every response");
+    assert!(minted.starts_with("req-") && minted.len() == 36, "{minted}");
+
+    // Safe ids are echoed; unsafe or oversized ones are replaced.
+    let (_, headers, _) = server.request("GET", "/health", &[("X-Request-ID", "trace-42.a:b_c")]);
+    assert_eq!(header(&headers, "x-request-id"), Some("trace-42.a:b_c"));
+    let long = "a".repeat(129);
+    for unsafe_id in ["bad id", "x\"<script>", "ümlaut", long.as_str()] {
+        let (_, headers, _) = server.request("GET", "/health", &[("X-Request-ID", unsafe_id)]);
+        let echoed = header(&headers, "x-request-id").unwrap();
+        assert_ne!(echoed, unsafe_id);
+        assert!(echoed.starts_with("req-"), "{echoed}");
+    }
+
+    // Every failure: the same three-field envelope, carrying the request id.
+    let id = [("X-Request-ID", "probe-1")];
+    let (status, headers, body) = server.request("GET", "/no/such/route", &id);
+    assert_eq!(status, 404);
+    assert_eq!(header(&headers, "content-type"), Some("application/json"));
+    assert_envelope(&body, "not_found", "probe-1");
+    let (status, _, body) = server.request("POST", "/health", &id);
+    assert_eq!(status, 405);
+    assert_envelope(&body, "method_not_allowed", "probe-1");
+    let (status, _, body) = server.request("GET", "/metrics", &[("Host", "evil.example"), id[0]]);
+    assert_eq!(status, 403);
+    assert_envelope(&body, "host_not_allowed", "probe-1");
+    let (status, _, body) = server.request("POST", "/mcp", &[("Content-Length", "99999999"), id[0]]);
+    assert_eq!(status, 413);
+    assert_envelope(&body, "payload_too_large", "probe-1");
+    // rmcp's own refusal (a GET without an MCP session) is re-shaped too.
+    let (status, _, body) = server.request("GET", "/mcp", &[("Accept", "text/event-stream"), id[0]]);
+    assert!(status >= 400, "{status}");
+    let envelope: Value = serde_json::from_str(&body).unwrap_or_else(|_| panic!("{body}"));
+    assert_eq!(envelope["request_id"], "probe-1");
+
+    let (status, headers, metrics) = server.request("GET", "/metrics", &[]);
+    assert_eq!(status, 200);
+    assert!(header(&headers, "content-type").unwrap().starts_with("text/plain"));
+    assert!(metrics.contains("jacobian_process_up 1"));
+    assert!(metrics.contains("jacobian_http_requests_total{method=\"GET\",route=\"/health\",status=\"200\"}"));
+    assert!(metrics.contains("route=\"other\",status=\"404\""));
+}
+
+#[test]
+fn the_official_python_sdk_drives_the_server_and_metrics_leak_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let server = Server::start(&data);
+    let secret = "QUASIGROUPZEBRA";
+    let pack = dir.path().join("pack.json");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/it/python/mcp_client.py");
+    let output = Command::new("python3")
+        .arg(&script)
+        .arg(server.url())
+        .arg(secret)
+        .arg(&pack)
+        .output()
+        .expect("python3 (scripts/test.sh installs the `mcp` package)");
+    assert!(
+        output.status.success(),
+        "the Python client failed (pip install mcp): {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let seen: Value = serde_json::from_slice(&output.stdout).expect("the client's observations");
+    assert_eq!(
+        seen["tools"],
+        serde_json::json!([
+            "capability.describe",
+            "capability.invoke",
+            "workspace.open",
+            "workspace.query",
+            "workspace.write"
+        ])
+    );
+    assert!(seen["resources"].as_array().unwrap().iter().any(|r| r == "capability://catalog"));
+    assert!(seen["templates"].as_array().unwrap().iter().any(|r| r == "experiment://{id}/archive"));
+    assert_eq!(seen["prompts"], serde_json::json!(["jacobian-check-evidence", "jacobian-discover"]));
+    assert_eq!(seen["answer"], "UNSAT");
+    assert_eq!((seen["verification"].as_str(), seen["assurance"].as_str()), (Some("VERIFIED"), Some("VERIFIED")));
+    assert_eq!(seen["connected_graphs_on_9"], 261080);
+    let progress = seen["progress"].as_array().unwrap();
+    assert!(!progress.is_empty(), "a long invocation reports progress");
+    assert_eq!(seen["experiments"].as_array().unwrap().len(), 1, "one experiment per MCP session: {seen}");
+    let experiment = seen["experiments"][0].as_str().unwrap().to_owned();
+    assert_eq!(seen["experiment"]["invocations"].as_array().unwrap().len(), 5);
+    assert_eq!(seen["accounting_total"]["invocations"], 5);
+    assert_eq!(seen["archive"]["episodes"], 5);
+
+    // Metrics after the run: counted, but no question text, ids or paths.
+    let (_, _, metrics) = server.request("GET", "/metrics", &[("X-Request-ID", "scrape-me-123")]);
+    assert!(metrics.contains("jacobian_invocations_total{capability=\"sat.solve\",stop_reason=\"COMPLETED\"} 1"));
+    assert!(metrics.contains("jacobian_checker_verdicts_total{status=\"VERIFIED\"} 1"));
+    assert!(metrics.contains("route=\"/mcp\""));
+    for leak in
+        [secret, experiment.as_str(), "exp-", "req-", "scrape-me", "artifact://", "sha256", data.to_str().unwrap()]
+    {
+        assert!(!metrics.contains(leak), "metrics contain {leak:?}:\n{metrics}");
+    }
+
+    // The archive the client downloaded replays byte-identically offline.
+    drop(server);
+    let replay = Command::new(BIN).arg("replay").arg(&pack).output().unwrap();
+    let report: Value = serde_json::from_slice(&replay.stdout).expect("replay report");
+    assert!(replay.status.success(), "{report}");
+    assert_eq!(report["identical"], true);
+    assert_eq!(report["replayed"], 5);
+}
+
+#[test]
+fn sigterm_stops_the_server_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start(dir.path());
+    assert_eq!(server.request("GET", "/health", &[]).0, 200);
+    let pid = server.child.id().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    let started = Instant::now();
+    loop {
+        if let Some(status) = server.child.try_wait().unwrap() {
+            assert!(status.success(), "{status}");
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(15), "the server did not stop");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
