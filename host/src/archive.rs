@@ -68,18 +68,53 @@ pub struct Archive {
     pub pack_hash: String,
 }
 
-/// Why an archive was refused: the field that failed, and how.
+/// Why an archive was refused (or could not be built or opened): the field
+/// that failed, and how.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize)]
 #[error("{field}: {reason}")]
 pub struct ArchiveError {
+    /// What kind of failure: the pack is invalid, something is missing, or a store failed.
+    pub kind: ArchiveErrorKind,
     /// Dot-path of the failing field (e.g. `components.<hex>`, `episodes.3.episode`, `pack_hash`).
     pub field: String,
     /// What is wrong.
     pub reason: String,
 }
 
+/// The kinds of [`ArchiveError`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArchiveErrorKind {
+    /// The pack's bytes do not match their digests, or its shape is wrong.
+    Invalid,
+    /// The experiment, an episode or a component is not there.
+    NotFound,
+    /// A store or runtime could not be used.
+    Unavailable,
+}
+
 fn refuse(field: impl Into<String>, reason: impl Into<String>) -> ArchiveError {
-    ArchiveError { field: field.into(), reason: reason.into() }
+    ArchiveError { kind: ArchiveErrorKind::Invalid, field: field.into(), reason: reason.into() }
+}
+
+fn missing(field: impl Into<String>, reason: impl Into<String>) -> ArchiveError {
+    ArchiveError { kind: ArchiveErrorKind::NotFound, field: field.into(), reason: reason.into() }
+}
+
+fn unavailable(field: impl Into<String>, reason: impl Into<String>) -> ArchiveError {
+    ArchiveError { kind: ArchiveErrorKind::Unavailable, field: field.into(), reason: reason.into() }
+}
+
+/// What an offline re-check trusts beyond the pack: the pack's hash, if
+/// pinned, and checker authorizations the reviewer grants. Only checkers
+/// bundled in this binary are authorized otherwise — an archive cannot
+/// authorize its own checkers.
+#[derive(Debug, Clone, Default)]
+pub struct Trust {
+    /// Refuse the pack unless its `pack_hash` is this.
+    pub expect_pack_hash: Option<String>,
+    /// Checker digests authorized per role for this re-check.
+    pub authorized: Vec<crate::policy::Authorization>,
 }
 
 /// Every `artifact://sha256/<hex>` named anywhere in `text`.
@@ -100,10 +135,25 @@ fn artifact_digests(text: &str, out: &mut BTreeSet<Digest>) {
 impl Archive {
     /// Pack an experiment of `runtime`.
     pub fn build(runtime: &Runtime, experiment: &str) -> Result<Archive, ArchiveError> {
-        let records = runtime.experiments().invocations(experiment).map_err(|e| refuse("experiment", e.to_string()))?;
+        let records =
+            runtime.experiments().invocations(experiment).map_err(|e| unavailable("experiment", e.to_string()))?;
         if records.is_empty() {
-            return Err(refuse("experiment", format!("no invocations are recorded for experiment {experiment}")));
+            return Err(missing("experiment", format!("no invocations are recorded for experiment {experiment}")));
         }
+        // One experiment, one policy: the pack carries the policy its invocations ran under.
+        let policy_digest = records[0].policy_digest.clone();
+        if let Some(other) = records.iter().find(|r| r.policy_digest != policy_digest) {
+            return Err(refuse(
+                format!("episodes.{}", other.ordinal),
+                "the operator policy changed during this experiment; an archive carries one policy",
+            ));
+        }
+        let policy: Policy = runtime
+            .experiments()
+            .policy(&policy_digest)
+            .map_err(|e| unavailable("policy", e.to_string()))?
+            .and_then(|body| serde_json::from_str(&body).ok())
+            .ok_or_else(|| missing("policy", format!("policy {policy_digest} is not recorded")))?;
         let mut episodes = Vec::new();
         let mut artifacts = BTreeSet::new();
         let mut components = BTreeSet::new();
@@ -111,12 +161,13 @@ impl Archive {
             let digest = record.episode.as_deref().and_then(|d| d.parse::<Digest>().ok());
             let episode = match &digest {
                 Some(d) => {
+                    let field = format!("episodes.{}", record.ordinal);
                     let bytes = runtime
                         .episode(d)
-                        .map_err(|e| refuse("episodes", e.to_string()))?
-                        .ok_or_else(|| refuse(format!("episodes.{}", record.ordinal), "episode missing from store"))?;
+                        .map_err(|e| unavailable(&field, e.to_string()))?
+                        .ok_or_else(|| missing(&field, "episode missing from the store"))?;
                     artifact_digests(&String::from_utf8_lossy(&bytes), &mut artifacts);
-                    let value: Value = serde_json::from_slice(&bytes).map_err(|e| refuse("episodes", e.to_string()))?;
+                    let value: Value = serde_json::from_slice(&bytes).map_err(|e| refuse(&field, e.to_string()))?;
                     components.extend(runtime.components_for(&value));
                     Some(value)
                 }
@@ -137,7 +188,12 @@ impl Archive {
             if packed.contains_key(&digest.to_hex()) {
                 continue;
             }
-            let Ok(bytes) = runtime.data().read_artifact(&digest) else { continue };
+            // Inputs that never existed (a failed call's bad reference) are absent, not corrupt.
+            let bytes = match runtime.data().read_artifact(&digest) {
+                Ok(bytes) => bytes,
+                Err(crate::store::StoreError::NotFound { .. }) => continue,
+                Err(e) => return Err(unavailable(format!("artifacts.{}", digest.to_hex()), e.to_string())),
+            };
             let mut named = BTreeSet::new();
             artifact_digests(&String::from_utf8_lossy(&bytes), &mut named);
             pending.extend(named);
@@ -146,7 +202,10 @@ impl Archive {
         let mut component_bytes = BTreeMap::new();
         let mut bundled = BTreeSet::new();
         for digest in components {
-            let bytes = runtime.data().read_component(&digest).map_err(|e| refuse("components", e.to_string()))?;
+            let bytes = runtime
+                .data()
+                .read_component(&digest)
+                .map_err(|e| unavailable(format!("components.{}", digest.to_hex()), e.to_string()))?;
             if runtime.is_bundled(&digest) {
                 bundled.insert(digest);
             }
@@ -156,7 +215,7 @@ impl Archive {
             format: ARCHIVE_FORMAT.into(),
             experiment: experiment.to_owned(),
             contracts: crate::contract::contracts(),
-            policy: (*runtime.policy()).clone(),
+            policy,
             bundled,
             components: component_bytes,
             artifacts: packed,
@@ -177,7 +236,7 @@ impl Archive {
 
     /// Parse a pack and check every digest in it (components, artifacts,
     /// episodes, then the pack hash), naming the first field that fails.
-    pub fn load(bytes: &[u8]) -> Result<(Archive, Unpacked), ArchiveError> {
+    pub fn load(bytes: &[u8], trust: &Trust) -> Result<(Archive, Unpacked), ArchiveError> {
         let archive: Archive = serde_json::from_slice(bytes).map_err(|e| refuse("archive", e.to_string()))?;
         if archive.format != ARCHIVE_FORMAT {
             return Err(refuse("format", format!("expected {ARCHIVE_FORMAT}, found {:?}", archive.format)));
@@ -214,21 +273,34 @@ impl Archive {
         if archive.pack_hash != expected {
             return Err(refuse("pack_hash", format!("the pack hashes to {expected}, not {}", archive.pack_hash)));
         }
+        if let Some(pinned) = &trust.expect_pack_hash
+            && *pinned != archive.pack_hash
+        {
+            return Err(refuse("pack_hash", format!("the pack is {}, not the expected {pinned}", archive.pack_hash)));
+        }
         Ok((archive, unpacked))
     }
 
     /// A runtime over a fresh data directory holding exactly this archive's
-    /// components (bundled ones as bundled), artifacts and policy.
-    fn runtime(&self, unpacked: &Unpacked, dir: &Path) -> Result<Runtime, ArchiveError> {
-        let data = crate::store::DataDir::open(dir).map_err(|e| refuse("data_dir", e.to_string()))?;
-        data.write_policy(&self.policy.to_toml()).map_err(|e| refuse("policy", e.to_string()))?;
+    /// components, artifacts and policy — with the trust that is not the
+    /// archive's to grant taken from this binary and the reviewer: a
+    /// component counts as bundled only if this binary bundles it, checker
+    /// authorizations come from [`Trust`] (the archive's are dropped; its
+    /// revocations stay), and experiment budgets do not apply.
+    fn runtime(&self, unpacked: &Unpacked, dir: &Path, trust: &Trust) -> Result<Runtime, ArchiveError> {
+        let data = crate::store::DataDir::open(dir).map_err(|e| unavailable("data_dir", e.to_string()))?;
+        let mut policy = self.policy.clone();
+        policy.checkers.authorized = trust.authorized.clone();
+        policy.experiments = Default::default();
+        data.write_policy(&policy.to_toml()).map_err(|e| unavailable("policy", e.to_string()))?;
         for (digest, bytes) in &unpacked.artifacts {
-            data.put_canonical(bytes).map_err(|e| refuse(format!("artifacts.{}", digest.to_hex()), e.to_string()))?;
+            data.put_canonical(bytes)
+                .map_err(|e| unavailable(format!("artifacts.{}", digest.to_hex()), e.to_string()))?;
         }
         let bundled: Vec<(String, Vec<u8>)> = unpacked
             .components
             .iter()
-            .filter(|(d, _)| self.bundled.contains(d))
+            .filter(|(d, _)| self.bundled.contains(d) && Runtime::builds_bundled(d))
             .map(|(d, b)| (d.to_hex(), b.clone()))
             .collect();
         let open = || {
@@ -237,11 +309,11 @@ impl Archive {
                 engine: EngineConfig::default(),
                 portfolio: Portfolio::Given(bundled.clone()),
             })
-            .map_err(|e| refuse("components", e.to_string()))
+            .map_err(|e| unavailable("components", e.to_string()))
         };
         let runtime = open()?;
         let mut installed_any = false;
-        for (digest, bytes) in unpacked.components.iter().filter(|(d, _)| !self.bundled.contains(d)) {
+        for (digest, bytes) in unpacked.components.iter().filter(|(d, _)| !Runtime::builds_bundled(d)) {
             let (_, new) = runtime
                 .install(bytes, Some(*digest))
                 .map_err(|e| refuse(format!("components.{}", digest.to_hex()), e.to_string()))?;
@@ -337,6 +409,9 @@ pub struct ReplayReport {
     /// Every re-executed episode was byte-identical.
     pub identical: bool,
     pub replayed: usize,
+    /// Invocations the archive records as stopped before an answer (budget,
+    /// cancellation, no slot): not re-executed.
+    pub skipped: usize,
     pub episodes: Vec<ReplayedEpisode>,
 }
 
@@ -349,9 +424,9 @@ fn request_of(episode: &Value) -> Result<InvokeRequest, String> {
 }
 
 /// Re-execute every replayable episode of the archive in `dir` (fresh).
-pub fn replay(bytes: &[u8], dir: &Path) -> Result<ReplayReport, ArchiveError> {
-    let (archive, unpacked) = Archive::load(bytes)?;
-    let runtime = archive.runtime(&unpacked, dir)?;
+pub fn replay(bytes: &[u8], dir: &Path, trust: &Trust) -> Result<ReplayReport, ArchiveError> {
+    let (archive, unpacked) = Archive::load(bytes, trust)?;
+    let runtime = archive.runtime(&unpacked, dir, trust)?;
     let mut episodes = Vec::new();
     for (i, archived) in archive.episodes.iter().enumerate() {
         let Some(original) = archived.episode.as_ref().filter(|_| archived.stop_reason.replayable()) else {
@@ -379,6 +454,7 @@ pub fn replay(bytes: &[u8], dir: &Path) -> Result<ReplayReport, ArchiveError> {
         pack_hash: archive.pack_hash,
         identical: episodes.iter().all(|e| e.outcome != "DIFFERENT"),
         replayed,
+        skipped: episodes.len() - replayed,
         episodes,
     })
 }
@@ -414,9 +490,9 @@ fn verdict_of(result: &CapabilityResult) -> (Option<VerificationStatus>, String,
 
 /// Re-run the checkers on the archive's certificates (producer results with
 /// a certificate, through `certificate.verify`) and its VERIFY episodes.
-pub fn verify(bytes: &[u8], dir: &Path) -> Result<VerifyReport, ArchiveError> {
-    let (archive, unpacked) = Archive::load(bytes)?;
-    let runtime = archive.runtime(&unpacked, dir)?;
+pub fn verify(bytes: &[u8], dir: &Path, trust: &Trust) -> Result<VerifyReport, ArchiveError> {
+    let (archive, unpacked) = Archive::load(bytes, trust)?;
+    let runtime = archive.runtime(&unpacked, dir, trust)?;
     let mut verdicts = Vec::new();
     for (i, archived) in archive.episodes.iter().enumerate() {
         let Some(episode) = archived.episode.as_ref().filter(|_| archived.stop_reason == StopReason::Completed) else {

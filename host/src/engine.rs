@@ -373,16 +373,21 @@ impl Sandbox {
         );
         store.limiter(|state| &mut state.limiter);
         let (cancel, progress, fuel) = (control.cancel.clone(), control.progress.clone(), budgets.fuel);
+        // Every tick: check for cancellation; every PROGRESS_TICKS ticks: report progress.
+        let mut ticks = 0u64;
         store.epoch_deadline_callback(move |context| {
             if cancel.load(std::sync::atomic::Ordering::SeqCst) {
                 return Ok(wasmtime::UpdateDeadline::Interrupt);
             }
-            if let Some(report) = &progress {
+            ticks += 1;
+            if let Some(report) = &progress
+                && ticks.is_multiple_of(PROGRESS_TICKS)
+            {
                 report(fuel.saturating_sub(context.get_fuel().unwrap_or(0)), fuel);
             }
-            Ok(wasmtime::UpdateDeadline::Continue(PROGRESS_TICKS))
+            Ok(wasmtime::UpdateDeadline::Continue(1))
         });
-        store.set_epoch_deadline(PROGRESS_TICKS);
+        store.set_epoch_deadline(1);
         let result = store
             .set_fuel(budgets.fuel)
             .map_err(|e| CallFailure::Instantiation { message: format!("{e:#}") })

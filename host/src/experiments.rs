@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::Mutex;
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use strum::EnumIter;
@@ -33,6 +33,8 @@ pub enum StopReason {
     Completed,
     /// The call failed with a diagnostic (no conclusion).
     Failed,
+    /// No sandbox slot, component or store was available; nothing was stored.
+    Unavailable,
     /// The caller cancelled it; nothing was stored.
     Cancelled,
     /// The experiment's total fuel was already spent; it did not run.
@@ -87,6 +89,8 @@ pub struct InvocationRecord {
     pub model_visible_bytes: u64,
     /// Bytes of the tool result as serialized for the wire (structured content and text).
     pub wire_bytes: u64,
+    /// Digest of the operator policy it ran under.
+    pub policy_digest: String,
 }
 
 /// A database failure.
@@ -98,20 +102,16 @@ pub struct ExperimentError(#[from] rusqlite::Error);
 struct Spent {
     fuel: u64,
     invocations: HashMap<String, u64>,
-    /// The last ordinal assigned.
-    ordinal: u64,
 }
 
-/// Records written per batch; a read flushes whatever is pending first.
-const BATCH: usize = 64;
-
-/// The experiment store. Records are buffered and written in batches (one
-/// transaction per [`BATCH`] invocations, or at the next read, or on drop):
-/// ordinals are assigned in memory under the same lock as the budgets.
+/// The experiment store. Each invocation's record is written when it
+/// finishes (one statement; SQLite assigns the ordinal, so processes sharing
+/// a data directory never reuse one). Budget spend is kept in memory per
+/// experiment, loaded from the store on first use.
 pub struct Experiments {
     conn: Mutex<Connection>,
     spent: Mutex<HashMap<String, Spent>>,
-    pending: Mutex<Vec<(String, InvocationRecord)>>,
+    policies: Mutex<std::collections::HashSet<String>>,
 }
 
 /// Whether `id` is an acceptable experiment id: 1–64 of `[A-Za-z0-9._-]`, starting alphanumeric.
@@ -144,54 +144,64 @@ impl Experiments {
                 logical_bytes INTEGER NOT NULL,
                 model_visible_bytes INTEGER NOT NULL,
                 wire_bytes INTEGER NOT NULL,
+                policy_digest TEXT NOT NULL,
                 PRIMARY KEY (experiment, ordinal)
+            ) STRICT;
+            CREATE TABLE IF NOT EXISTS experiment_policies (
+                digest TEXT PRIMARY KEY,
+                body TEXT NOT NULL
             ) STRICT;",
         )?;
-        Ok(Experiments { conn: Mutex::new(conn), spent: Mutex::new(HashMap::new()), pending: Mutex::new(Vec::new()) })
+        Ok(Experiments {
+            conn: Mutex::new(conn),
+            spent: Mutex::new(HashMap::new()),
+            policies: Mutex::new(Default::default()),
+        })
     }
 
     /// Admit one invocation of `capability_id` under `budgets`, reserving its
-    /// place against the invocation cap; or say why it may not run.
+    /// place against the invocation cap; or say why it may not run. A store
+    /// that cannot be read refuses the call rather than forgetting the spend.
     pub fn admit(
         &self,
         experiment: &str,
         capability_id: &str,
         budgets: &ExperimentBudgets,
-    ) -> Result<(), (StopReason, String)> {
+    ) -> Result<Result<(), (StopReason, String)>, ExperimentError> {
         let mut spent = self.spent.lock().unwrap_or_else(|e| e.into_inner());
-        let state = self.state(&mut spent, experiment);
+        let state = self.state(&mut spent, experiment)?;
         if let Some(limit) = budgets.fuel
             && state.fuel >= limit
         {
-            return Err((
-                StopReason::ExperimentFuelSpent,
-                format!("the experiment has spent {} of its {limit} fuel", state.fuel),
-            ));
+            return Ok(Err((StopReason::ExperimentFuelSpent, format!("the experiment has spent its {limit} fuel"))));
         }
         let count = state.invocations.entry(capability_id.to_owned()).or_default();
         if let Some(&cap) = budgets.max_invocations.get(capability_id)
             && *count >= cap
         {
-            return Err((
+            return Ok(Err((
                 StopReason::InvocationCapReached,
                 format!("the experiment's cap of {cap} invocations of {capability_id} is reached"),
-            ));
+            )));
         }
         *count += 1;
-        Ok(())
+        Ok(Ok(()))
     }
 
     /// The in-memory state of an experiment, loaded from the store on first use.
-    fn state<'a>(&self, spent: &'a mut HashMap<String, Spent>, experiment: &str) -> &'a mut Spent {
+    fn state<'a>(
+        &self,
+        spent: &'a mut HashMap<String, Spent>,
+        experiment: &str,
+    ) -> Result<&'a mut Spent, ExperimentError> {
         if !spent.contains_key(experiment) {
-            let loaded = self.load_spent(experiment).unwrap_or_default();
+            let loaded = self.load_spent(experiment)?;
             spent.insert(experiment.to_owned(), loaded);
         }
-        spent.get_mut(experiment).expect("inserted above")
+        Ok(spent.get_mut(experiment).expect("inserted above"))
     }
 
     fn load_spent(&self, experiment: &str) -> Result<Spent, ExperimentError> {
-        self.flush()?;
         let conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
         let mut statement = conn.prepare(
             "SELECT capability_id, COUNT(*), SUM(fuel) FROM experiment_invocations
@@ -206,76 +216,74 @@ impl Experiments {
             spent.invocations.insert(id, count as u64);
             spent.fuel += fuel as u64;
         }
-        let last: i64 = conn.query_row(
-            "SELECT COALESCE(MAX(ordinal), 0) FROM experiment_invocations WHERE experiment = ?1",
-            params![experiment],
-            |row| row.get(0),
-        )?;
-        spent.ordinal = last as u64;
         Ok(spent)
     }
 
     /// Record a finished invocation; returns its ordinal. Fuel of invocations
     /// that ran counts against the experiment's budget.
-    pub fn record(&self, experiment: &str, mut record: InvocationRecord) -> Result<u64, ExperimentError> {
-        let full = {
+    pub fn record(&self, experiment: &str, record: &InvocationRecord) -> Result<u64, ExperimentError> {
+        if !matches!(record.stop_reason, StopReason::ExperimentFuelSpent | StopReason::InvocationCapReached) {
             let mut spent = self.spent.lock().unwrap_or_else(|e| e.into_inner());
-            let state = self.state(&mut spent, experiment);
-            if !matches!(record.stop_reason, StopReason::ExperimentFuelSpent | StopReason::InvocationCapReached) {
+            if let Some(state) = spent.get_mut(experiment) {
                 state.fuel = state.fuel.saturating_add(record.fuel);
             }
-            state.ordinal += 1;
-            record.ordinal = state.ordinal;
-            let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-            pending.push((experiment.to_owned(), record.clone()));
-            pending.len() >= BATCH
-        };
-        if full {
-            self.flush()?;
         }
-        Ok(record.ordinal)
+        let conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
+        // One statement: the ordinal is assigned and the row written atomically.
+        let ordinal: i64 = conn.query_row(
+            "INSERT INTO experiment_invocations (experiment, ordinal, capability_id, stop_reason, episode, fuel,
+                wall_time_us, logical_bytes, model_visible_bytes, wire_bytes, policy_digest)
+             VALUES (?1, (SELECT COALESCE(MAX(ordinal), 0) + 1 FROM experiment_invocations WHERE experiment = ?1),
+                ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+             RETURNING ordinal",
+            params![
+                experiment,
+                record.capability_id,
+                record.stop_reason.to_string(),
+                record.episode,
+                record.fuel as i64,
+                record.wall_time_us as i64,
+                record.logical_bytes as i64,
+                record.model_visible_bytes as i64,
+                record.wire_bytes as i64,
+                record.policy_digest,
+            ],
+            |row| row.get(0),
+        )?;
+        Ok(ordinal as u64)
     }
 
-    /// Write every pending record, in one transaction.
-    pub fn flush(&self) -> Result<(), ExperimentError> {
-        let batch = std::mem::take(&mut *self.pending.lock().unwrap_or_else(|e| e.into_inner()));
-        if batch.is_empty() {
+    /// Keep the policy an invocation ran under (once per digest), so an
+    /// archive can carry exactly that policy later.
+    pub fn remember_policy(&self, digest: &str, body: &str) -> Result<(), ExperimentError> {
+        let mut known = self.policies.lock().unwrap_or_else(|e| e.into_inner());
+        if known.contains(digest) {
             return Ok(());
         }
-        let mut conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
-        let tx = conn.transaction()?;
-        {
-            let mut insert = tx.prepare_cached(
-                "INSERT OR REPLACE INTO experiment_invocations (experiment, ordinal, capability_id, stop_reason,
-                    episode, fuel, wall_time_us, logical_bytes, model_visible_bytes, wire_bytes)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-            )?;
-            for (experiment, r) in &batch {
-                insert.execute(params![
-                    experiment,
-                    r.ordinal as i64,
-                    r.capability_id,
-                    r.stop_reason.to_string(),
-                    r.episode,
-                    r.fuel as i64,
-                    r.wall_time_us as i64,
-                    r.logical_bytes as i64,
-                    r.model_visible_bytes as i64,
-                    r.wire_bytes as i64,
-                ])?;
-            }
-        }
-        tx.commit()?;
+        let conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
+        conn.execute(
+            "INSERT OR IGNORE INTO experiment_policies (digest, body) VALUES (?1, ?2)",
+            params![digest, body],
+        )?;
+        known.insert(digest.to_owned());
         Ok(())
+    }
+
+    /// A policy remembered by [`Experiments::remember_policy`].
+    pub fn policy(&self, digest: &str) -> Result<Option<String>, ExperimentError> {
+        let conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
+        let body = conn
+            .query_row("SELECT body FROM experiment_policies WHERE digest = ?1", params![digest], |row| row.get(0))
+            .optional()?;
+        Ok(body)
     }
 
     /// Every invocation of an experiment, in order (empty when it has none).
     pub fn invocations(&self, experiment: &str) -> Result<Vec<InvocationRecord>, ExperimentError> {
-        self.flush()?;
         let conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
         let mut statement = conn.prepare(
             "SELECT ordinal, capability_id, stop_reason, episode, fuel, wall_time_us, logical_bytes,
-                    model_visible_bytes, wire_bytes
+                    model_visible_bytes, wire_bytes, policy_digest
              FROM experiment_invocations WHERE experiment = ?1 ORDER BY ordinal",
         )?;
         let rows = statement.query_map(params![experiment], |row| {
@@ -289,17 +297,10 @@ impl Experiments {
                 logical_bytes: row.get::<_, i64>(6)? as u64,
                 model_visible_bytes: row.get::<_, i64>(7)? as u64,
                 wire_bytes: row.get::<_, i64>(8)? as u64,
+                policy_digest: row.get(9)?,
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
-    }
-}
-
-impl Drop for Experiments {
-    fn drop(&mut self) {
-        if let Err(e) = self.flush() {
-            tracing::warn!(error = %e, "experiment records not written");
-        }
     }
 }
 

@@ -210,8 +210,10 @@ pub fn app(runtime: Arc<Runtime>, config: &HttpConfig, shutdown: CancellationTok
         .with_state(state)
 }
 
-/// Serve until `stop` completes; then stop accepting, let in-flight
-/// invocations finish (up to `drain`), and close the MCP sessions.
+/// Serve until `stop` completes; then drain: new invocations are refused
+/// (`COMPONENT_UNAVAILABLE`, "shutting down") while the connections stay
+/// open, in-flight invocations finish (up to `drain`) and deliver their
+/// results, and only then does the server stop accepting and close sessions.
 pub async fn serve(
     runtime: Arc<Runtime>,
     config: HttpConfig,
@@ -226,25 +228,23 @@ pub async fn serve(
     let _ = std::io::stdout().flush();
     let sessions = CancellationToken::new();
     let router = app(runtime.clone(), &config, sessions.clone());
-    let stopping = CancellationToken::new();
-    let signal = stopping.clone();
-    tokio::spawn(async move {
-        stop.await;
-        signal.cancel();
-    });
-    let drained = {
-        let stopping = stopping.clone();
+    let stopped = CancellationToken::new();
+    {
+        let stopped = stopped.clone();
         let runtime = runtime.clone();
         tokio::spawn(async move {
-            stopping.cancelled().await;
+            stop.await;
+            runtime.start_draining();
             let deadline = tokio::time::Instant::now() + drain;
             while runtime.in_flight() > 0 && tokio::time::Instant::now() < deadline {
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
+            // Let the last results reach their streams before the sessions close.
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            stopped.cancel();
             sessions.cancel();
-        })
-    };
-    axum::serve(listener, router).with_graceful_shutdown(async move { stopping.cancelled().await }).await?;
-    let _ = drained.await;
+        });
+    }
+    axum::serve(listener, router).with_graceful_shutdown(async move { stopped.cancelled().await }).await?;
     Ok(())
 }

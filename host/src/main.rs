@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
-use jacobian::archive::ArchiveError;
+use jacobian::archive::{ArchiveError, ArchiveErrorKind};
 use jacobian::contract::{DescribeRequest, ErrorEnvelope, ErrorType, InvokeRequest, Status};
 use jacobian::digest::Digest;
 use jacobian::mcp::ToolNames;
@@ -63,12 +63,16 @@ enum Command {
     Replay {
         /// The archive file.
         archive: PathBuf,
+        #[command(flatten)]
+        trust: TrustArgs,
     },
     /// Re-run the checkers on an archive's certificates offline and report each verdict; exit 0
     /// when every verdict is VERIFIED (and archived verdicts are reproduced).
     Verify {
         /// The archive file.
         archive: PathBuf,
+        #[command(flatten)]
+        trust: TrustArgs,
     },
     /// Typed field-level diff of two episode, result or archive payloads (files); exit 0 when identical.
     Compare {
@@ -162,6 +166,31 @@ enum Command {
         #[command(subcommand)]
         action: CheckerAction,
     },
+}
+
+/// What an offline re-check trusts beyond the archive itself.
+#[derive(clap::Args)]
+struct TrustArgs {
+    /// Refuse the archive unless its pack_hash is this (sha256:<hex>).
+    #[arg(long)]
+    expect_pack_hash: Option<String>,
+    /// Authorize a checker digest for a role during this re-check (ROLE=sha256:<hex>); only checkers
+    /// bundled in this binary are authorized otherwise. Repeatable.
+    #[arg(long = "authorize", value_name = "ROLE=DIGEST")]
+    authorize: Vec<String>,
+}
+
+impl TrustArgs {
+    fn trust(&self) -> anyhow::Result<jacobian::archive::Trust> {
+        let mut authorized = Vec::new();
+        for entry in &self.authorize {
+            let (role, digest) =
+                entry.split_once('=').with_context(|| format!("--authorize {entry}: expected ROLE=sha256:<hex>"))?;
+            let digest: Digest = digest.parse().with_context(|| format!("--authorize {entry}"))?;
+            authorized.push(jacobian::policy::Authorization { role: role.to_owned(), digest });
+        }
+        Ok(jacobian::archive::Trust { expect_pack_hash: self.expect_pack_hash.clone(), authorized })
+    }
 }
 
 #[derive(Subcommand)]
@@ -293,22 +322,24 @@ fn main() {
         Err(e) if !e.use_stderr() => e.exit(),
         Err(e) => {
             print_envelope(ErrorType::ValidationError, e.to_string().lines().next().unwrap_or("").to_owned());
-            std::process::exit(2);
+            std::process::exit(3);
         }
     };
     init_logging(cli.log_json);
     if let Err(error) = run(cli) {
-        let (error_type, code) = if error.downcast_ref::<ArchiveError>().is_some() {
-            (ErrorType::ArchiveInvalid, 2)
-        } else if error.downcast_ref::<Unavailable>().is_some() {
-            (ErrorType::Unavailable, 1)
-        } else if error
-            .chain()
-            .any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::NotFound))
-        {
-            (ErrorType::NotFound, 1)
-        } else {
-            (ErrorType::ValidationError, 1)
+        // Exit codes: 1 is an answer ("differs", "not verified"); 2 a refused archive; 3 any other error.
+        let (error_type, code) = match error.downcast_ref::<ArchiveError>().map(|e| e.kind) {
+            Some(ArchiveErrorKind::Invalid) => (ErrorType::ArchiveInvalid, 2),
+            Some(ArchiveErrorKind::NotFound) => (ErrorType::NotFound, 3),
+            Some(ArchiveErrorKind::Unavailable) => (ErrorType::Unavailable, 3),
+            None if error.downcast_ref::<Unavailable>().is_some() => (ErrorType::Unavailable, 3),
+            None if error.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+            }) =>
+            {
+                (ErrorType::NotFound, 3)
+            }
+            None => (ErrorType::ValidationError, 3),
         };
         print_envelope(error_type, format!("{error:#}"));
         std::process::exit(code);
@@ -368,10 +399,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             println!("{} ({} episodes) written to {}", archive.pack_hash, archive.episodes.len(), out.display());
             Ok(())
         }
-        Command::Replay { archive } => {
+        Command::Replay { archive, trust } => {
+            let trust = trust.trust()?;
             let bytes = read_file(&archive)?;
             let scratch = ScratchDir::new("replay")?;
-            let report = jacobian::archive::replay(&bytes, &scratch.0)?;
+            let report = jacobian::archive::replay(&bytes, &scratch.0, &trust)?;
             println!("{}", serde_json::to_string_pretty(&report)?);
             drop(scratch);
             if !report.identical {
@@ -379,10 +411,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        Command::Verify { archive } => {
+        Command::Verify { archive, trust } => {
+            let trust = trust.trust()?;
             let bytes = read_file(&archive)?;
             let scratch = ScratchDir::new("verify")?;
-            let report = jacobian::archive::verify(&bytes, &scratch.0)?;
+            let report = jacobian::archive::verify(&bytes, &scratch.0, &trust)?;
             println!("{}", serde_json::to_string_pretty(&report)?);
             drop(scratch);
             let all_verified = report.verdicts.iter().all(|v| {

@@ -114,6 +114,7 @@ never conclusions.",
             request.experiment = Some(self.experiment.clone());
         }
         let mut control = CallControl::default();
+        let mut forwarder = None;
         if let Some(token) = context.meta.get_progress_token() {
             // Progress is fuel spent of the call's fuel budget, about every 100 ms.
             let (sender, mut receiver) = tokio::sync::mpsc::channel::<(u64, u64)>(4);
@@ -121,14 +122,14 @@ never conclusions.",
                 let _ = sender.try_send((used, total));
             }));
             let peer = context.peer.clone();
-            tokio::spawn(async move {
+            forwarder = Some(tokio::spawn(async move {
                 while let Some((used, total)) = receiver.recv().await {
                     let mut param = ProgressNotificationParam::new(token.clone(), used as f64);
                     param.total = Some(total as f64);
                     param.message = Some("fuel consumed".into());
                     let _ = peer.notify_progress(param).await;
                 }
-            });
+            }));
         }
         let request_id = context
             .extensions
@@ -153,6 +154,12 @@ never conclusions.",
             }
         };
         guard.0 = None;
+        // Every progress notification goes out before the result: the senders
+        // are gone with the call's controls, so the forwarder ends.
+        drop(control);
+        if let Some(forwarder) = forwarder {
+            let _ = forwarder.await;
+        }
         let result = joined.map_err(|e| McpError::internal_error(format!("invocation thread failed: {e}"), None))?;
         Ok(invoke_tool_result(&result))
     }

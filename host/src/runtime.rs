@@ -101,6 +101,7 @@ pub struct Runtime {
     default_experiment: String,
     metrics: Metrics,
     in_flight: std::sync::atomic::AtomicUsize,
+    draining: std::sync::atomic::AtomicBool,
     workspaces: Workspaces,
 }
 
@@ -213,6 +214,7 @@ impl Runtime {
             default_experiment: crate::experiments::mint_id(),
             metrics: Metrics::default(),
             in_flight: Default::default(),
+            draining: Default::default(),
             workspaces,
         })
     }
@@ -358,9 +360,23 @@ impl Runtime {
             .with("path", "experiment");
             return CapabilityResult::failed(&request.capability_id, request.mode, d);
         }
-        let budgets = self.policy().experiments.clone();
-        let (mut result, stop) = match self.experiments.admit(&experiment, &request.capability_id, &budgets) {
-            Err((stop, message)) => {
+        if self.draining.load(std::sync::atomic::Ordering::SeqCst) {
+            let d = Diagnostic::new(
+                Code::ComponentUnavailable,
+                Stage::Request,
+                "the server is shutting down and accepts no new invocations",
+                "retry against another instance or after the restart",
+            );
+            return CapabilityResult::failed(&request.capability_id, request.mode, d);
+        }
+        let policy = self.policy();
+        let admitted = self.experiments.admit(&experiment, &request.capability_id, &policy.experiments);
+        let mut result = match admitted {
+            Err(e) => {
+                let d = Diagnostic::new(Code::StorageFailed, Stage::Storage, e.to_string(), "retry the call");
+                return CapabilityResult::failed(&request.capability_id, request.mode, d);
+            }
+            Ok(Err((stop, message))) => {
                 let d = Diagnostic::new(
                     Code::ExperimentBudgetSpent,
                     Stage::Policy,
@@ -368,21 +384,29 @@ impl Runtime {
                     "start a new experiment, or ask the operator to raise the experiment budgets",
                 )
                 .with("stop_reason", stop);
-                (CapabilityResult::failed(&request.capability_id, request.mode, d), stop)
+                CapabilityResult::failed(&request.capability_id, request.mode, d)
             }
-            Ok(()) => {
-                let result = self.run_request(request, control);
-                let stop = match (&result.diagnostic, result.status) {
-                    (Some(d), _) if d.code == Code::Cancelled => StopReason::Cancelled,
-                    (_, Status::Completed) => StopReason::Completed,
-                    _ => StopReason::Failed,
-                };
-                (result, stop)
-            }
+            Ok(Ok(())) => self.run_request(request, control),
         };
-        if stop != StopReason::Cancelled {
+        // Only calls that ran to an answer or a diagnostic of their own are
+        // episodes: budget stops, cancellations and a busy sandbox store nothing.
+        let stop_of = |result: &CapabilityResult| match (&result.diagnostic, result.status) {
+            (_, Status::Completed) => StopReason::Completed,
+            (Some(d), _) => match d.code {
+                Code::Cancelled => StopReason::Cancelled,
+                Code::ComponentUnavailable | Code::StorageFailed => StopReason::Unavailable,
+                Code::ExperimentBudgetSpent => d.details["stop_reason"]
+                    .as_str()
+                    .and_then(|s| serde_json::from_value(json!(s)).ok())
+                    .unwrap_or(StopReason::Failed),
+                _ => StopReason::Failed,
+            },
+            (None, _) => StopReason::Failed,
+        };
+        if stop_of(&result).replayable() {
             self.record_episode(request, &mut result, request.view.unwrap_or_default());
         }
+        let stop = stop_of(&result);
         result.accounting.wall_time_us = started.elapsed().as_micros() as u64;
         result.accounting.fuel_consumed = result.fuel_consumed;
         result.accounting.experiment = Some(experiment.clone());
@@ -398,8 +422,15 @@ impl Runtime {
             logical_bytes: transport.map_or(0, |t| t.logical_bytes),
             model_visible_bytes: transport.map_or(0, |t| t.model_visible_bytes),
             wire_bytes: serialized_len(&result) + result.text.len() as u64,
+            policy_digest: policy.digest().to_string(),
         };
-        match self.experiments.record(&experiment, record) {
+        let remembered = serde_json::to_string(&*policy)
+            .map_err(|e| e.to_string())
+            .and_then(|body| self.experiments.remember_policy(&record.policy_digest, &body).map_err(|e| e.to_string()));
+        if let Err(e) = remembered {
+            tracing::warn!(error = %e, "policy not remembered");
+        }
+        match self.experiments.record(&experiment, &record) {
             Ok(ordinal) => result.accounting.ordinal = Some(ordinal),
             Err(e) => tracing::warn!(error = %e, "experiment record not written"),
         }
@@ -421,6 +452,11 @@ impl Runtime {
     /// This runtime's default experiment (one per process unless a session names its own).
     pub fn default_experiment(&self) -> &str {
         &self.default_experiment
+    }
+
+    /// Refuse new invocations from now on (graceful shutdown).
+    pub fn start_draining(&self) {
+        self.draining.store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// Invocations running now (graceful shutdown waits for zero).
@@ -447,8 +483,12 @@ impl Runtime {
         {
             out.insert(entry.component);
         }
-        out.retain(|d| self.components.contains_key(d));
         out
+    }
+
+    /// Whether this binary bundles the component (by built digest).
+    pub fn builds_bundled(digest: &Digest) -> bool {
+        BUNDLED.iter().any(|c| c.sha256.parse::<Digest>().is_ok_and(|d| d == *digest))
     }
 
     /// Run a request without recording it as an episode (the router runs a

@@ -19,14 +19,24 @@ struct Server {
 
 impl Server {
     fn start(data_dir: &Path) -> Server {
-        let mut child = Command::new(BIN)
-            .arg("--data-dir")
-            .arg(data_dir)
-            .args(["serve", "--http", "127.0.0.1:0", "--drain-seconds", "10"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn jacobian serve --http");
+        Server::start_logging(data_dir, None)
+    }
+
+    /// Start with JSON logs at info level written to `log`.
+    fn start_logging(data_dir: &Path, log: Option<&Path>) -> Server {
+        let mut command = Command::new(BIN);
+        command.arg("--data-dir").arg(data_dir).args(["serve", "--http", "127.0.0.1:0", "--drain-seconds", "10"]);
+        command.stdout(Stdio::piped());
+        match log {
+            Some(path) => {
+                command.arg("--log-json").env("JACOBIAN_LOG", "info");
+                command.stderr(std::fs::File::create(path).unwrap());
+            }
+            None => {
+                command.stderr(Stdio::null());
+            }
+        }
+        let mut child = command.spawn().expect("spawn jacobian serve --http");
         let mut line = String::new();
         BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).expect("ready line");
         let addr = line
@@ -163,7 +173,8 @@ fn health_request_ids_and_one_error_envelope_for_every_failure() {
 fn the_official_python_sdk_drives_the_server_and_metrics_leak_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    let server = Server::start(&data);
+    let log = dir.path().join("server.log");
+    let server = Server::start_logging(&data, Some(&log));
     let secret = "QUASIGROUPZEBRA";
     let pack = dir.path().join("pack.json");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/it/python/mcp_client.py");
@@ -215,13 +226,49 @@ fn the_official_python_sdk_drives_the_server_and_metrics_leak_nothing() {
         assert!(!metrics.contains(leak), "metrics contain {leak:?}:\n{metrics}");
     }
 
-    // The archive the client downloaded replays byte-identically offline.
+    // Structured logs: JSON lines binding the request id, capability id and component digest.
     drop(server);
+    let logs = std::fs::read_to_string(&log).unwrap();
+    let call = logs
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .find(|entry| entry["fields"]["message"] == "call finished" && entry["span"]["capability_id"] == "sat.solve")
+        .unwrap_or_else(|| panic!("no JSON log line for the sat.solve call:\n{logs}"));
+    assert!(call["span"]["component"].as_str().unwrap().starts_with("sha256:"), "{call}");
+    let invoke_span = call["spans"].as_array().unwrap().iter().find(|s| s["name"] == "invoke").expect("invoke span");
+    assert!(invoke_span["request_id"].as_str().unwrap().starts_with("req-"), "{call}");
+
+    // The archive the client downloaded replays byte-identically offline.
     let replay = Command::new(BIN).arg("replay").arg(&pack).output().unwrap();
     let report: Value = serde_json::from_slice(&replay.stdout).expect("replay report");
     assert!(replay.status.success(), "{report}");
     assert_eq!(report["identical"], true);
     assert_eq!(report["replayed"], 5);
+}
+
+#[test]
+fn sigterm_drains_an_in_flight_invocation_before_stopping() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start(dir.path());
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/it/python/drain_client.py");
+    let mut client = Command::new("python3")
+        .arg(&script)
+        .arg(server.url())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("python3 with the mcp package");
+    let mut lines = BufReader::new(client.stdout.take().unwrap()).lines();
+    assert_eq!(lines.next().expect("a line").unwrap(), "started");
+    let pid = server.child.id().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    // The call in flight when the signal arrived still answers in full.
+    let answer = lines.next().expect("the drained call's answer").unwrap();
+    let output: Value = serde_json::from_str(&answer).unwrap_or_else(|_| panic!("{answer}"));
+    assert_eq!(output["count"], 274668);
+    let status = server.child.wait().unwrap();
+    assert!(status.success(), "{status}");
+    let _ = client.wait();
 }
 
 #[test]

@@ -280,7 +280,12 @@ fn archives_replay_byte_identically_and_verify_offline_and_tampering_is_refused(
     assert_eq!(code, 0, "{stdout}{stderr}");
     let report: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(report["identical"], true);
-    assert_eq!(report["replayed"], 5);
+    assert_eq!((report["replayed"].as_u64(), report["skipped"].as_u64()), (Some(5), Some(0)));
+    // Pinning the pack hash: the right one passes, any other is refused.
+    let pinned = archive["pack_hash"].as_str().unwrap();
+    assert_eq!(jacobian(&["replay", file.to_str().unwrap(), "--expect-pack-hash", pinned]).0, 0);
+    let other = format!("sha256:{}", "0".repeat(64));
+    assert_eq!(jacobian(&["replay", file.to_str().unwrap(), "--expect-pack-hash", &other]).0, 2);
     assert!(report["episodes"].as_array().unwrap().iter().all(|e| e["outcome"] == "IDENTICAL"));
 
     // Checkers re-run offline: the countermodel's and the LRAT proof's certificates, and the VERIFY episode.
@@ -364,9 +369,50 @@ fn compare_reports_a_typed_byte_stable_field_diff_of_payloads() {
     let mut sorted = fields.clone();
     sorted.sort();
     assert_eq!(fields, sorted, "diffs in path order");
-    // A missing file is the error envelope, not a backtrace.
+    // A missing file is the error envelope, not a backtrace (exit 3: an error, not an answer).
     let (code, _, stderr) = jacobian(&["compare", "/nonexistent/a.json", b.to_str().unwrap()]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 3);
     let envelope: Value = serde_json::from_str(stderr.trim()).unwrap();
     assert_eq!(envelope["error_type"], "not_found");
+}
+
+#[test]
+fn an_archive_cannot_authorize_its_own_checkers() {
+    let work = tempfile::tempdir().unwrap();
+    let data = work.path().join("data");
+    let runtime = support::open(data.clone());
+    // The operator authorizes the bundled LRAT checker explicitly and turns off the bundled default.
+    let lrat = runtime.catalog().get("sat.certificate.verify").map(|e| e.component).expect("the bundled LRAT checker");
+    runtime
+        .update_policy(|p| {
+            p.checkers.authorize_bundled = false;
+            p.authorize("sat.certificate", lrat);
+        })
+        .unwrap();
+    let dimacs = "p cnf 2 4\n1 2 0\n-1 2 0\n1 -2 0\n-1 -2 0\n";
+    let cnf =
+        invoke_in(&runtime, "exp-trust", "sat.cnf.construct", None, json!({"dimacs": dimacs})).artifacts[0].uri.clone();
+    let solved = invoke_in(&runtime, "exp-trust", "sat.solve", None, json!({"cnf": cnf}));
+    let certificate = solved.check_with.unwrap().certificate_artifact.unwrap();
+    let verified = invoke_in(
+        &runtime,
+        "exp-trust",
+        "sat.certificate.verify",
+        Some(Mode::Verify),
+        json!({"cnf": cnf, "certificate": certificate}),
+    );
+    assert_eq!(verified.verification.unwrap().status, jacobian::contract::VerificationStatus::Verified);
+    drop(runtime);
+    let (file, _) = archive_of(work.path(), "exp-trust");
+    // Offline, the archive's own authorization is not trusted: the verdict is not reproduced.
+    let (code, stdout, _) = jacobian(&["replay", file.to_str().unwrap()]);
+    assert_eq!(code, 1, "{stdout}");
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    let different = &report["episodes"][2];
+    assert_eq!(different["outcome"], "DIFFERENT");
+    assert!(different["diffs"].as_array().unwrap().iter().any(|d| d["field"] == "verification.status"));
+    // The reviewer grants it: byte-identical.
+    let grant = format!("sat.certificate={lrat}");
+    let (code, stdout, _) = jacobian(&["replay", file.to_str().unwrap(), "--authorize", &grant]);
+    assert_eq!(code, 0, "{stdout}");
 }

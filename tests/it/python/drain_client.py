@@ -1,0 +1,41 @@
+"""Start a long invocation, say so, and print its result once it finishes.
+
+Usage: python3 drain_client.py URL
+
+The Rust test sends SIGTERM to the server after "started": a graceful
+shutdown must let this call finish before the sessions close.
+"""
+
+import asyncio
+import json
+import sys
+
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+
+async def main(url: str) -> None:
+    transport = streamable_http_client(url, max_sse_event_size=None)
+    running = asyncio.Event()
+
+    async def on_progress(value, total, message):
+        running.set()
+
+    async with Client(transport, mode="legacy") as client:
+        call = asyncio.create_task(client.call_tool(
+            "capability.invoke", {"capability_id": "graph.enumerate.nonisomorphic",
+                                  "input": {"order": 9, "family": "all"}},
+            progress_callback=on_progress))
+        # The first progress notification proves the guest is running.
+        await running.wait()
+        print("started", flush=True)
+        result = await call
+        print(json.dumps(result.structured_content["output"]), flush=True)
+
+
+if __name__ == "__main__":
+    try:
+        asyncio.run(main(sys.argv[1]))
+    except BaseException as e:  # the session closing after the answer is fine
+        if not isinstance(e, (KeyboardInterrupt, SystemExit)):
+            print(f"error: {e!r}", file=sys.stderr)
