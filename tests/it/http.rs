@@ -272,6 +272,28 @@ fn sigterm_drains_an_in_flight_invocation_before_stopping() {
 }
 
 #[test]
+fn an_mcp_cancellation_interrupts_the_guest_and_stores_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let server = Server::start(&data);
+    let artifacts = || std::fs::read_dir(data.join("artifacts")).map(|d| d.count()).unwrap_or(0);
+    let before = artifacts();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/it/python/cancel_client.py");
+    let output = Command::new("python3").arg(&script).arg(server.url()).output().expect("python3");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let seen: Value = serde_json::from_slice(&output.stdout).expect("observations");
+    let accounting = &seen["accounting"];
+    assert_eq!(accounting["by_stop_reason"]["CANCELLED"], 1, "{accounting}");
+    let cancelled = accounting["invocations"].as_array().unwrap().iter().find(|r| r["stop_reason"] == "CANCELLED");
+    let cancelled = cancelled.expect("the cancelled invocation is recorded");
+    assert!(cancelled["episode"].is_null(), "no episode for a cancelled call");
+    assert!(cancelled["fuel"].as_u64().unwrap() < 11_000_000_000, "interrupted before finishing: {cancelled}");
+    // The cancelled enumeration wrote no artifact: only the CNF and the later order-5 enumeration.
+    assert_eq!(artifacts(), before + 2);
+    assert_eq!(seen["after"]["count"], 34, "the server keeps serving");
+}
+
+#[test]
 fn sigterm_stops_the_server_cleanly() {
     let dir = tempfile::tempdir().unwrap();
     let mut server = Server::start(dir.path());
