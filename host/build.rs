@@ -36,6 +36,7 @@ const GROUPS: &[&[Guest]] = &[
         Guest::bundled("jacobian-groebner-checker"),
         Guest::bundled("jacobian-sat-checker"),
         Guest::bundled("jacobian-universal-algebra-checker"),
+        Guest::test("jacobian-test-yes-checker"),
     ],
 ];
 

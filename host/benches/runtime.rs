@@ -500,8 +500,44 @@ fn enumeration_figures() {
     }
 }
 
+/// `jacobian serve --http 127.0.0.1:0` from exec to its ready line, on a fresh data directory
+/// (compiling every bundled component) and then from the precompiled cache.
+fn startup_figures() {
+    use std::io::BufRead as _;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let start_server = || {
+        let started = Instant::now();
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_jacobian"))
+            .arg("--data-dir")
+            .arg(dir.path())
+            .args(["serve", "--http", "127.0.0.1:0"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn jacobian");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("ready line");
+        let ready = started.elapsed();
+        assert!(line.starts_with("listening on"), "{line}");
+        let _ = child.kill();
+        let _ = child.wait();
+        ready
+    };
+    let first = start_server();
+    let warm: Vec<Duration> = (0..10).map(|_| start_server()).collect();
+    let (p50, p99) = percentiles(warm);
+    println!(
+        "server start to ready (serve --http, {} bundled components): first start (compiling) {:.0} ms; \
+from the precompiled cache p50 {:.1} ms, max {:.1} ms (10 starts)",
+        jacobian::bundled::BUNDLED.len(),
+        first.as_secs_f64() * 1e3,
+        p50 / 1e3,
+        p99 / 1e3
+    );
+}
+
 /// `cargo bench --bench runtime [-- SECTION…]`: every section, or those named (enumeration,
-/// induced_tree, compile, instantiate, invoke, workspace, sat, groebner).
+/// induced_tree, startup, compile, instantiate, invoke, workspace, sat, groebner).
 fn main() {
     let wanted: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
     let run = |section: &str| wanted.is_empty() || wanted.iter().any(|w| section.contains(w.as_str()));
@@ -511,6 +547,9 @@ fn main() {
     }
     if run("induced_tree") {
         induced_tree_figures();
+    }
+    if run("startup") {
+        startup_figures();
     }
     if run("compile") {
         compile_vs_cache();
