@@ -500,6 +500,59 @@ fn enumeration_figures() {
     }
 }
 
+/// Pipelined `capability.invoke` over stdio: one client writes `n` requests
+/// without waiting and reads the `n` answers; invokes per second.
+fn mcp_pipelined(dir: &std::path::Path, n: usize) -> f64 {
+    use std::io::{BufRead as _, Write as _};
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_jacobian"))
+        .arg("--data-dir")
+        .arg(dir)
+        .arg("serve")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn jacobian serve");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}});
+    writeln!(stdin, "{initialize}").expect("write");
+    let mut line = String::new();
+    stdout.read_line(&mut line).expect("initialize answer");
+    writeln!(stdin, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).expect("write");
+    let requests: Vec<String> = (1..=n)
+        .map(|id| {
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "capability.invoke",
+                "arguments": {"capability_id": "test.echo.message", "input": {"message": "hi"}}}})
+            .to_string()
+        })
+        .collect();
+    let start = Instant::now();
+    let writer = std::thread::spawn(move || {
+        for request in requests {
+            writeln!(stdin, "{request}").expect("write");
+        }
+        stdin
+    });
+    let mut answered = 0;
+    while answered < n {
+        line.clear();
+        if stdout.read_line(&mut line).expect("read") == 0 {
+            break;
+        }
+        if line.contains("\"result\"") {
+            answered += 1;
+        }
+    }
+    let elapsed = start.elapsed();
+    drop(writer.join());
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(answered, n, "every pipelined call answered");
+    n as f64 / elapsed.as_secs_f64()
+}
+
 /// `jacobian serve --http 127.0.0.1:0` from exec to its ready line, on a fresh data directory
 /// (compiling every bundled component) and then from the precompiled cache.
 fn startup_figures() {
@@ -572,6 +625,8 @@ fn main() {
         drop(runtime);
         let (mcp50, mcp99) = mcp_round_trip(dir.path(), 1000);
         println!("MCP stdio round trip (capability.invoke, sequential client): p50 {mcp50:.1} µs  p99 {mcp99:.1} µs");
+        let rate = mcp_pipelined(dir.path(), 5000);
+        println!("MCP stdio, 5000 pipelined capability.invoke calls from one client: {rate:.0} invokes/s");
     }
     if run("workspace") {
         workspace_figures();
