@@ -14,12 +14,19 @@ cargo fmt --all -- --check
 if ! command -v minisat >/dev/null || ! command -v nauty-geng >/dev/null; then
   apt-get update -qq && apt-get install -y -qq minisat nauty
 fi
+# PyPI: sympy, and the official MCP Python SDK (a client that is not ours, against `serve --http`).
+pip_install() {
+  if ! python3 -m pip --version >/dev/null 2>&1; then
+    apt-get update -qq && apt-get install -y -qq python3-pip
+  fi
+  # A Debian system Python refuses plain installs (PEP 668); say we mean it.
+  python3 -m pip install -q "$@" || python3 -m pip install -q --break-system-packages "$@"
+}
 if ! python3 -c "import sympy" 2>/dev/null; then
-  python3 -m pip install -q sympy
+  pip_install sympy
 fi
-# The official MCP Python SDK: a client that is not ours, against `serve --http`.
 if ! python3 -c "import mcp" 2>/dev/null; then
-  python3 -m pip install -q mcp
+  pip_install mcp
 fi
 log=$(mktemp)
 cargo test --release --locked 2>&1 | tee "$log"

@@ -255,7 +255,8 @@ impl Experiments {
 
     /// Keep the policy an invocation ran under (once per digest), so an
     /// archive can carry exactly that policy later.
-    pub fn remember_policy(&self, digest: &str, body: &str) -> Result<(), ExperimentError> {
+    /// The body is serialized only the first time a digest is seen.
+    pub fn remember_policy(&self, digest: &str, body: impl FnOnce() -> String) -> Result<(), ExperimentError> {
         let mut known = self.policies.lock().unwrap_or_else(|e| e.into_inner());
         if known.contains(digest) {
             return Ok(());
@@ -263,7 +264,7 @@ impl Experiments {
         let conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
         conn.execute(
             "INSERT OR IGNORE INTO experiment_policies (digest, body) VALUES (?1, ?2)",
-            params![digest, body],
+            params![digest, body()],
         )?;
         known.insert(digest.to_owned());
         Ok(())

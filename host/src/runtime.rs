@@ -424,10 +424,8 @@ impl Runtime {
             wire_bytes: serialized_len(&result) + result.text.len() as u64,
             policy_digest: policy.digest().to_string(),
         };
-        let remembered = serde_json::to_string(&*policy)
-            .map_err(|e| e.to_string())
-            .and_then(|body| self.experiments.remember_policy(&record.policy_digest, &body).map_err(|e| e.to_string()));
-        if let Err(e) = remembered {
+        let body = || serde_json::to_string(&*policy).unwrap_or_default();
+        if let Err(e) = self.experiments.remember_policy(&record.policy_digest, body) {
             tracing::warn!(error = %e, "policy not remembered");
         }
         match self.experiments.record(&experiment, &record) {

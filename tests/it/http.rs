@@ -108,6 +108,14 @@ impl Drop for Server {
     }
 }
 
+/// `python3 tests/it/python/SCRIPT URL` (scripts/test.sh installs the `mcp` package).
+fn python_client(script: &str, server: &Server) -> Command {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/it/python").join(script);
+    let mut command = Command::new("python3");
+    command.arg(path).arg(server.url());
+    command
+}
+
 fn assert_envelope(body: &str, error_type: &str, request_id: &str) {
     let envelope: Value = serde_json::from_str(body).unwrap_or_else(|_| panic!("not an envelope: {body}"));
     let keys: Vec<&String> = envelope.as_object().unwrap().keys().collect();
@@ -177,14 +185,7 @@ fn the_official_python_sdk_drives_the_server_and_metrics_leak_nothing() {
     let server = Server::start_logging(&data, Some(&log));
     let secret = "QUASIGROUPZEBRA";
     let pack = dir.path().join("pack.json");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/it/python/mcp_client.py");
-    let output = Command::new("python3")
-        .arg(&script)
-        .arg(server.url())
-        .arg(secret)
-        .arg(&pack)
-        .output()
-        .expect("python3 (scripts/test.sh installs the `mcp` package)");
+    let output = python_client("mcp_client.py", &server).arg(secret).arg(&pack).output().expect("python3");
     assert!(
         output.status.success(),
         "the Python client failed (pip install mcp): {}",
@@ -250,14 +251,11 @@ fn the_official_python_sdk_drives_the_server_and_metrics_leak_nothing() {
 fn sigterm_drains_an_in_flight_invocation_before_stopping() {
     let dir = tempfile::tempdir().unwrap();
     let mut server = Server::start(dir.path());
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/it/python/drain_client.py");
-    let mut client = Command::new("python3")
-        .arg(&script)
-        .arg(server.url())
+    let mut client = python_client("drain_client.py", &server)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("python3 with the mcp package");
+        .expect("python3");
     let mut lines = BufReader::new(client.stdout.take().unwrap()).lines();
     assert_eq!(lines.next().expect("a line").unwrap(), "started");
     let pid = server.child.id().to_string();
@@ -278,8 +276,7 @@ fn an_mcp_cancellation_interrupts_the_guest_and_stores_nothing() {
     let server = Server::start(&data);
     let artifacts = || std::fs::read_dir(data.join("artifacts")).map(|d| d.count()).unwrap_or(0);
     let before = artifacts();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/it/python/cancel_client.py");
-    let output = Command::new("python3").arg(&script).arg(server.url()).output().expect("python3");
+    let output = python_client("cancel_client.py", &server).output().expect("python3");
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let seen: Value = serde_json::from_slice(&output.stdout).expect("observations");
     let accounting = &seen["accounting"];
