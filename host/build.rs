@@ -25,9 +25,11 @@ const GROUPS: &[&[Guest]] = &[
         Guest::bundled("jacobian-polynomial"),
         Guest::bundled("jacobian-sat"),
         Guest::bundled("jacobian-universal-algebra"),
+        Guest::test("jacobian-test-bloated"),
         Guest::test("jacobian-test-catalog"),
         Guest::test("jacobian-test-echo"),
         Guest::test("jacobian-test-hostile"),
+        Guest::test("jacobian-test-overreach"),
         Guest::test("jacobian-test-sneaky"),
     ],
     &[

@@ -225,6 +225,9 @@ pub enum Code {
     ExperimentBudgetSpent,
     /// The caller cancelled the call; the guest was interrupted and nothing was stored.
     Cancelled,
+    /// Every sandbox slot is busy and the wait queue is full; the call did not
+    /// start (`details.running`, `details.queued`). Retry after a short delay.
+    Overloaded,
 }
 
 /// The stage at which a call stopped.

@@ -35,6 +35,9 @@ pub struct EngineConfig {
     pub max_stack_bytes: usize,
     /// Component instances alive at once (pool size).
     pub max_concurrent_calls: u32,
+    /// Calls allowed to wait for a slot when all are busy; a call beyond
+    /// them fails at once with [`CallFailure::Overloaded`] (back-pressure).
+    pub max_queued_calls: u32,
     /// Compile epoch checks into guest code so calls can be cancelled and
     /// report progress (costs 10-35% on tight loops; see the benchmark).
     pub interruptible: bool,
@@ -47,6 +50,7 @@ impl Default for EngineConfig {
             max_memory_bytes: 1 << 30,
             max_stack_bytes: 1 << 20,
             max_concurrent_calls: 32,
+            max_queued_calls: 256,
             interruptible: true,
         }
     }
@@ -120,6 +124,8 @@ pub enum CallFailure {
     Instantiation { message: String },
     /// The caller cancelled the call; the guest was interrupted.
     Cancelled,
+    /// Every slot was busy and the wait queue full; the call never started.
+    Overloaded { running: u32, queued: u32 },
 }
 
 /// One line a guest logged.
@@ -168,32 +174,52 @@ pub struct Sandbox {
 }
 
 /// Bounds concurrent calls to the pool's size: a call beyond it waits for a
-/// slot instead of failing to instantiate.
+/// slot, and a call beyond the bounded wait queue is refused at once, so load
+/// above capacity costs neither memory nor threads.
 struct Slots {
-    free: std::sync::Mutex<u32>,
+    state: std::sync::Mutex<SlotState>,
     released: std::sync::Condvar,
+    size: u32,
+    max_queued: u32,
+}
+
+struct SlotState {
+    free: u32,
+    waiting: u32,
 }
 
 struct SlotGuard<'a>(&'a Slots);
 
 impl Slots {
-    fn new(count: u32) -> Self {
-        Slots { free: std::sync::Mutex::new(count), released: std::sync::Condvar::new() }
+    fn new(size: u32, max_queued: u32) -> Self {
+        Slots {
+            state: std::sync::Mutex::new(SlotState { free: size, waiting: 0 }),
+            released: std::sync::Condvar::new(),
+            size,
+            max_queued,
+        }
     }
 
-    fn acquire(&self) -> SlotGuard<'_> {
-        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
-        while *free == 0 {
-            free = self.released.wait(free).unwrap_or_else(|e| e.into_inner());
+    fn acquire(&self) -> Result<SlotGuard<'_>, CallFailure> {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if state.free == 0 {
+            if state.waiting >= self.max_queued {
+                return Err(CallFailure::Overloaded { running: self.size, queued: state.waiting });
+            }
+            state.waiting += 1;
+            while state.free == 0 {
+                state = self.released.wait(state).unwrap_or_else(|e| e.into_inner());
+            }
+            state.waiting -= 1;
         }
-        *free -= 1;
-        SlotGuard(self)
+        state.free -= 1;
+        Ok(SlotGuard(self))
     }
 }
 
 impl Drop for SlotGuard<'_> {
     fn drop(&mut self) {
-        *self.0.free.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+        self.0.state.lock().unwrap_or_else(|e| e.into_inner()).free += 1;
         self.0.released.notify_one();
     }
 }
@@ -294,7 +320,7 @@ impl Sandbox {
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
         add_host_interface(&mut linker)?;
-        let slots = Slots::new(config.max_concurrent_calls.max(1));
+        let slots = Slots::new(config.max_concurrent_calls.max(1), config.max_queued_calls);
         Ok(Sandbox { engine, linker, config, slots })
     }
 
@@ -368,7 +394,18 @@ impl Sandbox {
         artifacts: ArtifactAccess,
         control: &CallControl,
     ) -> CallReport {
-        let _slot = self.slots.acquire();
+        let _slot = match self.slots.acquire() {
+            Ok(slot) => slot,
+            Err(failure) => {
+                return CallReport {
+                    result: Err(failure),
+                    fuel_consumed: 0,
+                    log: Vec::new(),
+                    log_dropped: 0,
+                    console: String::new(),
+                };
+            }
+        };
         let console = MemoryOutputPipe::new(CONSOLE_BYTES);
         let wasi = deny_by_default_wasi(&console);
         let mut store = Store::new(

@@ -31,7 +31,7 @@ pub const REQUEST_ID: &str = "x-request-id";
 /// Longest caller request id echoed.
 pub const MAX_REQUEST_ID: usize = 128;
 /// Largest request body accepted, in bytes.
-pub const MAX_BODY_BYTES: usize = 4 << 20;
+pub const MAX_BODY_BYTES: usize = crate::limits::MAX_MESSAGE_BYTES;
 
 /// Hosts served by default: loopback only.
 pub const LOOPBACK_HOSTS: &[&str] = &["localhost", "127.0.0.1", "::1"];

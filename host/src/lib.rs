@@ -13,6 +13,7 @@ pub mod engine;
 pub mod episodes;
 pub mod experiments;
 pub mod http;
+pub mod limits;
 pub mod mcp;
 pub mod metrics;
 pub mod policy;

@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 use jacobian::archive::{ArchiveError, ArchiveErrorKind};
 use jacobian::contract::{DescribeRequest, ErrorEnvelope, ErrorType, InvokeRequest, Status};
 use jacobian::digest::Digest;
+use jacobian::engine::EngineConfig;
 use jacobian::mcp::ToolNames;
 use jacobian::{Runtime, RuntimeConfig};
 use jacobian_guest::protocol::Mode;
@@ -49,6 +50,12 @@ enum Command {
         /// On SIGINT/SIGTERM, wait this many seconds for in-flight invocations before closing sessions.
         #[arg(long, default_value_t = 30, requires = "http")]
         drain_seconds: u64,
+        /// Component calls running at once (the sandbox pool's size).
+        #[arg(long, default_value_t = EngineConfig::default().max_concurrent_calls, value_parser = clap::value_parser!(u32).range(1..=1024))]
+        max_concurrent_calls: u32,
+        /// Calls allowed to wait for a slot; a call beyond them fails at once with OVERLOADED.
+        #[arg(long, default_value_t = EngineConfig::default().max_queued_calls)]
+        max_queued_calls: u32,
     },
     /// Write an experiment's archive (the `experiment://ID/archive` resource) to a file.
     Archive {
@@ -301,7 +308,14 @@ fn init_logging(json: bool) {
 }
 
 fn open(data_dir: PathBuf) -> anyhow::Result<Arc<Runtime>> {
-    let runtime = Runtime::open(RuntimeConfig::new(data_dir)).map_err(|e| Unavailable(e.to_string()))?;
+    open_with(RuntimeConfig::new(data_dir))
+}
+
+fn open_with(config: RuntimeConfig) -> anyhow::Result<Arc<Runtime>> {
+    let dir = config.data_dir.display().to_string();
+    let runtime = Runtime::open(config).map_err(|e| {
+        Unavailable(format!("data directory {dir} (it must exist or be creatable, and be writable): {e}"))
+    })?;
     Ok(Arc::new(runtime))
 }
 
@@ -333,6 +347,9 @@ fn main() {
             Some(ArchiveErrorKind::NotFound) => (ErrorType::NotFound, 3),
             Some(ArchiveErrorKind::Unavailable) => (ErrorType::Unavailable, 3),
             None if error.downcast_ref::<Unavailable>().is_some() => (ErrorType::Unavailable, 3),
+            None if error.downcast_ref::<jacobian::limits::MessageTooLarge>().is_some() => {
+                (ErrorType::PayloadTooLarge, 3)
+            }
             None if error.chain().any(|c| {
                 c.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::NotFound)
             }) =>
@@ -371,8 +388,16 @@ fn read_file(path: &std::path::Path) -> anyhow::Result<Vec<u8>> {
 fn run(cli: Cli) -> anyhow::Result<()> {
     let data_dir = cli.data_dir.clone().unwrap_or_else(default_data_dir);
     match cli.command {
-        Command::Serve { underscore_tool_names, http, allow_hosts, drain_seconds } => {
-            let runtime = open(data_dir)?;
+        Command::Serve {
+            underscore_tool_names,
+            http,
+            allow_hosts,
+            drain_seconds,
+            max_concurrent_calls,
+            max_queued_calls,
+        } => {
+            let engine = EngineConfig { max_concurrent_calls, max_queued_calls, ..EngineConfig::default() };
+            let runtime = open_with(RuntimeConfig { engine, ..RuntimeConfig::new(data_dir) })?;
             let names = if underscore_tool_names { ToolNames::Underscore } else { ToolNames::Dotted };
             let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
             match http {

@@ -321,7 +321,19 @@ pub fn invoke_tool_result(result: &CapabilityResult) -> CallToolResult {
 
 /// Serve MCP over stdio until the client disconnects.
 pub async fn serve_stdio(runtime: Arc<Runtime>, names: ToolNames) -> anyhow::Result<()> {
-    let service = JacobianServer::new(runtime, names).serve(rmcp::transport::stdio()).await?;
-    service.waiting().await?;
-    Ok(())
+    // stdin reaches rmcp through a bounded line copier, so one message can
+    // never make the transport buffer more than MAX_MESSAGE_BYTES.
+    let (feed, transport) = tokio::io::duplex(64 << 10);
+    let (from_client, _) = tokio::io::split(transport);
+    let feeder =
+        tokio::spawn(crate::limits::copy_bounded_lines(tokio::io::stdin(), feed, crate::limits::MAX_MESSAGE_BYTES));
+    let served = match JacobianServer::new(runtime, names).serve((from_client, tokio::io::stdout())).await {
+        Ok(service) => service.waiting().await.map(drop).map_err(anyhow::Error::from),
+        Err(e) => Err(e.into()),
+    };
+    // The session ended; if it was the copier that ended it, say why.
+    if let Ok(copied) = tokio::time::timeout(std::time::Duration::from_millis(200), feeder).await {
+        copied??;
+    }
+    served
 }

@@ -265,7 +265,7 @@ fn validate_descriptor(
             if let Some(error) = validator.iter_errors(&example.input).next() {
                 return Err(bad(
                     &format!("capabilities.{i}.examples.{j}.input"),
-                    format!("does not validate against the input schema: {error}"),
+                    format!("does not validate against the input schema: {}", crate::limits::bounded_text(error)),
                 ));
             }
         }

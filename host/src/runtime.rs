@@ -360,6 +360,18 @@ impl Runtime {
             .with("path", "experiment");
             return CapabilityResult::failed(&request.capability_id, request.mode, d);
         }
+        let input_bytes = crate::limits::json_size(&request.input);
+        if input_bytes > crate::limits::MAX_INPUT_BYTES {
+            let d = Diagnostic::new(
+                Code::Oversized,
+                Stage::Request,
+                format!("input is {input_bytes} bytes of JSON, above the limit of {}", crate::limits::MAX_INPUT_BYTES),
+                "reduce the input: reference artifacts of earlier calls by digest instead of inlining them, or split the problem",
+            )
+            .with("path", "input")
+            .with("limit", crate::limits::MAX_INPUT_BYTES);
+            return CapabilityResult::failed(&request.capability_id, request.mode, d);
+        }
         if self.draining.load(std::sync::atomic::Ordering::SeqCst) {
             let d = Diagnostic::new(
                 Code::ComponentUnavailable,
@@ -394,7 +406,7 @@ impl Runtime {
             (_, Status::Completed) => StopReason::Completed,
             (Some(d), _) => match d.code {
                 Code::Cancelled => StopReason::Cancelled,
-                Code::ComponentUnavailable | Code::StorageFailed => StopReason::Unavailable,
+                Code::ComponentUnavailable | Code::StorageFailed | Code::Overloaded => StopReason::Unavailable,
                 Code::ExperimentBudgetSpent => d.details["stop_reason"]
                     .as_str()
                     .and_then(|s| serde_json::from_value(json!(s)).ok())
@@ -534,7 +546,7 @@ impl Runtime {
             let d = Diagnostic::new(
                 Code::InvalidInput,
                 Stage::Validation,
-                error.to_string(),
+                crate::limits::bounded_text(&error),
                 "pass {\"certificate\": \"artifact://sha256/...\"}",
             )
             .with("path", error_path(&error));
@@ -715,7 +727,7 @@ impl Runtime {
             .input_validator
             .iter_errors(&request.input)
             .take(20)
-            .map(|e| json!({"path": error_path(&e), "message": e.to_string()}))
+            .map(|e| json!({"path": error_path(&e), "message": crate::limits::bounded_text(&e)}))
             .collect();
         if let Some(first) = errors.first() {
             return Err(fail(
@@ -781,13 +793,23 @@ impl Runtime {
         };
         let outcome: Outcome = match serde_json::from_slice(&bytes) {
             Ok(outcome) => outcome,
-            Err(e) => return call.fail(result, malformed(call, format!("the answer is not a valid outcome: {e}"))),
+            Err(e) => {
+                return call.fail(
+                    result,
+                    malformed(call, format!("the answer is not a valid outcome: {}", crate::limits::bounded_text(e))),
+                );
+            }
         };
         if let Some(validator) = &call.entry.output_validator
             && let Some(error) = validator.iter_errors(&outcome.output).next()
         {
-            return call
-                .fail(result, malformed(call, format!("output does not match the declared output schema: {error}")));
+            return call.fail(
+                result,
+                malformed(
+                    call,
+                    format!("output does not match the declared output schema: {}", crate::limits::bounded_text(error)),
+                ),
+            );
         }
         if let Some(undeclared) = outcome.artifacts.iter().find(|a| !call.entry.artifact_types.contains(&a.schema_uri))
         {
@@ -1197,7 +1219,8 @@ fn diagnose(failure: &CallFailure, call: &Call<'_>, console: &str) -> Diagnostic
             format!("{id} answered with {bytes} bytes, above the output budget of {limit}"),
             "narrow the input, or raise budget.output_bytes up to the operator's limit",
         )
-        .with("output_bytes", limit),
+        .with("output_bytes", limit)
+        .with("answer_bytes", bytes),
         CallFailure::Refused { message } => {
             let refusal: Refusal = serde_json::from_str(message).unwrap_or_else(|_| Refusal::at("", message.clone()));
             let path = if refusal.path.is_empty() { "input".to_owned() } else { format!("input.{}", refusal.path) };
@@ -1215,6 +1238,14 @@ fn diagnose(failure: &CallFailure, call: &Call<'_>, console: &str) -> Diagnostic
             format!("{id} was cancelled by the caller"),
             "nothing was concluded or stored; invoke again to rerun",
         ),
+        CallFailure::Overloaded { running, queued } => Diagnostic::new(
+            Code::Overloaded,
+            Stage::Instantiation,
+            format!("{id} did not start: all {running} sandbox slots are busy and {queued} calls are already waiting"),
+            "retry after a short delay; the operator sets the limits with serve --max-concurrent-calls and --max-queued-calls",
+        )
+        .with("running", running)
+        .with("queued", queued),
         CallFailure::Instantiation { message } => Diagnostic::new(
             Code::ComponentUnavailable,
             Stage::Instantiation,

@@ -8,7 +8,7 @@ use std::path::Path;
 use jacobian::contract::{Assurance, Code, ResultView, Stage, Status, VerificationStatus};
 use jacobian_guest::protocol::{Completeness, InputKind, Mode, Qualifier, VerdictKind};
 use rmcp::RoleClient;
-use rmcp::model::{CallToolRequestParams, GetPromptRequestParams, ReadResourceRequestParams, ResourceContents};
+use rmcp::model::{CallToolRequestParams, GetPromptRequestParams, ReadResourceRequestParams};
 use rmcp::service::RunningService;
 use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
@@ -30,11 +30,7 @@ async fn describe(client: &RunningService<RoleClient, ()>, args: Value) -> Value
 }
 
 async fn read(client: &RunningService<RoleClient, ()>, uri: &str) -> String {
-    let result = client.read_resource(ReadResourceRequestParams::new(uri)).await.expect("resource");
-    match &result.contents[0] {
-        ResourceContents::TextResourceContents { text, .. } => text.clone(),
-        other => panic!("not text: {other:?}"),
-    }
+    crate::support::read_resource(client, uri).await
 }
 
 fn write_policy(dir: &Path, text: &str) {

@@ -81,6 +81,7 @@ async fn hostile_guests_become_typed_diagnostics_and_the_server_keeps_answering(
         ("output", json!("2000000"), json!({"output_bytes": 1 << 20}), "OUTPUT_TOO_LARGE"),
         ("claim_verified", json!(null), json!({}), "MALFORMED_OUTPUT"),
         ("malformed", json!(null), json!({}), "MALFORMED_OUTPUT"),
+        ("off_schema", json!(null), json!({}), "MALFORMED_OUTPUT"),
         ("read_artifact", json!("ab".repeat(32)), json!({}), "INVALID_INPUT"),
     ];
     for (attack, argument, budget, code) in attacks {

@@ -108,6 +108,15 @@ pub async fn call(client: &RunningService<RoleClient, ()>, tool: &str, arguments
     (structured, result.is_error == Some(true))
 }
 
+/// Read a text resource.
+pub async fn read_resource(client: &RunningService<RoleClient, ()>, uri: &str) -> String {
+    let result = client.read_resource(rmcp::model::ReadResourceRequestParams::new(uri)).await.expect("resource");
+    match &result.contents[0] {
+        rmcp::model::ResourceContents::TextResourceContents { text, .. } => text.clone(),
+        other => panic!("not text: {other:?}"),
+    }
+}
+
 pub fn cli(data_dir: &Path, args: &[&str]) -> String {
     let output = Command::new(BIN).arg("--data-dir").arg(data_dir).args(args).output().expect("run jacobian");
     assert!(output.status.success(), "jacobian {args:?}: {}", String::from_utf8_lossy(&output.stderr));

@@ -328,3 +328,29 @@ fn graphs_show_cards_links_marks_and_stale_paths() {
     assert_eq!(svg.matches("<rect x=").count(), 3, "one box per card");
     assert!(svg.contains("a &lt;lemma&gt;"), "titles are escaped");
 }
+
+#[test]
+fn text_limits_hold_at_the_exact_boundary() {
+    use jacobian::workspace::model::{MAX_BODY, MAX_TITLE};
+    let (runtime, _dir) = support::runtime();
+    let ws = open(&runtime, "k")["workspace_id"].as_str().unwrap().to_owned();
+    let at_limit =
+        json!([{"type": "finding", "kind": "CLAIM", "title": "é".repeat(MAX_TITLE / 2), "body": "x".repeat(MAX_BODY)}]);
+    write(&runtime, &ws, "rev-0", "at-limit", at_limit).expect("exactly at the limits is accepted");
+    for (i, (entry, path)) in [
+        (json!({"type": "finding", "kind": "CLAIM", "title": "t", "body": "x".repeat(MAX_BODY + 1)}), "entries.0.body"),
+        // Limits count bytes: one two-byte character past the title limit.
+        (
+            json!({"type": "finding", "kind": "CLAIM", "title": format!("{}é", "x".repeat(MAX_TITLE - 1))}),
+            "entries.0.title",
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let error = write(&runtime, &ws, "rev-1", &format!("over-{i}"), json!([entry])).expect_err("one byte over");
+        assert_eq!(serde_json::to_value(error.code).unwrap(), "OVERSIZED", "{error:?}");
+        assert_eq!(error.details["path"], path);
+        assert_eq!(head(&runtime, &ws), "rev-1", "nothing written");
+    }
+}

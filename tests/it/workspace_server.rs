@@ -106,6 +106,8 @@ async fn racing_writers_get_exactly_one_winner_per_revision() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_killed_server_leaves_every_write_whole_and_reopens_cleanly() {
     let dir = tempfile::tempdir().expect("temp dir");
+    let echo = std::path::Path::new(jacobian::bundled::TEST_GUESTS_DIR).join("jacobian_test_echo.wasm");
+    support::cli(dir.path(), &["install", echo.to_str().expect("utf-8")]);
     let mut command = tokio::process::Command::new(BIN);
     command.arg("--data-dir").arg(dir.path()).arg("serve");
     let transport = TokioChildProcess::new(command).expect("spawn");
@@ -117,6 +119,31 @@ async fn a_killed_server_leaves_every_write_whole_and_reopens_cleanly() {
         tokio::time::sleep(std::time::Duration::from_millis(700)).await;
         let _ = std::process::Command::new("kill").args(["-9", &pid.to_string()]).status();
     });
+    // Invocations store episodes while the workspace writes run.
+    let invoker = {
+        let peer = client.peer().clone();
+        tokio::spawn(async move {
+            let mut episodes = Vec::new();
+            for i in 0.. {
+                let args = json!({"capability_id": "test.echo.message", "input": {"message": format!("m{i}")}});
+                let call = peer.call_tool(
+                    CallToolRequestParams::new("capability.invoke").with_arguments(args.as_object().cloned().unwrap()),
+                );
+                match tokio::time::timeout(std::time::Duration::from_secs(10), call).await {
+                    Ok(Ok(result)) => match result
+                        .structured_content
+                        .as_ref()
+                        .and_then(|s| s["transport"]["full_result_episode_uri"].as_str().map(str::to_owned))
+                    {
+                        Some(uri) => episodes.push(uri),
+                        None => break,
+                    },
+                    _ => break,
+                }
+            }
+            episodes
+        })
+    };
     let mut acknowledged = 0u64;
     let big: Vec<Value> = (0..60)
         .map(|i| json!({"type": "finding", "kind": "NOTE", "title": format!("n{i}"), "body": "x".repeat(4000)}))
@@ -134,7 +161,9 @@ async fn a_killed_server_leaves_every_write_whole_and_reopens_cleanly() {
         }
     }
     killer.await.expect("killer");
+    let episodes = invoker.await.expect("invoker");
     assert!(acknowledged > 0, "the server acknowledged writes before it was killed");
+    assert!(!episodes.is_empty(), "the server acknowledged invocations before it was killed");
 
     let database = dir.path().join("jacobian.db");
     let conn = rusqlite::Connection::open(&database).expect("database opens");
@@ -142,6 +171,10 @@ async fn a_killed_server_leaves_every_write_whole_and_reopens_cleanly() {
     assert_eq!(integrity, "ok");
     drop(conn);
     let runtime = support::open(dir.path().to_path_buf());
+    for uri in &episodes {
+        let episode = jacobian::resources::read(&runtime, uri).unwrap_or_else(|e| panic!("acknowledged {uri}: {e:?}"));
+        assert!(episode.text.contains("test.echo.message"), "{uri}");
+    }
     let state = runtime.workspaces().state(runtime.data(), &ws, None).expect("every stored revision folds");
     assert!(
         state.revision == acknowledged || state.revision == acknowledged + 1,

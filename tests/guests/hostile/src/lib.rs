@@ -13,8 +13,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Input {
-    /// none, loop, memory, recursion, panic, output, log_flood, read_artifact,
-    /// ambient, claim_verified, malformed.
+    /// none, loop, memory, grow_storm, recursion, panic, output, log_flood,
+    /// read_artifact, ambient, claim_verified, malformed, off_schema.
     pub attack: String,
     /// Bytes of output for `output`; digest for `read_artifact`.
     #[serde(default)]
@@ -57,6 +57,18 @@ impl Capability for Hostile {
                 loop {
                     hoard.push(black_box(vec![1u8; 1 << 20]));
                 }
+            }
+            "grow_storm" => {
+                // One page at a time, and keep asking after the first refusal.
+                let (mut grown, mut refused) = (0u64, 0u64);
+                for _ in 0..200_000 {
+                    if core::arch::wasm32::memory_grow(0, 1) == usize::MAX {
+                        refused += 1;
+                    } else {
+                        grown += 1;
+                    }
+                }
+                format!("grew {grown} pages, refused {refused}")
             }
             "recursion" => recurse(black_box(u64::MAX)).to_string(),
             "panic" => panic!("hostile guest panics on purpose"),
@@ -119,6 +131,10 @@ impl capability_bindings::Guest for Bundle {
         if text.contains("\"claim_verified\"") {
             // A producer trying to certify its own result.
             return Ok(br#"{"output":{"result":"trust me"},"scope":{"completeness":"EXHAUSTIVE","statement":"all"},"assurance":"VERIFIED"}"#.to_vec());
+        }
+        if text.contains("\"off_schema\"") {
+            // Valid JSON, valid outcome shape, but `output` breaks the declared schema.
+            return Ok(br#"{"output":{"result":42},"scope":{"completeness":"EXHAUSTIVE","statement":"all"}}"#.to_vec());
         }
         if text.contains("\"malformed\"") {
             return Ok(b"this is not json".to_vec());

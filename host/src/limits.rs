@@ -1,0 +1,95 @@
+//! Request limits, in one place. Each is enforced where the bytes arrive and
+//! answered with a typed error naming the limit; nothing is stored when one
+//! is exceeded. README "Request limits" lists them for operators.
+
+/// One MCP message: an HTTP request body, or one line of the stdio
+/// transport. HTTP answers 413 `PAYLOAD_TOO_LARGE`; on stdio the message
+/// cannot be framed, so the session ends with that envelope on stderr.
+pub const MAX_MESSAGE_BYTES: usize = 4 << 20;
+
+/// The `input` of one `capability.invoke`, as compact JSON: above it the call
+/// fails with `OVERSIZED` at `input` before anything runs.
+pub const MAX_INPUT_BYTES: usize = 1 << 20;
+
+/// Serialized size of a JSON value, without building the string.
+pub fn json_size(value: &serde_json::Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Writing a Value to a sink that never fails cannot fail.
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
+}
+
+/// A stdio message above [`MAX_MESSAGE_BYTES`].
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "an MCP message on stdin is above the limit of {limit} bytes (at least {bytes} bytes before the newline); the session ends"
+)]
+pub struct MessageTooLarge {
+    /// Bytes read of the message before giving up.
+    pub bytes: usize,
+    /// The limit.
+    pub limit: usize,
+}
+
+/// Copy newline-framed messages from `input` to `output`, streaming, and stop
+/// with [`MessageTooLarge`] at the first message above `limit` bytes (without
+/// its newline), so the reader behind `output` never buffers more than that.
+pub async fn copy_bounded_lines(
+    input: impl tokio::io::AsyncRead + Unpin,
+    mut output: impl tokio::io::AsyncWrite + Unpin,
+    limit: usize,
+) -> anyhow::Result<()> {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let mut reader = tokio::io::BufReader::with_capacity(64 << 10, input);
+    let mut line = 0usize;
+    loop {
+        let buf = reader.fill_buf().await?;
+        if buf.is_empty() {
+            return Ok(());
+        }
+        let (take, ends) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (buf.len(), false),
+        };
+        line += take - usize::from(ends);
+        if line > limit {
+            return Err(MessageTooLarge { bytes: line, limit }.into());
+        }
+        output.write_all(&buf[..take]).await?;
+        reader.consume(take);
+        if ends {
+            output.flush().await?;
+            line = 0;
+        }
+    }
+}
+
+/// Longest text of one error message quoted back to a caller (schema
+/// violations quote the offending value, which may be megabytes).
+pub const MAX_ERROR_TEXT_BYTES: usize = 512;
+
+/// `text` cut to [`MAX_ERROR_TEXT_BYTES`] at a character boundary, marked
+/// with how much was left out.
+pub fn bounded_text(text: impl std::fmt::Display) -> String {
+    let mut text = text.to_string();
+    if text.len() > MAX_ERROR_TEXT_BYTES {
+        let total = text.len();
+        let mut cut = MAX_ERROR_TEXT_BYTES;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push_str(&format!("… ({} more bytes)", total - cut));
+    }
+    text
+}
