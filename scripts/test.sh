@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: formatting, the integration tests (which build every
-# guest component from source), and clippy on the host and on the guests.
+# guest component from source), clippy on the host and on the guests, and a
+# bounded run of every fuzz target.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
@@ -40,5 +41,8 @@ guest_clippy() {
 }
 guest_clippy -p jacobian-claim -p jacobian-graph -p jacobian-knowledge -p jacobian-polynomial -p jacobian-sat -p jacobian-universal-algebra -p jacobian-test-bloated -p jacobian-test-catalog -p jacobian-test-echo -p jacobian-test-hostile -p jacobian-test-overreach -p jacobian-test-sneaky
 guest_clippy -p jacobian-graph-enumeration-checker -p jacobian-graph-induced-tree-checker -p jacobian-groebner-checker -p jacobian-sat-checker -p jacobian-universal-algebra-checker -p jacobian-test-yes-checker
+# The crate without the sandbox, as the fuzz targets link it.
+cargo clippy --release --locked -p jacobian --no-default-features --lib -- -D warnings
+scripts/fuzz.sh
 echo "all checks passed (formatting, tests, clippy on host and guests)"
 echo "Tests: ${passed} passed, ${failed} failed"

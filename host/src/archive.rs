@@ -25,8 +25,7 @@ use crate::experiments::StopReason;
 use crate::policy::Policy;
 use crate::runtime::{Portfolio, Runtime, RuntimeConfig, episode_value};
 
-/// The archive format id.
-pub const ARCHIVE_FORMAT: &str = "jacobian-archive/1";
+pub use crate::contract::ARCHIVE_FORMAT;
 
 /// One archived invocation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -8,8 +8,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use strum::EnumIter;
 
-use crate::engine::LogLine;
-
 /// Version of the `CapabilityResult` shape.
 pub const RESULT_CONTRACT: &str = "jacobian.capability-result/1";
 /// Version of the describe response shape.
@@ -404,7 +402,7 @@ pub struct Provenance {
     /// SHA-256 of the canonical input.
     pub input_digest: String,
     /// Budgets in force.
-    pub budgets: crate::engine::CallBudgets,
+    pub budgets: CallBudgets,
     /// Contract versions.
     pub contracts: Vec<String>,
 }
@@ -469,7 +467,7 @@ pub fn contracts() -> Vec<String> {
         DESCRIBE_CONTRACT.into(),
         jacobian_guest::protocol::PROTOCOL_VERSION.into(),
         jacobian_guest::protocol::ARTIFACT_VERSION.into(),
-        crate::archive::ARCHIVE_FORMAT.into(),
+        ARCHIVE_FORMAT.into(),
     ]
 }
 
@@ -550,3 +548,26 @@ impl CapabilityResult {
         }
     }
 }
+
+/// Budgets of one call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct CallBudgets {
+    /// Fuel (deterministic instruction budget).
+    pub fuel: u64,
+    /// Linear memory, in bytes, summed over the component's memories.
+    pub memory_bytes: u64,
+    /// Largest answer accepted from the component, in bytes.
+    pub output_bytes: u64,
+}
+
+/// One line a guest logged.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct LogLine {
+    /// Severity.
+    pub level: String,
+    /// Text (truncated to 1 KiB).
+    pub message: String,
+}
+
+/// The format tag of an experiment archive.
+pub const ARCHIVE_FORMAT: &str = "jacobian-archive/1";

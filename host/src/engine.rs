@@ -21,6 +21,8 @@ use wasmtime_wasi::{Deterministic, HostMonotonicClock, HostWallClock, WasiCtx, W
 
 use crate::digest::Digest;
 
+pub use crate::contract::{CallBudgets, LogLine};
+
 /// The name of the host interface every component may import.
 pub const HOST_INTERFACE: &str = "jacobian:runtime/host@0.1.0";
 
@@ -54,17 +56,6 @@ impl Default for EngineConfig {
             interruptible: true,
         }
     }
-}
-
-/// Budgets of one call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
-pub struct CallBudgets {
-    /// Fuel (deterministic instruction budget).
-    pub fuel: u64,
-    /// Linear memory, in bytes, summed over the component's memories.
-    pub memory_bytes: u64,
-    /// Largest answer accepted from the component, in bytes.
-    pub output_bytes: u64,
 }
 
 /// Caller control over a running call: cancellation, and progress reports
@@ -126,15 +117,6 @@ pub enum CallFailure {
     Cancelled,
     /// Every slot was busy and the wait queue full; the call never started.
     Overloaded { running: u32, queued: u32 },
-}
-
-/// One line a guest logged.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
-pub struct LogLine {
-    /// Severity.
-    pub level: String,
-    /// Text (truncated to 1 KiB).
-    pub message: String,
 }
 
 /// What one call produced.

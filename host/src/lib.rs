@@ -1,27 +1,41 @@
 //! Jacobian: a WebAssembly-sandboxed capability runtime for agents that do
 //! mathematics. See `ARCHITECTURE.md` for the codemap and invariants.
 
+#[cfg(feature = "sandbox")]
 pub mod archive;
+#[cfg(feature = "sandbox")]
 pub mod bundled;
+#[cfg(feature = "sandbox")]
 pub mod catalog;
 pub mod contract;
 pub mod database;
+#[cfg(feature = "sandbox")]
 pub mod demo;
+pub mod descriptor;
 pub mod digest;
+#[cfg(feature = "sandbox")]
 pub mod discovery;
+#[cfg(feature = "sandbox")]
 pub mod engine;
 pub mod episodes;
 pub mod experiments;
+pub mod fuzzing;
+#[cfg(feature = "sandbox")]
 pub mod http;
 pub mod limits;
+#[cfg(feature = "sandbox")]
 pub mod mcp;
 pub mod metrics;
 pub mod policy;
 pub mod projection;
+#[cfg(feature = "sandbox")]
 pub mod registry;
+#[cfg(feature = "sandbox")]
 pub mod resources;
+#[cfg(feature = "sandbox")]
 pub mod runtime;
 pub mod store;
 pub mod workspace;
 
+#[cfg(feature = "sandbox")]
 pub use runtime::{Runtime, RuntimeConfig};

@@ -41,6 +41,7 @@ pub struct MessageTooLarge {
     pub limit: usize,
 }
 
+#[cfg(feature = "sandbox")]
 /// Copy newline-framed messages from `input` to `output`, streaming, and stop
 /// with [`MessageTooLarge`] at the first message above `limit` bytes (without
 /// its newline), so the reader behind `output` never buffers more than that.

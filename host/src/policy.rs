@@ -10,8 +10,8 @@ use std::collections::BTreeSet;
 use jacobian_guest::protocol::Mode;
 use serde::{Deserialize, Serialize};
 
+use crate::contract::CallBudgets;
 use crate::digest::Digest;
-use crate::engine::CallBudgets;
 
 /// The parsed policy file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -4,13 +4,13 @@
 //! imports, exports, descriptor, examples and health probe all pass. Loading
 //! re-hashes the stored bytes and the precompiled code before using them.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use jacobian_guest::protocol::{BundleDescriptor, BundleKind, Example, Mode, Outcome, PROTOCOL_VERSION, Provider};
+use jacobian_guest::protocol::{BundleDescriptor, BundleKind, Example, Mode, Outcome, Provider};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
+use crate::descriptor::DescriptorError;
 use crate::digest::Digest;
 use crate::engine::{ArtifactAccess, CallBudgets, CallControl, CallFailure, Entry, Loaded, PrepareError, Sandbox};
 use crate::store::{DataDir, StoreError};
@@ -219,83 +219,13 @@ fn validate_descriptor(
     kind: BundleKind,
     taken: &TakenIds,
 ) -> Result<BundleDescriptor, InstallError> {
-    let bad = |path: &str, message: String| InstallError::Descriptor { digest, path: path.to_owned(), message };
-    let descriptor: BundleDescriptor =
-        serde_json::from_slice(bytes).map_err(|e| bad("", format!("not a valid descriptor: {e}")))?;
-    if descriptor.protocol != PROTOCOL_VERSION {
-        return Err(bad("protocol", format!("is {:?}, this host speaks {PROTOCOL_VERSION}", descriptor.protocol)));
-    }
-    if descriptor.kind != kind {
-        return Err(bad("kind", format!("is {:?} but the component's exports make it {kind:?}", descriptor.kind)));
-    }
-    match kind {
-        BundleKind::Capability if descriptor.capabilities.is_empty() || !descriptor.checkers.is_empty() => {
-            return Err(bad(
-                "capabilities",
-                "a capability bundle lists one or more capabilities and no checkers".into(),
-            ));
-        }
-        BundleKind::Checker if descriptor.checkers.is_empty() || !descriptor.capabilities.is_empty() => {
-            return Err(bad("checkers", "a checker bundle lists one or more checkers and no capabilities".into()));
-        }
-        _ => {}
-    }
-    let mut seen = BTreeSet::new();
-    let mut claim = |path: String, id: &str| -> Result<(), InstallError> {
-        if !valid_id(id) {
-            return Err(bad(&path, format!("{id:?} is not a namespaced id (domain.verb.object, lowercase)")));
-        }
-        if let Some(existing) = taken.get(id) {
-            return Err(InstallError::DuplicateId { digest, id: id.to_owned(), existing: *existing });
-        }
-        if !seen.insert(id.to_owned()) {
-            return Err(bad(&path, format!("{id} appears twice")));
-        }
-        Ok(())
-    };
-    for (i, c) in descriptor.capabilities.iter().enumerate() {
-        claim(format!("capabilities.{i}.id"), &c.id)?;
-        if c.modes.is_empty() {
-            return Err(bad(&format!("capabilities.{i}.modes"), "lists no mode".into()));
-        }
-        let validator =
-            compile_schema(&c.input_schema).map_err(|e| bad(&format!("capabilities.{i}.input_schema"), e))?;
-        compile_schema(&c.output_schema).map_err(|e| bad(&format!("capabilities.{i}.output_schema"), e))?;
-        for (j, example) in c.examples.iter().enumerate() {
-            if let Some(error) = validator.iter_errors(&example.input).next() {
-                return Err(bad(
-                    &format!("capabilities.{i}.examples.{j}.input"),
-                    format!("does not validate against the input schema: {}", crate::limits::bounded_text(error)),
-                ));
-            }
-        }
-    }
-    for (i, k) in descriptor.checkers.iter().enumerate() {
-        claim(format!("checkers.{i}.capability_id"), &k.capability_id)?;
-        compile_schema(&k.input_schema).map_err(|e| bad(&format!("checkers.{i}.input_schema"), e))?;
-        if k.role.is_empty() {
-            return Err(bad(&format!("checkers.{i}.role"), "is empty".into()));
-        }
-    }
-    Ok(descriptor)
+    crate::descriptor::validate(bytes, kind, taken).map_err(|e| match e {
+        DescriptorError::Invalid { path, message } => InstallError::Descriptor { digest, path, message },
+        DescriptorError::DuplicateId { id, existing } => InstallError::DuplicateId { digest, id, existing },
+    })
 }
 
-/// Compile a JSON Schema (draft 2020-12 as schemars emits it).
-pub fn compile_schema(schema: &Value) -> Result<jsonschema::Validator, String> {
-    jsonschema::validator_for(schema).map_err(|e| format!("not a usable JSON Schema: {e}"))
-}
-
-/// `domain.verb.object`: at least two dot-separated lowercase segments.
-fn valid_id(id: &str) -> bool {
-    let segments: Vec<&str> = id.split('.').collect();
-    id.len() <= 128
-        && segments.len() >= 2
-        && segments.iter().all(|s| {
-            !s.is_empty()
-                && s.starts_with(|c: char| c.is_ascii_lowercase())
-                && s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-        })
-}
+pub use crate::descriptor::compile_schema;
 
 /// Load a previously installed component from its record, re-hashing its bytes.
 pub fn reload(sandbox: &Sandbox, data: &DataDir, record: InstallRecord) -> Result<Installed, InstallError> {

@@ -110,6 +110,10 @@ fn malformed_polynomials_name_the_position_and_token() {
         ("x*y^99", "input.generators.0", "degree bound"),
         ("3/0*x", "input.generators.0", "division by zero"),
         ("x $ y", "input.generators.0", "position 2"),
+        // Degree through nested powers; refused before the power is built
+        // (found by the polynomial fuzz target: this once ran out of fuel).
+        ("(x^2)^6", "input.generators.0", "degree above the bound"),
+        ("((x+y+1)^10)^10", "input.generators.0", "degree above the bound"),
     ] {
         let result = invoke(
             &runtime,

@@ -231,3 +231,42 @@ async fn a_thousand_concurrent_invokes_get_answers_or_typed_back_pressure() {
     );
     client.cancel().await.expect("shutdown");
 }
+
+/// The fuzz targets' committed inputs: the seeds (valid examples the fuzzer
+/// mutates) and every input that once crashed a target, replayed on each run.
+#[test]
+fn fuzz_seeds_are_valid_and_regression_inputs_still_pass() {
+    use jacobian::fuzzing;
+    let fuzz = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz");
+    type Target = fn(&[u8]);
+    let targets: [(&str, Target); 3] = [
+        ("invoke_request", fuzzing::invoke_request),
+        ("descriptor", fuzzing::descriptor),
+        ("workspace_write", fuzzing::workspace_write),
+    ];
+    for (name, target) in targets {
+        let seeds = fuzzing::replay(target, &fuzz.join("seeds").join(name));
+        assert!(seeds > 0, "{name} has seeds");
+        fuzzing::replay(target, &fuzz.join("regressions").join(name));
+    }
+    // The seeds are accepted, so the fuzzer starts from the interesting side of every check.
+    for entry in std::fs::read_dir(fuzz.join("seeds/descriptor")).expect("seeds").flatten() {
+        let bytes = std::fs::read(entry.path()).expect("seed");
+        let kind = if bytes[0] & 1 == 0 {
+            jacobian_guest::protocol::BundleKind::Capability
+        } else {
+            jacobian_guest::protocol::BundleKind::Checker
+        };
+        jacobian::descriptor::validate(&bytes[1..], kind, &Default::default())
+            .unwrap_or_else(|e| panic!("{}: {e}", entry.path().display()));
+    }
+    let write: jacobian::workspace::wire::WriteRequest =
+        serde_json::from_slice(&std::fs::read(fuzz.join("seeds/workspace_write/mixed.json")).expect("seed"))
+            .expect("parses");
+    let state = jacobian::workspace::model::State::open("fuzz", "seed").expect("opens");
+    state.apply(&write.entries).unwrap_or_else(|e| panic!("{e:?}"));
+    for entry in std::fs::read_dir(fuzz.join("seeds/invoke_request")).expect("seeds").flatten() {
+        serde_json::from_slice::<jacobian::contract::InvokeRequest>(&std::fs::read(entry.path()).expect("seed"))
+            .unwrap_or_else(|e| panic!("{}: {e}", entry.path().display()));
+    }
+}

@@ -148,6 +148,11 @@ impl Poly {
 /// Parse a polynomial over `vars`: sums of products of rational numbers,
 /// variables, powers (`^` with a natural exponent) and parenthesized
 /// sub-expressions. Errors name the byte position and the token.
+/// Total degree (0 for constants and for zero).
+fn degree(p: &Poly) -> u32 {
+    p.terms.iter().map(|(m, _)| m.iter().sum::<u32>()).max().unwrap_or(0)
+}
+
 pub fn parse(text: &str, vars: &[String], order: Order, max_degree: u32) -> Result<Poly, String> {
     let mut p = Parser { text, pos: 0, vars, order, max_degree };
     let poly = p.sum(0)?;
@@ -229,10 +234,11 @@ impl Parser<'_> {
         while self.peek() == Some('*') {
             self.pos += 1;
             let factor = self.power(depth)?;
-            value = value.mul(&factor, self.order);
-            if value.terms.iter().any(|(m, _)| m.iter().sum::<u32>() > self.max_degree) {
+            // Over a field the degree of a product is the sum: refuse before multiplying.
+            if degree(&value) + degree(&factor) > self.max_degree {
                 return Err(self.error(&format!("degree above the bound of {}", self.max_degree)));
             }
+            value = value.mul(&factor, self.order);
         }
         Ok(value)
     }
@@ -250,6 +256,10 @@ impl Parser<'_> {
             return Err(self.error(&format!("exponent above the degree bound of {}", self.max_degree)));
         }
         self.pos += digits.len();
+        // Refuse before computing: ((x+y+z)^10)^10 would otherwise build a huge polynomial first.
+        if degree(&base).saturating_mul(exponent) > self.max_degree {
+            return Err(self.error(&format!("degree above the bound of {}", self.max_degree)));
+        }
         let mut result = Poly::monomial(vec![0; self.vars.len()], BigRational::one());
         for _ in 0..exponent {
             result = result.mul(&base, self.order);
