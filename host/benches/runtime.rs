@@ -67,6 +67,41 @@ fn compile_vs_cache() {
     );
 }
 
+/// Every bundled component: its size, and instantiate + `describe()` from a
+/// cached `InstancePre` (the pooling allocator; describe is each bundle's
+/// cheapest export, so this is close to its instantiation cost).
+fn guest_figures() {
+    let sandbox = Sandbox::new(EngineConfig::default()).expect("engine");
+    println!("bundled components (guest profile: opt-level s, LTO, one codegen unit, stripped):");
+    let mut total = 0;
+    for bundled in jacobian::bundled::BUNDLED {
+        let component = sandbox.compile(bundled.bytes).expect("compiles");
+        let loaded = sandbox.prepare(Digest::of(bundled.bytes), &component).expect("prepares");
+        let mut call = || {
+            let report = sandbox.call(
+                &loaded,
+                Entry::Describe,
+                &[],
+                &BUDGETS,
+                ArtifactAccess::default(),
+                &CallControl::default(),
+            );
+            assert!(report.result.is_ok(), "{}", bundled.package);
+        };
+        for _ in 0..50 {
+            call();
+        }
+        let (p50, p99) = percentiles((0..500).map(|_| time(&mut call)).collect());
+        total += bundled.bytes.len();
+        println!(
+            "  {:<38} {:>5} KiB  instantiate + describe p50 {p50:>6.1} µs  p99 {p99:>6.1} µs",
+            bundled.package,
+            bundled.bytes.len() / 1024
+        );
+    }
+    println!("  total {} KiB in {} components", total / 1024, jacobian::bundled::BUNDLED.len());
+}
+
 fn instantiate_and_call(pooling: bool, iterations: usize) -> (f64, f64) {
     let sandbox = Sandbox::new(EngineConfig { pooling, ..EngineConfig::default() }).expect("engine");
     let bytes = echo_bytes();
@@ -500,9 +535,10 @@ fn enumeration_figures() {
     }
 }
 
-/// Pipelined `capability.invoke` over stdio: one client writes `n` requests
-/// without waiting and reads the `n` answers; invokes per second.
-fn mcp_pipelined(dir: &std::path::Path, n: usize) -> f64 {
+/// Pipelined `capability.invoke` over stdio: one client keeps `window`
+/// requests in flight (a window below the server's queue, so no call is
+/// refused with OVERLOADED) until `n` have been answered; invokes per second.
+fn mcp_pipelined(dir: &std::path::Path, n: usize, window: usize) -> f64 {
     use std::io::{BufRead as _, Write as _};
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_jacobian"))
         .arg("--data-dir")
@@ -521,36 +557,182 @@ fn mcp_pipelined(dir: &std::path::Path, n: usize) -> f64 {
     let mut line = String::new();
     stdout.read_line(&mut line).expect("initialize answer");
     writeln!(stdin, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).expect("write");
-    let requests: Vec<String> = (1..=n)
-        .map(|id| {
-            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "capability.invoke",
-                "arguments": {"capability_id": "test.echo.message", "input": {"message": "hi"}}}})
-            .to_string()
-        })
-        .collect();
+    let request = |id: usize| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "capability.invoke",
+            "arguments": {"capability_id": "test.echo.message", "input": {"message": "hi"}}}})
+        .to_string()
+    };
     let start = Instant::now();
-    let writer = std::thread::spawn(move || {
-        for request in requests {
-            writeln!(stdin, "{request}").expect("write");
-        }
-        stdin
-    });
-    let mut answered = 0;
+    let (mut sent, mut answered) = (0, 0);
     while answered < n {
+        while sent < n && sent - answered < window {
+            sent += 1;
+            writeln!(stdin, "{}", request(sent)).expect("write");
+        }
+        stdin.flush().expect("flush");
         line.clear();
         if stdout.read_line(&mut line).expect("read") == 0 {
             break;
         }
         if line.contains("\"result\"") {
+            assert!(line.contains("\"isError\":false"), "a pipelined call failed: {}", &line[..line.len().min(300)]);
             answered += 1;
         }
     }
     let elapsed = start.elapsed();
-    drop(writer.join());
     let _ = child.kill();
     let _ = child.wait();
     assert_eq!(answered, n, "every pipelined call answered");
     n as f64 / elapsed.as_secs_f64()
+}
+
+/// One keep-alive HTTP/1.1 connection speaking MCP streamable HTTP (a session
+/// per connection), just enough of the protocol for load figures.
+struct HttpClient {
+    stream: std::io::BufReader<std::net::TcpStream>,
+    addr: String,
+    session: Option<String>,
+}
+
+impl HttpClient {
+    fn connect(addr: &str) -> HttpClient {
+        let stream = std::net::TcpStream::connect(addr).expect("connect");
+        stream.set_nodelay(true).expect("nodelay");
+        let mut client = HttpClient { stream: std::io::BufReader::new(stream), addr: addr.to_owned(), session: None };
+        let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}});
+        client.post(&initialize.to_string());
+        client.post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string());
+        client
+    }
+
+    /// POST one JSON-RPC message; the response body (SSE or JSON), whole.
+    fn post(&mut self, body: &str) -> String {
+        use std::io::{BufRead as _, Read as _, Write as _};
+        let mut head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
+            self.addr,
+            body.len()
+        );
+        if let Some(session) = &self.session {
+            head.push_str(&format!("Mcp-Session-Id: {session}\r\nMcp-Protocol-Version: 2025-06-18\r\n"));
+        }
+        head.push_str("\r\n");
+        let stream = self.stream.get_mut();
+        stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(body.as_bytes())).expect("send");
+        let (mut length, mut chunked) = (None, false);
+        let mut line = String::new();
+        self.stream.read_line(&mut line).expect("status line");
+        assert!(line.starts_with("HTTP/1.1 2"), "{line}");
+        loop {
+            line.clear();
+            self.stream.read_line(&mut line).expect("header");
+            let header = line.trim_end();
+            if header.is_empty() {
+                break;
+            }
+            let (name, value) = header.split_once(':').expect("header");
+            match name.to_ascii_lowercase().as_str() {
+                "content-length" => length = value.trim().parse::<usize>().ok(),
+                "transfer-encoding" => chunked = value.contains("chunked"),
+                "mcp-session-id" => self.session = Some(value.trim().to_owned()),
+                _ => {}
+            }
+        }
+        let mut body = Vec::new();
+        if chunked {
+            loop {
+                line.clear();
+                self.stream.read_line(&mut line).expect("chunk size");
+                let size = usize::from_str_radix(line.trim(), 16).expect("chunk size");
+                let mut chunk = vec![0; size + 2];
+                self.stream.read_exact(&mut chunk).expect("chunk");
+                if size == 0 {
+                    break;
+                }
+                body.extend_from_slice(&chunk[..size]);
+            }
+        } else if let Some(length) = length {
+            body.resize(length, 0);
+            self.stream.read_exact(&mut body).expect("body");
+        }
+        String::from_utf8(body).expect("utf-8")
+    }
+}
+
+fn resident_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// `serve --http`: trivial invokes from concurrent clients (one keep-alive
+/// connection and session each), and resident memory per idle session.
+fn http_figures(dir: &std::path::Path) {
+    use std::io::BufRead as _;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_jacobian"))
+        .arg("--data-dir")
+        .arg(dir)
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn jacobian");
+    let mut ready = String::new();
+    std::io::BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut ready).expect("ready line");
+    let addr = ready.trim().trim_start_matches("listening on http://").trim_end_matches("/mcp").to_owned();
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "capability.invoke",
+        "arguments": {"capability_id": "test.echo.message", "input": {"message": "hi"}}}})
+    .to_string();
+    for clients in [1, 4, 16, 64] {
+        let per_client = 4000 / clients;
+        let start = Instant::now();
+        let samples: Vec<Duration> = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..clients)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut client = HttpClient::connect(&addr);
+                        (0..per_client)
+                            .map(|_| {
+                                let started = Instant::now();
+                                let answer = client.post(&body);
+                                assert!(answer.contains("\"isError\":false"), "{answer}");
+                                started.elapsed()
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            workers.into_iter().flat_map(|w| w.join().expect("client")).collect()
+        });
+        let elapsed = start.elapsed();
+        let total = samples.len();
+        let (p50, p99) = percentiles(samples);
+        println!(
+            "HTTP, {clients} concurrent clients: {:.0} invokes/s ({total} calls), p50 {p50:.0} µs, p99 {p99:.0} µs",
+            total as f64 / elapsed.as_secs_f64()
+        );
+    }
+    let before = resident_kib(child.id());
+    let idle: Vec<HttpClient> = (0..500).map(|_| HttpClient::connect(&addr)).collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let after = resident_kib(child.id());
+    println!(
+        "HTTP idle sessions: {} open, server resident {} MiB -> {} MiB, {:.1} KiB per idle connection and session",
+        idle.len(),
+        before / 1024,
+        after / 1024,
+        (after.saturating_sub(before)) as f64 / idle.len() as f64
+    );
+    drop(idle);
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 /// `jacobian serve --http 127.0.0.1:0` from exec to its ready line, on a fresh data directory
@@ -590,7 +772,7 @@ from the precompiled cache p50 {:.1} ms, max {:.1} ms (10 starts)",
 }
 
 /// `cargo bench --bench runtime [-- SECTION…]`: every section, or those named (enumeration,
-/// induced_tree, startup, compile, instantiate, invoke, workspace, sat, groebner).
+/// induced_tree, startup, compile, instantiate, invoke, http, guests, workspace, sat, groebner).
 fn main() {
     let wanted: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
     let run = |section: &str| wanted.is_empty() || wanted.iter().any(|w| section.contains(w.as_str()));
@@ -603,6 +785,9 @@ fn main() {
     }
     if run("startup") {
         startup_figures();
+    }
+    if run("guests") {
+        guest_figures();
     }
     if run("compile") {
         compile_vs_cache();
@@ -625,8 +810,13 @@ fn main() {
         drop(runtime);
         let (mcp50, mcp99) = mcp_round_trip(dir.path(), 1000);
         println!("MCP stdio round trip (capability.invoke, sequential client): p50 {mcp50:.1} µs  p99 {mcp99:.1} µs");
-        let rate = mcp_pipelined(dir.path(), 5000);
-        println!("MCP stdio, 5000 pipelined capability.invoke calls from one client: {rate:.0} invokes/s");
+        let rate = mcp_pipelined(dir.path(), 5000, 64);
+        println!("MCP stdio, 5000 capability.invoke calls pipelined 64 deep from one client: {rate:.0} invokes/s");
+    }
+    if run("http") {
+        let dir = tempfile::tempdir().expect("temp dir");
+        drop(runtime_with_echo(dir.path()));
+        http_figures(dir.path());
     }
     if run("workspace") {
         workspace_figures();

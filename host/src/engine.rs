@@ -157,7 +157,7 @@ pub struct Sandbox {
 
 /// Bounds concurrent calls to the pool's size: a call beyond it waits for a
 /// slot, and a call beyond the bounded wait queue is refused at once, so load
-/// above capacity costs neither memory nor threads.
+/// above capacity holds no threads or memory beyond running + queued calls.
 struct Slots {
     state: std::sync::Mutex<SlotState>,
     released: std::sync::Condvar,
@@ -182,7 +182,7 @@ impl Slots {
         }
     }
 
-    fn acquire(&self) -> Result<SlotGuard<'_>, CallFailure> {
+    fn acquire(&self, cancel: &std::sync::atomic::AtomicBool) -> Result<SlotGuard<'_>, CallFailure> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if state.free == 0 {
             if state.waiting >= self.max_queued {
@@ -190,7 +190,12 @@ impl Slots {
             }
             state.waiting += 1;
             while state.free == 0 {
-                state = self.released.wait(state).unwrap_or_else(|e| e.into_inner());
+                // A caller who cancels while waiting leaves the queue at once.
+                if cancel.load(std::sync::atomic::Ordering::SeqCst) {
+                    state.waiting -= 1;
+                    return Err(CallFailure::Cancelled);
+                }
+                state = self.released.wait_timeout(state, EPOCH_TICK).unwrap_or_else(|e| e.into_inner()).0;
             }
             state.waiting -= 1;
         }
@@ -376,7 +381,7 @@ impl Sandbox {
         artifacts: ArtifactAccess,
         control: &CallControl,
     ) -> CallReport {
-        let _slot = match self.slots.acquire() {
+        let _slot = match self.slots.acquire(&control.cancel) {
             Ok(slot) => slot,
             Err(failure) => {
                 return CallReport {

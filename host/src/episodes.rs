@@ -43,10 +43,8 @@ impl Episodes {
     pub fn put(&self, capability_id: &str, body: &[u8]) -> Result<Digest, EpisodeError> {
         let digest = Digest::of(body);
         let conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
-        conn.execute(
-            "INSERT OR IGNORE INTO episodes (digest, capability_id, body) VALUES (?1, ?2, ?3)",
-            params![digest.to_hex(), capability_id, body],
-        )?;
+        conn.prepare_cached("INSERT OR IGNORE INTO episodes (digest, capability_id, body) VALUES (?1, ?2, ?3)")?
+            .execute(params![digest.to_hex(), capability_id, body])?;
         Ok(digest)
     }
 

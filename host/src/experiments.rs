@@ -226,30 +226,40 @@ impl Experiments {
             let mut spent = self.spent.lock().unwrap_or_else(|e| e.into_inner());
             if let Some(state) = spent.get_mut(experiment) {
                 state.fuel = state.fuel.saturating_add(record.fuel);
+                // A call that never ran (OVERLOADED, shutting down, storage) gives
+                // back the place admit() reserved, as a reload would count it.
+                if record.stop_reason == StopReason::Unavailable
+                    && let Some(count) = state.invocations.get_mut(&record.capability_id)
+                {
+                    *count = count.saturating_sub(1);
+                }
             }
         }
         let conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
         // One statement: the ordinal is assigned and the row written atomically.
-        let ordinal: i64 = conn.query_row(
-            "INSERT INTO experiment_invocations (experiment, ordinal, capability_id, stop_reason, episode, fuel,
+        let ordinal: i64 = conn
+            .prepare_cached(
+                "INSERT INTO experiment_invocations (experiment, ordinal, capability_id, stop_reason, episode, fuel,
                 wall_time_us, logical_bytes, model_visible_bytes, wire_bytes, policy_digest)
              VALUES (?1, (SELECT COALESCE(MAX(ordinal), 0) + 1 FROM experiment_invocations WHERE experiment = ?1),
                 ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
              RETURNING ordinal",
-            params![
-                experiment,
-                record.capability_id,
-                record.stop_reason.to_string(),
-                record.episode,
-                record.fuel as i64,
-                record.wall_time_us as i64,
-                record.logical_bytes as i64,
-                record.model_visible_bytes as i64,
-                record.wire_bytes as i64,
-                record.policy_digest,
-            ],
-            |row| row.get(0),
-        )?;
+            )?
+            .query_row(
+                params![
+                    experiment,
+                    record.capability_id,
+                    record.stop_reason.to_string(),
+                    record.episode,
+                    record.fuel as i64,
+                    record.wall_time_us as i64,
+                    record.logical_bytes as i64,
+                    record.model_visible_bytes as i64,
+                    record.wire_bytes as i64,
+                    record.policy_digest,
+                ],
+                |row| row.get(0),
+            )?;
         Ok(ordinal as u64)
     }
 

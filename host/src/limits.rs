@@ -53,6 +53,7 @@ pub async fn copy_bounded_lines(
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
     let mut reader = tokio::io::BufReader::with_capacity(64 << 10, input);
     let mut line = 0usize;
+    let mut pending_cr = false;
     loop {
         let buf = reader.fill_buf().await?;
         if buf.is_empty() {
@@ -63,7 +64,12 @@ pub async fn copy_bounded_lines(
             None => (buf.len(), false),
         };
         line += take - usize::from(ends);
-        if line > limit {
+        // A CRLF line's `\r` is framing, not message: one byte over is allowed
+        // when it is (or, mid-line, may turn out to be) that `\r`.
+        let cr =
+            if ends { if take >= 2 { buf[take - 2] == b'\r' } else { pending_cr } } else { buf[take - 1] == b'\r' };
+        pending_cr = !ends && buf[take - 1] == b'\r';
+        if line > limit + usize::from(cr) {
             return Err(MessageTooLarge { bytes: line, limit }.into());
         }
         output.write_all(&buf[..take]).await?;
@@ -93,4 +99,31 @@ pub fn bounded_text(text: impl std::fmt::Display) -> String {
         text.push_str(&format!("… ({} more bytes)", total - cut));
     }
     text
+}
+
+#[cfg(all(test, feature = "sandbox"))]
+mod tests {
+    use super::*;
+
+    async fn copy(input: &[u8], limit: usize) -> Result<Vec<u8>, usize> {
+        let mut out = Vec::new();
+        match copy_bounded_lines(input, &mut out, limit).await {
+            Ok(()) => Ok(out),
+            Err(e) => Err(e.downcast_ref::<MessageTooLarge>().expect("typed").bytes),
+        }
+    }
+
+    #[tokio::test]
+    async fn lines_pass_up_to_the_limit_and_crlf_framing_is_not_counted() {
+        assert_eq!(copy(b"abcd\nxy\n", 4).await, Ok(b"abcd\nxy\n".to_vec()));
+        assert_eq!(copy(b"abcd\r\n", 4).await, Ok(b"abcd\r\n".to_vec()));
+        assert_eq!(copy(b"abcde\n", 4).await, Err(5));
+        assert_eq!(copy(b"abcd\re\n", 4).await, Err(6));
+        // A last line without its newline is passed on as it is.
+        assert_eq!(copy(b"ab\ncd", 4).await, Ok(b"ab\ncd".to_vec()));
+        // Lines longer than the reader's buffer are counted across reads.
+        let long = [vec![b'x'; 200_000], b"\n".to_vec()].concat();
+        assert_eq!(copy(&long, 200_000).await.map(|o| o.len()), Ok(200_001));
+        assert!(copy(&long, 199_999).await.is_err());
+    }
 }

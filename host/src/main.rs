@@ -54,7 +54,7 @@ enum Command {
         #[arg(long, default_value_t = EngineConfig::default().max_concurrent_calls, value_parser = clap::value_parser!(u32).range(1..=1024))]
         max_concurrent_calls: u32,
         /// Calls allowed to wait for a slot; a call beyond them fails at once with OVERLOADED.
-        #[arg(long, default_value_t = EngineConfig::default().max_queued_calls)]
+        #[arg(long, default_value_t = EngineConfig::default().max_queued_calls, value_parser = clap::value_parser!(u32).range(0..=4096))]
         max_queued_calls: u32,
     },
     /// Write an experiment's archive (the `experiment://ID/archive` resource) to a file.
@@ -399,7 +399,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let engine = EngineConfig { max_concurrent_calls, max_queued_calls, ..EngineConfig::default() };
             let runtime = open_with(RuntimeConfig { engine, ..RuntimeConfig::new(data_dir) })?;
             let names = if underscore_tool_names { ToolNames::Underscore } else { ToolNames::Dotted };
-            let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+            // Every running or waiting call holds a blocking thread: size the pool
+            // so calls reach the slot queue (and its typed OVERLOADED) instead of
+            // waiting unseen in tokio's own queue; the rest is for store I/O.
+            let blocking = (max_concurrent_calls + max_queued_calls + 64) as usize;
+            let rt = tokio::runtime::Builder::new_multi_thread().enable_all().max_blocking_threads(blocking).build()?;
             match http {
                 None => rt.block_on(jacobian::mcp::serve_stdio(runtime, names)),
                 Some(addr) => {

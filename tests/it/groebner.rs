@@ -114,6 +114,7 @@ fn malformed_polynomials_name_the_position_and_token() {
         // (found by the polynomial fuzz target: this once ran out of fuel).
         ("(x^2)^6", "input.generators.0", "degree above the bound"),
         ("((x+y+1)^10)^10", "input.generators.0", "degree above the bound"),
+        ("((((9^10)^10)^10)^10)*x", "input.generators.0", "a coefficient above 4096 bits"),
     ] {
         let result = invoke(
             &runtime,

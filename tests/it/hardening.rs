@@ -123,8 +123,10 @@ fn a_stdio_message_above_the_limit_ends_the_session_with_a_typed_envelope() {
     assert_eq!(answer["result"]["isError"], true, "{answer}");
     assert_eq!(answer["result"]["structuredContent"]["diagnostic"]["code"], "OVERSIZED");
     assert_eq!(answer["result"]["structuredContent"]["diagnostic"]["details"]["path"], "input");
-    // One byte more cannot be framed: the session ends with the envelope.
-    send(&invoke_line_of(MAX_MESSAGE_BYTES + 1, 3));
+    // One byte more cannot be framed: the session ends with the envelope
+    // (possibly before the whole line is written, so write errors are expected).
+    let over = invoke_line_of(MAX_MESSAGE_BYTES + 1, 3);
+    let _ = stdin.write_all(over.as_bytes()).and_then(|()| stdin.write_all(b"\n")).and_then(|()| stdin.flush());
     drop(stdin);
     let output = child.wait_with_output().expect("the server exits");
     assert_eq!(output.status.code(), Some(3));
@@ -143,7 +145,7 @@ fn hostile_bundles_are_refused_at_install_with_the_component_named() {
     let error = runtime.install(&bloated, None).expect_err("bloated describe").to_string();
     let digest = jacobian::digest::Digest::of(&bloated).to_string();
     assert!(error.contains(&digest), "{error}");
-    assert!(error.contains("output budget") || error.contains("bytes"), "{error}");
+    assert!(error.contains("OutputTooLarge"), "{error}");
     // A bundle written against std::net imports wasi:sockets: refused before any of its code runs.
     let overreach = support::test_guest("overreach");
     let error = runtime.install(&overreach, None).expect_err("sockets import").to_string();
@@ -177,7 +179,8 @@ async fn a_thousand_concurrent_invokes_get_answers_or_typed_back_pressure() {
     let transport = rmcp::transport::TokioChildProcess::new(command).expect("spawn serve");
     let pid = transport.id().expect("pid");
     let client = rmcp::ServiceExt::serve((), transport).await.expect("initialize");
-    // Each call burns 10^8 fuel (a few milliseconds), so the slots stay busy.
+    // Each call burns 10^8 fuel (about 5-100 ms), far longer than a request
+    // takes to arrive, so the two slots and the queue stay full.
     let mut calls = tokio::task::JoinSet::new();
     for _ in 0..CALLS {
         let peer = client.peer().clone();
@@ -214,7 +217,8 @@ async fn a_thousand_concurrent_invokes_get_answers_or_typed_back_pressure() {
         .expect("VmHWM");
     println!("server peak resident memory: {} MiB", peak_kib / 1024);
     assert!(peak_kib < 512 * 1024, "peak resident memory {peak_kib} KiB");
-    // Back-pressure is not an episode: only the calls that ran are recorded.
+    // Back-pressure is recorded in the accounting (stop reason UNAVAILABLE,
+    // no episode), apart from the calls that ran.
     let (echo, is_error) = support::call(
         &client,
         "capability.invoke",

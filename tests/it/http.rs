@@ -54,6 +54,16 @@ impl Server {
 
     /// One HTTP/1.1 exchange: (status, headers lower-cased, body).
     fn request(&self, method: &str, path: &str, headers: &[(&str, &str)]) -> (u16, Vec<(String, String)>, String) {
+        self.request_with_body(method, path, headers, b"")
+    }
+
+    fn request_with_body(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> (u16, Vec<(String, String)>, String) {
         let mut stream = TcpStream::connect(&self.addr).expect("connect");
         stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
         let mut text = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
@@ -64,10 +74,12 @@ impl Server {
             text.push_str(&format!("{k}: {v}\r\n"));
         }
         if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("content-length")) {
-            text.push_str("Content-Length: 0\r\n");
+            text.push_str(&format!("Content-Length: {}\r\n", body.len()));
         }
         text.push_str("\r\n");
         stream.write_all(text.as_bytes()).unwrap();
+        // The server may answer (and close) before reading an oversized body.
+        let _ = stream.write_all(body);
         let mut raw = Vec::new();
         stream.read_to_end(&mut raw).unwrap();
         let raw = String::from_utf8_lossy(&raw).into_owned();
@@ -161,6 +173,15 @@ fn health_request_ids_and_one_error_envelope_for_every_failure() {
     assert_eq!(status, 403);
     assert_envelope(&body, "host_not_allowed", "probe-1");
     let (status, _, body) = server.request("POST", "/mcp", &[("Content-Length", "99999999"), id[0]]);
+    assert_eq!(status, 413);
+    assert_envelope(&body, "payload_too_large", "probe-1");
+    // At the exact boundary: a body of the limit reaches the MCP service (which
+    // refuses it as JSON-RPC for its own reasons); one byte more is a 413.
+    let mcp_headers = [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream"), id[0]];
+    let limit = jacobian::http::MAX_BODY_BYTES;
+    let (status, _, body) = server.request_with_body("POST", "/mcp", &mcp_headers, &vec![b' '; limit]);
+    assert_ne!(status, 413, "{body}");
+    let (status, _, body) = server.request_with_body("POST", "/mcp", &mcp_headers, &vec![b' '; limit + 1]);
     assert_eq!(status, 413);
     assert_envelope(&body, "payload_too_large", "probe-1");
     // rmcp's own refusal (a GET without an MCP session) is re-shaped too.

@@ -416,3 +416,59 @@ fn an_archive_cannot_authorize_its_own_checkers() {
     let (code, stdout, _) = jacobian(&["replay", file.to_str().unwrap(), "--authorize", &grant]);
     assert_eq!(code, 0, "{stdout}");
 }
+
+#[test]
+fn calls_refused_as_overloaded_do_not_use_up_an_invocation_cap() {
+    let (runtime, dir) = support::runtime();
+    runtime.install(&support::test_guest("hostile"), None).unwrap();
+    runtime.install(&support::test_guest("echo"), None).unwrap();
+    drop(runtime);
+    write_policy_section(dir.path(), "[experiments.max_invocations]\n\"test.echo.message\" = 2\n");
+    // One slot, one queue place.
+    let runtime = support::open_with_queue(dir.path().to_path_buf(), 1, 1);
+    let echo = |experiment: &str, control: &CallControl| {
+        let request = InvokeRequest {
+            capability_id: "test.echo.message".into(),
+            mode: None,
+            input: json!({"message": "hi"}),
+            budget: None,
+            view: None,
+            experiment: Some(experiment.into()),
+        };
+        runtime.invoke_with(&request, control)
+    };
+    let busy = CallControl::default();
+    let queued = CallControl::default();
+    std::thread::scope(|scope| {
+        // A long call holds the slot until it is cancelled.
+        let holder = scope.spawn(|| {
+            let request = InvokeRequest {
+                capability_id: "test.hostile.attack".into(),
+                mode: None,
+                input: json!({"attack": "loop"}),
+                budget: None,
+                view: None,
+                experiment: Some("other".into()),
+            };
+            runtime.invoke_with(&request, &busy)
+        });
+        std::thread::sleep(Duration::from_millis(300));
+        // A queued echo, cancelled while it waits: it leaves the queue at once.
+        let waiter = scope.spawn(|| echo("capped", &queued));
+        std::thread::sleep(Duration::from_millis(100));
+        // The queue is full now: the next call is refused at once.
+        let refused = echo("capped", &CallControl::default());
+        assert_eq!(serde_json::to_value(refused.diagnostic.unwrap().code).unwrap(), "OVERLOADED");
+        queued.cancel.store(true, std::sync::atomic::Ordering::SeqCst);
+        let cancelled = waiter.join().unwrap();
+        assert_eq!(serde_json::to_value(cancelled.diagnostic.unwrap().code).unwrap(), "CANCELLED");
+        busy.cancel.store(true, std::sync::atomic::Ordering::SeqCst);
+        holder.join().unwrap();
+    });
+    // The cancelled call counts (as every cancellation does, and as a restart
+    // would count it); the refused one does not: the cap of two admits one more.
+    let ran = echo("capped", &CallControl::default());
+    assert_eq!(ran.diagnostic, None);
+    let capped = echo("capped", &CallControl::default());
+    assert_eq!(serde_json::to_value(capped.diagnostic.unwrap().code).unwrap(), "EXPERIMENT_BUDGET_SPENT");
+}

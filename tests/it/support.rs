@@ -28,8 +28,13 @@ pub fn open(data_dir: PathBuf) -> Arc<Runtime> {
 
 /// Open a runtime whose sandbox pool has `slots` instance slots.
 pub fn open_with_slots(data_dir: PathBuf, slots: u32) -> Arc<Runtime> {
+    open_with_queue(data_dir, slots, EngineConfig::default().max_queued_calls)
+}
+
+/// Open a runtime with `slots` instance slots and room for `queued` waiting calls.
+pub fn open_with_queue(data_dir: PathBuf, slots: u32, queued: u32) -> Arc<Runtime> {
     let config = RuntimeConfig {
-        engine: EngineConfig { max_concurrent_calls: slots, ..EngineConfig::default() },
+        engine: EngineConfig { max_concurrent_calls: slots, max_queued_calls: queued, ..EngineConfig::default() },
         ..RuntimeConfig::new(data_dir)
     };
     Arc::new(Runtime::open(config).expect("runtime opens"))

@@ -145,14 +145,23 @@ impl Poly {
     }
 }
 
-/// Parse a polynomial over `vars`: sums of products of rational numbers,
-/// variables, powers (`^` with a natural exponent) and parenthesized
-/// sub-expressions. Errors name the byte position and the token.
+/// Largest coefficient a parsed polynomial may hold, in bits of numerator
+/// plus denominator: `((9^10)^10)^10` is refused, not expanded.
+pub const MAX_COEFFICIENT_BITS: u64 = 4096;
+
+/// Bits of the largest coefficient (numerator plus denominator).
+fn coefficient_bits(p: &Poly) -> u64 {
+    p.terms.iter().map(|(_, c)| c.numer().bits() + c.denom().bits()).max().unwrap_or(0)
+}
+
 /// Total degree (0 for constants and for zero).
 fn degree(p: &Poly) -> u32 {
     p.terms.iter().map(|(m, _)| m.iter().sum::<u32>()).max().unwrap_or(0)
 }
 
+/// Parse a polynomial over `vars`: sums of products of rational numbers,
+/// variables, powers (`^` with a natural exponent) and parenthesized
+/// sub-expressions. Errors name the byte position and the token.
 pub fn parse(text: &str, vars: &[String], order: Order, max_degree: u32) -> Result<Poly, String> {
     let mut p = Parser { text, pos: 0, vars, order, max_degree };
     let poly = p.sum(0)?;
@@ -238,9 +247,18 @@ impl Parser<'_> {
             if degree(&value) + degree(&factor) > self.max_degree {
                 return Err(self.error(&format!("degree above the bound of {}", self.max_degree)));
             }
+            self.check_coefficients(coefficient_bits(&value) + coefficient_bits(&factor))?;
             value = value.mul(&factor, self.order);
+            self.check_coefficients(coefficient_bits(&value))?;
         }
         Ok(value)
+    }
+
+    fn check_coefficients(&self, bits: u64) -> Result<(), String> {
+        if bits > MAX_COEFFICIENT_BITS {
+            return Err(self.error(&format!("a coefficient above {MAX_COEFFICIENT_BITS} bits")));
+        }
+        Ok(())
     }
 
     fn power(&mut self, depth: usize) -> Result<Poly, String> {
@@ -260,10 +278,12 @@ impl Parser<'_> {
         if degree(&base).saturating_mul(exponent) > self.max_degree {
             return Err(self.error(&format!("degree above the bound of {}", self.max_degree)));
         }
+        self.check_coefficients(coefficient_bits(&base).saturating_mul(u64::from(exponent)))?;
         let mut result = Poly::monomial(vec![0; self.vars.len()], BigRational::one());
         for _ in 0..exponent {
             result = result.mul(&base, self.order);
         }
+        self.check_coefficients(coefficient_bits(&result))?;
         Ok(result)
     }
 
