@@ -75,7 +75,8 @@ fn main() {
         .unwrap_or_else(|| root.join("target"));
     let guest_target = target_dir.join("guests");
 
-    for path in ["wit", "guest-sdk", "capabilities", "checkers", "tests/guests", "Cargo.lock"] {
+    // The root manifest holds the guest profile: a change there must rebuild the guests.
+    for path in ["wit", "guest-sdk", "capabilities", "checkers", "tests/guests", "Cargo.lock", "Cargo.toml"] {
         println!("cargo:rerun-if-changed={}", root.join(path).display());
     }
 

@@ -19,6 +19,21 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::transport::TokioChildProcess;
 use serde_json::json;
 
+// The capabilities' compute cores, compiled natively from the same source,
+// for the sandbox-cost comparison (same code, same inputs, in and out of the sandbox).
+#[allow(dead_code)]
+#[path = "../../capabilities/graph/src/enumerate.rs"]
+mod enumerate;
+#[allow(dead_code)]
+#[path = "../../capabilities/polynomial/src/groebner.rs"]
+mod groebner;
+#[allow(dead_code)]
+#[path = "../../capabilities/polynomial/src/poly.rs"]
+mod poly;
+#[allow(dead_code)]
+#[path = "../../capabilities/sat/src/solver.rs"]
+mod solver;
+
 const BUDGETS: CallBudgets = CallBudgets { fuel: 1_000_000_000, memory_bytes: 64 << 20, output_bytes: 1 << 20 };
 
 fn echo_bytes() -> Vec<u8> {
@@ -298,9 +313,14 @@ fn sat_figures() {
             .filter_map(|e| e.ok().map(|e| e.path()))
             .collect();
         files.sort();
-        let (mut ours, mut theirs) = (Duration::ZERO, Duration::ZERO);
+        let (mut ours, mut theirs, mut same) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
         for file in &files {
             let text = std::fs::read_to_string(file).expect("cnf");
+            let formula = parse_dimacs(&text);
+            let start = Instant::now();
+            let (mut native, early) = solver::Solver::new(formula.variables, &formula.clauses);
+            std::hint::black_box(early.unwrap_or_else(|| native.solve(1_000_000)));
+            same += start.elapsed();
             let cnf = invoke("sat.cnf.construct", json!({"dimacs": text})).artifacts[0].uri.clone();
             let start = Instant::now();
             let result = invoke("sat.solve", json!({"cnf": cnf}));
@@ -323,14 +343,38 @@ fn sat_figures() {
             }
         }
         println!(
-            "sat.solve on SATLIB {set} ({} files): sandbox {:.0} ms, native minisat (one process per file) {:.0} ms, ratio {:.2}",
+            "sat.solve on SATLIB {set} ({} files): sandbox {:.0} ms (whole invocations), the same solver compiled \
+natively {:.0} ms (sandbox/native {:.2}), native minisat (one process per file) {:.0} ms (ratio {:.2})",
             files.len(),
             ours.as_secs_f64() * 1e3,
+            same.as_secs_f64() * 1e3,
+            ours.as_secs_f64() / same.as_secs_f64(),
             theirs.as_secs_f64() * 1e3,
             ours.as_secs_f64() / theirs.as_secs_f64()
         );
     }
-    // drat-trim's larger proofs too.
+    // drat-trim's larger instances and proofs too.
+    let (mut ours, mut same) = (Duration::ZERO, Duration::ZERO);
+    for name in ["uuf-100-1", "uuf-100-2", "uuf-100-3", "uuf-100-4", "uuf-100-5"] {
+        let base = shared.join("drat-trim-examples");
+        let text = std::fs::read_to_string(base.join(format!("{name}.cnf"))).expect("cnf");
+        let formula = parse_dimacs(&text);
+        let start = Instant::now();
+        let (mut native, early) = solver::Solver::new(formula.variables, &formula.clauses);
+        std::hint::black_box(early.unwrap_or_else(|| native.solve(1_000_000)));
+        same += start.elapsed();
+        let cnf = invoke("sat.cnf.construct", json!({"dimacs": text.clone()})).artifacts[0].uri.clone();
+        let start = Instant::now();
+        invoke("sat.solve", json!({"cnf": cnf}));
+        ours += start.elapsed();
+    }
+    println!(
+        "sat.solve on drat-trim's uuf-100 instances (5, UNSAT): sandbox {:.0} ms (whole invocations), the same solver \
+compiled natively {:.0} ms (sandbox/native {:.2})",
+        ours.as_secs_f64() * 1e3,
+        same.as_secs_f64() * 1e3,
+        ours.as_secs_f64() / same.as_secs_f64()
+    );
     for name in ["uuf-100-1", "uuf-100-2", "uuf-100-3", "uuf-100-4", "uuf-100-5"] {
         let base = shared.join("drat-trim-examples");
         let text = std::fs::read_to_string(base.join(format!("{name}.cnf"))).expect("cnf");
@@ -416,7 +460,24 @@ fn groebner_figures() {
         cases.push(json!({"generators": generators, "vars": vars, "order": order}));
     }
     let mut times = [(Duration::ZERO, Duration::ZERO); 2];
+    let mut native = [Duration::ZERO; 2];
     for (i, case) in cases.iter().enumerate() {
+        let vars: Vec<String> =
+            case["vars"].as_array().expect("vars").iter().map(|v| v.as_str().expect("var").to_owned()).collect();
+        let order = match case["order"].as_str() {
+            Some("lex") => poly::Order::Lex,
+            Some("grlex") => poly::Order::Grlex,
+            _ => poly::Order::Grevlex,
+        };
+        let start = Instant::now();
+        let generators: Vec<poly::Poly> = case["generators"]
+            .as_array()
+            .expect("generators")
+            .iter()
+            .map(|g| poly::parse(g.as_str().expect("text"), &vars, order, 10).expect("parses"))
+            .collect();
+        std::hint::black_box(groebner::reduced_basis(&generators, vars.len(), order, 5_000).is_some());
+        native[usize::from(i >= textbook)] += start.elapsed();
         let input = json!({"generators": case["generators"], "vars": case["vars"], "order": case["order"]});
         let start = Instant::now();
         let result = call(&runtime, "polynomial.compute.groebner_basis", input);
@@ -430,13 +491,16 @@ fn groebner_figures() {
         times[slot].0 += compute;
         times[slot].1 += check;
     }
-    for (name, count, (compute, check)) in
-        [("textbook", textbook, times[0]), ("seeded random", cases.len() - textbook, times[1])]
+    for (name, count, (compute, check), same) in
+        [("textbook", textbook, times[0], native[0]), ("seeded random", cases.len() - textbook, times[1], native[1])]
     {
         println!(
-            "Gröbner bases, {name} ({count} ideals): compute with certificate {:.1} ms, independent check {:.1} ms (sandboxed, whole calls)",
+            "Gröbner bases, {name} ({count} ideals): compute with certificate {:.1} ms, independent check {:.1} ms \
+(sandboxed, whole calls); the same parser and Buchberger compiled natively {:.1} ms (sandbox/native {:.2})",
             compute.as_secs_f64() * 1e3,
-            check.as_secs_f64() * 1e3
+            check.as_secs_f64() * 1e3,
+            same.as_secs_f64() * 1e3,
+            compute.as_secs_f64() / same.as_secs_f64()
         );
     }
 }
@@ -518,15 +582,24 @@ fn enumeration_figures() {
         let produce_plain = start.elapsed();
         assert_eq!(unchecked.output.as_ref().map(|o| o["count"].clone()), Some(count.clone()));
         let start = Instant::now();
+        let (codes, _) = enumerate::enumerate(enumerate::Family::All, order as usize);
+        let listing: Vec<String> =
+            codes.iter().map(|&code| enumerate::graph6(&enumerate::decode(order as usize, code))).collect();
+        let same = start.elapsed();
+        assert_eq!(json!(listing.len()), count);
+        let start = Instant::now();
         let geng = std::process::Command::new("nauty-geng").args(["-q", &order.to_string()]).output().expect("geng");
         let native = start.elapsed();
         let listed = geng.stdout.iter().filter(|&&b| b == b'\n').count();
         println!(
             "all graphs on {order} vertices ({count} classes; geng lists {listed}): sandboxed producer {:.0} ms \
-(fuel {}; {:.0} ms without epoch checks), nauty-geng {:.0} ms, ratio {:.1}; sandboxed checker {:.0} ms (fuel {})",
+(fuel {}; {:.0} ms without epoch checks), the same code compiled natively {:.0} ms (sandbox/native {:.2}), \
+nauty-geng {:.0} ms, ratio {:.1}; sandboxed checker {:.0} ms (fuel {})",
             produce.as_secs_f64() * 1e3,
             result.fuel_consumed,
             produce_plain.as_secs_f64() * 1e3,
+            same.as_secs_f64() * 1e3,
+            produce.as_secs_f64() / same.as_secs_f64(),
             native.as_secs_f64() * 1e3,
             produce.as_secs_f64() / native.as_secs_f64(),
             check.as_secs_f64() * 1e3,

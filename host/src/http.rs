@@ -245,6 +245,15 @@ pub async fn serve(
             sessions.cancel();
         });
     }
+    // Responses go out in several writes (headers, SSE event, end of stream):
+    // without TCP_NODELAY, Nagle's algorithm and the client's delayed ACK add
+    // about 40 ms to every call.
+    use axum::serve::ListenerExt as _;
+    let listener = listener.tap_io(|tcp| {
+        if let Err(error) = tcp.set_nodelay(true) {
+            tracing::warn!(%error, "could not set TCP_NODELAY");
+        }
+    });
     axum::serve(listener, router).with_graceful_shutdown(async move { stopped.cancelled().await }).await?;
     Ok(())
 }
