@@ -274,3 +274,58 @@ fn fuzz_seeds_are_valid_and_regression_inputs_still_pass() {
             .unwrap_or_else(|e| panic!("{}: {e}", entry.path().display()));
     }
 }
+
+/// A table-growth storm: Rust guests never emit `table.grow`, so this
+/// component is written by hand. It grows its table 1,000 elements at a time
+/// until refused, then answers the table's size.
+const TABLE_STORM: &str = r#"
+(component
+  (core module $m
+    (table $t 1 funcref)
+    (memory (export "memory") 1)
+    (global $bump (mut i32) (i32.const 1024))
+    (func (export "realloc") (param i32 i32 i32 i32) (result i32)
+      (local $p i32)
+      (local.set $p (global.get $bump))
+      (global.set $bump (i32.add (global.get $bump) (local.get 3)))
+      (local.get $p))
+    (func (export "describe") (result i32)
+      (i32.store (i32.const 0) (i32.const 0))
+      (i32.store (i32.const 4) (i32.const 0))
+      (i32.const 0))
+    (func (export "invoke") (param i32 i32) (result i32)
+      (block $refused
+        (loop $grow
+          (br_if $refused (i32.eq (table.grow $t (ref.null func) (i32.const 1000)) (i32.const -1)))
+          (br $grow)))
+      (i32.store (i32.const 32) (table.size $t))
+      (i32.store8 (i32.const 16) (i32.const 0))
+      (i32.store (i32.const 20) (i32.const 32))
+      (i32.store (i32.const 24) (i32.const 4))
+      (i32.const 16)))
+  (core instance $i (instantiate $m))
+  (func (export "describe") (result (list u8))
+    (canon lift (core func $i "describe") (memory (core memory $i "memory")) (realloc (core func $i "realloc"))))
+  (func (export "invoke") (param "request" (list u8)) (result (result (list u8) (error string)))
+    (canon lift (core func $i "invoke") (memory (core memory $i "memory")) (realloc (core func $i "realloc")))))
+"#;
+
+#[test]
+fn a_table_growth_storm_is_refused_at_the_bound() {
+    use jacobian::engine::{ArtifactAccess, CallBudgets, CallControl, EngineConfig, Entry, Sandbox};
+    let bytes = wat::parse_str(TABLE_STORM).expect("component text");
+    let sandbox = Sandbox::new(EngineConfig::default()).expect("engine");
+    let component = sandbox.compile(&bytes).expect("compiles");
+    let loaded = sandbox.prepare(jacobian::digest::Digest::of(&bytes), &component).expect("prepares");
+    let budgets = CallBudgets { fuel: 10_000_000, memory_bytes: 1 << 20, output_bytes: 1 << 10 };
+    for _ in 0..3 {
+        let report =
+            sandbox.call(&loaded, Entry::Run, b"{}", &budgets, ArtifactAccess::default(), &CallControl::default());
+        let answer = report.result.expect("the guest saw table.grow refused and answered");
+        let size = u32::from_le_bytes(answer[..4].try_into().expect("four bytes"));
+        // Refused well below the limiter's ceiling of 2^20 elements: the
+        // pooling allocator's per-table bound bites first.
+        println!("table refused at {size} elements");
+        assert!((1_000..1 << 20).contains(&size), "table grew to {size}");
+    }
+}
