@@ -846,6 +846,7 @@ from the precompiled cache p50 {:.1} ms, max {:.1} ms (10 starts)",
 
 /// `cargo bench --bench runtime [-- SECTION…]`: every section, or those named (enumeration,
 /// induced_tree, startup, compile, instantiate, invoke, http, guests, workspace, sat, groebner).
+/// `core_profile`, named alone, runs 30,000 core invokes for a profiler.
 fn main() {
     let wanted: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
     let run = |section: &str| wanted.is_empty() || wanted.iter().any(|w| section.contains(w.as_str()));
@@ -885,6 +886,13 @@ fn main() {
         println!("MCP stdio round trip (capability.invoke, sequential client): p50 {mcp50:.1} µs  p99 {mcp99:.1} µs");
         let rate = mcp_pipelined(dir.path(), 5000, 64);
         println!("MCP stdio, 5000 capability.invoke calls pipelined 64 deep from one client: {rate:.0} invokes/s");
+    }
+    if wanted.iter().any(|w| w == "core_profile") {
+        // For profilers: a long run of the core invoke alone.
+        let dir = tempfile::tempdir().expect("temp dir");
+        let runtime = runtime_with_echo(dir.path());
+        let (p50, p99) = core_invoke(&runtime, 30_000);
+        println!("core invoke, 30,000 calls: p50 {p50:.1} µs  p99 {p99:.1} µs");
     }
     if run("http") {
         let dir = tempfile::tempdir().expect("temp dir");
