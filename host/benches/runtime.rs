@@ -745,9 +745,8 @@ fn resident_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
-/// `serve --http`: trivial invokes from concurrent clients (one keep-alive
-/// connection and session each), and resident memory per idle session.
-fn http_figures(dir: &std::path::Path) {
+/// `jacobian serve --http 127.0.0.1:0` on `dir`, once it has printed its ready line.
+fn start_http_server(dir: &std::path::Path) -> (std::process::Child, String) {
     use std::io::BufRead as _;
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_jacobian"))
         .arg("--data-dir")
@@ -757,8 +756,15 @@ fn http_figures(dir: &std::path::Path) {
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("spawn jacobian");
-    let mut ready = String::new();
-    std::io::BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut ready).expect("ready line");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("ready line");
+    (child, line)
+}
+
+/// `serve --http`: trivial invokes from concurrent clients (one keep-alive
+/// connection and session each), and resident memory per idle session.
+fn http_figures(dir: &std::path::Path) {
+    let (mut child, ready) = start_http_server(dir);
     let addr = ready.trim().trim_start_matches("listening on http://").trim_end_matches("/mcp").to_owned();
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "capability.invoke",
         "arguments": {"capability_id": "test.echo.message", "input": {"message": "hi"}}}})
@@ -811,20 +817,10 @@ fn http_figures(dir: &std::path::Path) {
 /// `jacobian serve --http 127.0.0.1:0` from exec to its ready line, on a fresh data directory
 /// (compiling every bundled component) and then from the precompiled cache.
 fn startup_figures() {
-    use std::io::BufRead as _;
     let dir = tempfile::tempdir().expect("temp dir");
     let start_server = || {
         let started = Instant::now();
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_jacobian"))
-            .arg("--data-dir")
-            .arg(dir.path())
-            .args(["serve", "--http", "127.0.0.1:0"])
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("spawn jacobian");
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("ready line");
+        let (mut child, line) = start_http_server(dir.path());
         let ready = started.elapsed();
         assert!(line.starts_with("listening on"), "{line}");
         let _ = child.kill();

@@ -11,8 +11,8 @@ pub const MAX_MESSAGE_BYTES: usize = 4 << 20;
 /// fails with `OVERSIZED` at `input` before anything runs.
 pub const MAX_INPUT_BYTES: usize = 1 << 20;
 
-/// Serialized size of a JSON value, without building the string.
-pub fn json_size(value: &serde_json::Value) -> usize {
+/// Serialized size of a value as compact JSON, without building the string.
+pub fn json_size(value: &impl serde::Serialize) -> usize {
     struct Count(usize);
     impl std::io::Write for Count {
         fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
@@ -24,7 +24,8 @@ pub fn json_size(value: &serde_json::Value) -> usize {
         }
     }
     let mut count = Count(0);
-    // Writing a Value to a sink that never fails cannot fail.
+    // Writing to a sink that never fails fails only for values JSON cannot
+    // hold (non-string map keys), which count what was written before.
     let _ = serde_json::to_writer(&mut count, value);
     count.0
 }

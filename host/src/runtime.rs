@@ -1014,19 +1014,7 @@ pub fn episode_value(request: &InvokeRequest, result: &CapabilityResult) -> Valu
 
 /// Bytes of `value` as JSON, counted without building the string.
 fn serialized_len(value: &impl serde::Serialize) -> u64 {
-    struct Count(u64);
-    impl std::io::Write for Count {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0 += bytes.len() as u64;
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    let _ = serde_json::to_writer(&mut count, value);
-    count.0
+    crate::limits::json_size(value) as u64
 }
 
 /// What happened, in order; `offset` is an ordinal, never a timestamp.

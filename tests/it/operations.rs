@@ -426,32 +426,23 @@ fn calls_refused_as_overloaded_do_not_use_up_an_invocation_cap() {
     write_policy_section(dir.path(), "[experiments.max_invocations]\n\"test.echo.message\" = 2\n");
     // One slot, one queue place.
     let runtime = support::open_with_queue(dir.path().to_path_buf(), 1, 1);
+    let request = |capability_id: &str, input: Value, experiment: &str| InvokeRequest {
+        capability_id: capability_id.into(),
+        mode: None,
+        input,
+        budget: None,
+        view: None,
+        experiment: Some(experiment.into()),
+    };
     let echo = |experiment: &str, control: &CallControl| {
-        let request = InvokeRequest {
-            capability_id: "test.echo.message".into(),
-            mode: None,
-            input: json!({"message": "hi"}),
-            budget: None,
-            view: None,
-            experiment: Some(experiment.into()),
-        };
-        runtime.invoke_with(&request, control)
+        runtime.invoke_with(&request("test.echo.message", json!({"message": "hi"}), experiment), control)
     };
     let busy = CallControl::default();
     let queued = CallControl::default();
     std::thread::scope(|scope| {
         // A long call holds the slot until it is cancelled.
-        let holder = scope.spawn(|| {
-            let request = InvokeRequest {
-                capability_id: "test.hostile.attack".into(),
-                mode: None,
-                input: json!({"attack": "loop"}),
-                budget: None,
-                view: None,
-                experiment: Some("other".into()),
-            };
-            runtime.invoke_with(&request, &busy)
-        });
+        let holder = scope
+            .spawn(|| runtime.invoke_with(&request("test.hostile.attack", json!({"attack": "loop"}), "other"), &busy));
         std::thread::sleep(Duration::from_millis(300));
         // A queued echo, cancelled while it waits: it leaves the queue at once.
         let waiter = scope.spawn(|| echo("capped", &queued));
