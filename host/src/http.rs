@@ -138,7 +138,11 @@ async fn edge(State(state): State<AppState>, mut request: Request, next: Next) -
         )
     } else {
         drop(_entered);
-        let response = next.run(request).await;
+        // Tied to this HTTP exchange: cancelled when its response body is
+        // dropped, which is when the client goes away (or the response ends).
+        let gone = ClientGone(CancellationToken::new());
+        request.extensions_mut().insert(gone.clone());
+        let response = next.run(request).await.map(|body| axum::body::Body::new(CancelOnDrop::new(body, gone.0)));
         let status = response.status();
         let is_envelope = response.extensions().get::<Enveloped>().is_some();
         if (status.is_client_error() || status.is_server_error()) && !is_envelope {
@@ -186,6 +190,45 @@ async fn not_found(request: Request) -> Response {
     let mut response = envelope(StatusCode::NOT_FOUND, ErrorType::NotFound, "no such route".into(), &id);
     response.extensions_mut().insert(Enveloped);
     response
+}
+
+/// Cancelled once the HTTP exchange that carried a request is over: the
+/// client disconnected, or its response was sent. An invocation still running
+/// then has nobody to answer, so it is cancelled (session-mode MCP would
+/// otherwise run it to the end for a stream nobody reads).
+#[derive(Clone)]
+pub struct ClientGone(pub CancellationToken);
+
+/// A response body that cancels a token when dropped.
+struct CancelOnDrop {
+    inner: axum::body::Body,
+    _guard: tokio_util::sync::DropGuard,
+}
+
+impl CancelOnDrop {
+    fn new(inner: axum::body::Body, token: CancellationToken) -> Self {
+        CancelOnDrop { inner, _guard: token.drop_guard() }
+    }
+}
+
+impl http_body::Body for CancelOnDrop {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        std::pin::Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
 }
 
 /// The application: routes and the edge middleware.

@@ -146,9 +146,21 @@ never conclusions.",
             let _entered = span.enter();
             runtime.invoke_with(&request, &running)
         });
+        // Over HTTP, the exchange that carries this call: when the client goes
+        // away, nobody can receive the result.
+        let gone = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<crate::http::ClientGone>())
+            .map(|gone| gone.0.clone())
+            .unwrap_or_default();
         let joined = tokio::select! {
             joined = &mut task => joined,
             () = context.ct.cancelled() => {
+                control.cancel();
+                task.await
+            }
+            () = gone.cancelled() => {
                 control.cancel();
                 task.await
             }

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::support::BIN;
 
@@ -327,4 +327,50 @@ fn sigterm_stops_the_server_cleanly() {
         assert!(started.elapsed() < Duration::from_secs(15), "the server did not stop");
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+#[test]
+fn a_client_that_disconnects_mid_call_cancels_it_and_the_server_keeps_serving() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let server = Server::start(&data);
+    let artifacts = || std::fs::read_dir(data.join("artifacts")).map(|d| d.count()).unwrap_or(0);
+    let before = artifacts();
+    let mcp = [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")];
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "disconnect", "version": "0"}}});
+    let (status, headers, _) = server.request_with_body("POST", "/mcp", &mcp, initialize.to_string().as_bytes());
+    assert_eq!(status, 200);
+    let session = header(&headers, "mcp-session-id").expect("a session").to_owned();
+    let with_session = [mcp[0], mcp[1], ("Mcp-Session-Id", session.as_str()), ("Mcp-Protocol-Version", "2025-06-18")];
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
+    server.request_with_body("POST", "/mcp", &with_session, initialized.as_bytes());
+    // A call of about a second (all graphs on 9 vertices), and the client goes away.
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "capability.invoke",
+        "arguments": {"capability_id": "graph.enumerate.nonisomorphic", "input": {"order": 9, "family": "all"}}}})
+    .to_string();
+    let mut stream = TcpStream::connect(&server.addr).expect("connect");
+    let mut head = format!("POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Length: {}\r\n", server.addr, call.len());
+    for (name, value) in with_session {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    stream.write_all(format!("{head}\r\n{call}").as_bytes()).expect("send");
+    std::thread::sleep(Duration::from_millis(250));
+    drop(stream);
+    // The guest is interrupted: the invocation ends CANCELLED, not COMPLETED.
+    let metric = |stop: &str| {
+        format!("jacobian_invocations_total{{capability=\"graph.enumerate.nonisomorphic\",stop_reason=\"{stop}\"}} 1")
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let metrics = loop {
+        let (_, _, metrics) = server.request("GET", "/metrics", &[]);
+        if metrics.contains("graph.enumerate.nonisomorphic") || Instant::now() > deadline {
+            break metrics;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(metrics.contains(&metric("CANCELLED")), "{metrics}");
+    assert!(!metrics.contains(&metric("COMPLETED")), "{metrics}");
+    assert_eq!(artifacts(), before, "nothing stored for the abandoned call");
+    assert_eq!(server.request("GET", "/health", &[]).0, 200);
 }
