@@ -363,6 +363,22 @@ fn main() {
     }
 }
 
+/// Run an offline archive command (`replay`, `verify`) in a scratch data
+/// directory and print its report.
+fn offline<R: serde::Serialize, E: Into<anyhow::Error>>(
+    archive: &std::path::Path,
+    trust: &TrustArgs,
+    purpose: &str,
+    run: impl FnOnce(&[u8], &std::path::Path, &jacobian::archive::Trust) -> Result<R, E>,
+) -> anyhow::Result<R> {
+    let trust = trust.trust()?;
+    let bytes = read_file(archive)?;
+    let scratch = ScratchDir::new(purpose)?;
+    let report = run(&bytes, &scratch.0, &trust).map_err(Into::into)?;
+    println!("{}", serde_json::to_string_pretty(&report)?);
+    Ok(report)
+}
+
 /// A fresh directory under the system temp dir, removed on drop.
 struct ScratchDir(PathBuf);
 
@@ -429,24 +445,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Replay { archive, trust } => {
-            let trust = trust.trust()?;
-            let bytes = read_file(&archive)?;
-            let scratch = ScratchDir::new("replay")?;
-            let report = jacobian::archive::replay(&bytes, &scratch.0, &trust)?;
-            println!("{}", serde_json::to_string_pretty(&report)?);
-            drop(scratch);
+            let report = offline(&archive, &trust, "replay", jacobian::archive::replay)?;
             if !report.identical {
                 std::process::exit(1);
             }
             Ok(())
         }
         Command::Verify { archive, trust } => {
-            let trust = trust.trust()?;
-            let bytes = read_file(&archive)?;
-            let scratch = ScratchDir::new("verify")?;
-            let report = jacobian::archive::verify(&bytes, &scratch.0, &trust)?;
-            println!("{}", serde_json::to_string_pretty(&report)?);
-            drop(scratch);
+            let report = offline(&archive, &trust, "verify", jacobian::archive::verify)?;
             let all_verified = report.verdicts.iter().all(|v| {
                 v.status == Some(jacobian::contract::VerificationStatus::Verified) && v.matches_archive != Some(false)
             });

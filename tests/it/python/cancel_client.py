@@ -13,23 +13,16 @@ import sys
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from long_call import start_long_enumeration
+
 
 async def main(url: str) -> None:
     transport = streamable_http_client(url, max_sse_event_size=None)
-    running = asyncio.Event()
-
-    async def on_progress(value, total, message):
-        running.set()
-
     async with Client(transport, mode="legacy") as client:
         first = await client.call_tool(
             "capability.invoke", {"capability_id": "sat.cnf.construct", "input": {"dimacs": "p cnf 1 1\n1 0\n"}})
         experiment = first.structured_content["accounting"]["experiment"]
-        call = asyncio.create_task(client.call_tool(
-            "capability.invoke", {"capability_id": "graph.enumerate.nonisomorphic",
-                                  "input": {"order": 9, "family": "all"}},
-            progress_callback=on_progress))
-        await running.wait()
+        call = await start_long_enumeration(client)
         call.cancel()
         try:
             await call
