@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: formatting, the integration tests (which build every
 # guest component from source), clippy on the host and on the guests, and a
-# bounded run of every fuzz target.
+# bounded run of every fuzz target. Installs and starts what the tests need:
+# Debian's minisat, nauty and postgresql, PyPI's sympy and mcp.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
@@ -29,6 +30,9 @@ fi
 if ! python3 -c "import mcp" 2>/dev/null; then
   pip_install mcp
 fi
+# A real PostgreSQL server for the shared-store tests (scripts/postgres.sh installs and starts it).
+JACOBIAN_TEST_POSTGRES=$(scripts/postgres.sh)
+export JACOBIAN_TEST_POSTGRES
 log=$(mktemp)
 cargo test --release --locked 2>&1 | tee "$log"
 passed=$(awk '/^test result:/ { for (i = 1; i < NF; i++) if ($(i+1) ~ /^passed/) p += $i } END { print p + 0 }' "$log")

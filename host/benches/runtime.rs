@@ -34,6 +34,10 @@ mod poly;
 #[path = "../../capabilities/sat/src/solver.rs"]
 mod solver;
 
+#[path = "../../tests/it/mcp_http.rs"]
+mod mcp_http;
+use mcp_http::HttpClient;
+
 const BUDGETS: CallBudgets = CallBudgets { fuel: 1_000_000_000, memory_bytes: 64 << 20, output_bytes: 1 << 20 };
 
 fn echo_bytes() -> Vec<u8> {
@@ -661,79 +665,6 @@ fn mcp_pipelined(dir: &std::path::Path, n: usize, window: usize) -> f64 {
 
 /// One keep-alive HTTP/1.1 connection speaking MCP streamable HTTP (a session
 /// per connection), just enough of the protocol for load figures.
-struct HttpClient {
-    stream: std::io::BufReader<std::net::TcpStream>,
-    addr: String,
-    session: Option<String>,
-}
-
-impl HttpClient {
-    fn connect(addr: &str) -> HttpClient {
-        let stream = std::net::TcpStream::connect(addr).expect("connect");
-        stream.set_nodelay(true).expect("nodelay");
-        let mut client = HttpClient { stream: std::io::BufReader::new(stream), addr: addr.to_owned(), session: None };
-        let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}});
-        client.post(&initialize.to_string());
-        client.post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string());
-        client
-    }
-
-    /// POST one JSON-RPC message; the response body (SSE or JSON), whole.
-    fn post(&mut self, body: &str) -> String {
-        use std::io::{BufRead as _, Read as _, Write as _};
-        let mut head = format!(
-            "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
-             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
-            self.addr,
-            body.len()
-        );
-        if let Some(session) = &self.session {
-            head.push_str(&format!("Mcp-Session-Id: {session}\r\nMcp-Protocol-Version: 2025-06-18\r\n"));
-        }
-        head.push_str("\r\n");
-        let stream = self.stream.get_mut();
-        stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(body.as_bytes())).expect("send");
-        let (mut length, mut chunked) = (None, false);
-        let mut line = String::new();
-        self.stream.read_line(&mut line).expect("status line");
-        assert!(line.starts_with("HTTP/1.1 2"), "{line}");
-        loop {
-            line.clear();
-            self.stream.read_line(&mut line).expect("header");
-            let header = line.trim_end();
-            if header.is_empty() {
-                break;
-            }
-            let (name, value) = header.split_once(':').expect("header");
-            match name.to_ascii_lowercase().as_str() {
-                "content-length" => length = value.trim().parse::<usize>().ok(),
-                "transfer-encoding" => chunked = value.contains("chunked"),
-                "mcp-session-id" => self.session = Some(value.trim().to_owned()),
-                _ => {}
-            }
-        }
-        let mut body = Vec::new();
-        if chunked {
-            loop {
-                line.clear();
-                self.stream.read_line(&mut line).expect("chunk size");
-                let size = usize::from_str_radix(line.trim(), 16).expect("chunk size");
-                let mut chunk = vec![0; size + 2];
-                self.stream.read_exact(&mut chunk).expect("chunk");
-                if size == 0 {
-                    break;
-                }
-                body.extend_from_slice(&chunk[..size]);
-            }
-        } else if let Some(length) = length {
-            body.resize(length, 0);
-            self.stream.read_exact(&mut body).expect("body");
-        }
-        String::from_utf8(body).expect("utf-8")
-    }
-}
-
 fn resident_kib(pid: u32) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()

@@ -20,7 +20,6 @@ use serde_json::{Value, json};
 
 use crate::contract::{CapabilityResult, InvokeRequest, VerificationStatus};
 use crate::digest::{Digest, canonical_json};
-use crate::engine::EngineConfig;
 use crate::experiments::StopReason;
 use crate::policy::Policy;
 use crate::runtime::{Portfolio, Runtime, RuntimeConfig, episode_value};
@@ -304,9 +303,8 @@ impl Archive {
             .collect();
         let open = || {
             Runtime::open(RuntimeConfig {
-                data_dir: dir.to_path_buf(),
-                engine: EngineConfig::default(),
                 portfolio: Portfolio::Given(bundled.clone()),
+                ..RuntimeConfig::new(dir.to_path_buf())
             })
             .map_err(|e| unavailable("components", e.to_string()))
         };

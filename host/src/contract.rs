@@ -443,6 +443,8 @@ pub enum ErrorType {
     ArchiveInvalid,
     /// A store or the runtime could not be opened or used.
     Unavailable,
+    /// The database's schema is newer than this binary understands.
+    SchemaTooNew,
     /// A defect in this service.
     InternalError,
     /// Any other HTTP-level refusal.

@@ -27,3 +27,14 @@ pub fn open(path: &Path, durability: Durability, schema: &str) -> Result<Connect
     conn.execute_batch(schema)?;
     Ok(conn)
 }
+
+/// A failure of whichever database backs a store (SQLite or PostgreSQL).
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    /// The embedded SQLite database.
+    #[error("{0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// The shared PostgreSQL database.
+    #[error("postgres: {0}")]
+    Postgres(String),
+}

@@ -15,6 +15,8 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::database::DbError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use strum::EnumIter;
@@ -44,7 +46,8 @@ pub enum StopReason {
 }
 
 impl StopReason {
-    fn parse(text: &str) -> StopReason {
+    /// The stop reason a store wrote (unknown text reads as FAILED).
+    pub fn parse(text: &str) -> StopReason {
         serde_json::from_value(serde_json::Value::String(text.to_owned())).unwrap_or(StopReason::Failed)
     }
 
@@ -96,21 +99,49 @@ pub struct InvocationRecord {
 /// A database failure.
 #[derive(Debug, thiserror::Error)]
 #[error("experiment store: {0}")]
-pub struct ExperimentError(#[from] rusqlite::Error);
+pub struct ExperimentError(#[from] DbError);
 
-#[derive(Default)]
-struct Spent {
-    fuel: u64,
-    invocations: HashMap<String, u64>,
+/// What an experiment has spent: invocations that ran, per capability id, and their fuel.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Spent {
+    /// Total fuel of the invocations that ran.
+    pub fuel: u64,
+    /// Invocations that ran (or are admitted and running here), per capability id.
+    pub invocations: HashMap<String, u64>,
 }
 
-/// The experiment store. Each invocation's record is written when it
-/// finishes (one statement; SQLite assigns the ordinal, so processes sharing
-/// a data directory never reuse one). Budget spend is kept in memory per
-/// experiment, loaded from the store on first use.
+/// Where experiment records are kept: the data directory's SQLite database,
+/// or the shared PostgreSQL database of several hosts.
+pub trait ExperimentStore: Send + Sync {
+    /// The spend recorded for `experiment`: rows that ran (COMPLETED, FAILED, CANCELLED).
+    fn spent(&self, experiment: &str) -> Result<Spent, DbError>;
+    /// Append a record; the store assigns the next ordinal atomically and returns it.
+    fn append(&self, experiment: &str, record: &InvocationRecord) -> Result<u64, DbError>;
+    /// Keep a policy body under its digest (idempotent).
+    fn put_policy(&self, digest: &str, body: &str) -> Result<(), DbError>;
+    /// A kept policy body.
+    fn policy(&self, digest: &str) -> Result<Option<String>, DbError>;
+    /// Every record of an experiment, in ordinal order.
+    fn invocations(&self, experiment: &str) -> Result<Vec<InvocationRecord>, DbError>;
+    /// Whether other hosts write this store too. Then an admission re-reads
+    /// the spend every time instead of trusting this process's memory.
+    fn shared(&self) -> bool {
+        false
+    }
+}
+
+/// The experiment service: admission against the operator's budgets, and
+/// records. With a local store the spend is kept in memory per experiment,
+/// loaded on first use; with a shared store it is re-read at every admission
+/// that has a budget to enforce, and this host's admitted-but-unfinished
+/// calls are added to it. Across hosts, calls admitted at the same moment on
+/// different hosts can each take the last place under a cap (at most one
+/// extra call per host); spend and accounting themselves are exact.
 pub struct Experiments {
-    conn: Mutex<Connection>,
+    store: Box<dyn ExperimentStore>,
     spent: Mutex<HashMap<String, Spent>>,
+    /// Shared stores: calls admitted here and not yet recorded, per (experiment, capability).
+    pending: Mutex<HashMap<(String, String), u64>>,
     policies: Mutex<std::collections::HashSet<String>>,
 }
 
@@ -128,8 +159,136 @@ pub fn mint_id() -> String {
 }
 
 impl Experiments {
+    /// The experiment service over `store`.
+    pub fn new(store: Box<dyn ExperimentStore>) -> Self {
+        Experiments {
+            store,
+            spent: Mutex::new(HashMap::new()),
+            pending: Mutex::new(HashMap::new()),
+            policies: Mutex::new(Default::default()),
+        }
+    }
+
+    /// Admit one invocation of `capability_id` under `budgets`, reserving its
+    /// place against the invocation cap; or say why it may not run. A store
+    /// that cannot be read refuses the call rather than forgetting the spend.
+    pub fn admit(
+        &self,
+        experiment: &str,
+        capability_id: &str,
+        budgets: &ExperimentBudgets,
+    ) -> Result<Result<(), (StopReason, String)>, ExperimentError> {
+        if self.store.shared() {
+            // Nothing to enforce: no read of the shared spend at all.
+            if budgets.fuel.is_none() && !budgets.max_invocations.contains_key(capability_id) {
+                return Ok(Ok(()));
+            }
+            let mut spent = self.store.spent(experiment)?;
+            let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+            let key = (experiment.to_owned(), capability_id.to_owned());
+            let here = pending.get(&key).copied().unwrap_or(0);
+            *spent.invocations.entry(capability_id.to_owned()).or_default() += here;
+            let verdict = judge(&mut spent, capability_id, budgets);
+            if verdict.is_ok() {
+                *pending.entry(key).or_default() += 1;
+            }
+            return Ok(verdict);
+        }
+        let mut spent = self.spent.lock().unwrap_or_else(|e| e.into_inner());
+        if !spent.contains_key(experiment) {
+            let loaded = self.store.spent(experiment)?;
+            spent.insert(experiment.to_owned(), loaded);
+        }
+        let state = spent.get_mut(experiment).expect("inserted above");
+        Ok(judge(state, capability_id, budgets))
+    }
+
+    /// Record a finished invocation; returns its ordinal. Fuel of invocations
+    /// that ran counts against the experiment's budget.
+    pub fn record(&self, experiment: &str, record: &InvocationRecord) -> Result<u64, ExperimentError> {
+        let admitted =
+            !matches!(record.stop_reason, StopReason::ExperimentFuelSpent | StopReason::InvocationCapReached);
+        if admitted && self.store.shared() {
+            let result = self.store.append(experiment, record);
+            // The row (or, for a call that never ran, nothing) now speaks for it.
+            let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+            let key = (experiment.to_owned(), record.capability_id.clone());
+            if let Some(count) = pending.get_mut(&key) {
+                *count = count.saturating_sub(1);
+                if *count == 0 {
+                    pending.remove(&key);
+                }
+            }
+            return Ok(result?);
+        }
+        if admitted {
+            let mut spent = self.spent.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(state) = spent.get_mut(experiment) {
+                state.fuel = state.fuel.saturating_add(record.fuel);
+                // A call that never ran (OVERLOADED, shutting down, storage) gives
+                // back the place admit() reserved, as a reload would count it.
+                if record.stop_reason == StopReason::Unavailable
+                    && let Some(count) = state.invocations.get_mut(&record.capability_id)
+                {
+                    *count = count.saturating_sub(1);
+                }
+            }
+        }
+        Ok(self.store.append(experiment, record)?)
+    }
+
+    /// Keep the policy an invocation ran under (once per digest), so an
+    /// archive can carry exactly that policy later.
+    /// The body is serialized only the first time a digest is seen.
+    pub fn remember_policy(&self, digest: &str, body: impl FnOnce() -> String) -> Result<(), ExperimentError> {
+        let mut known = self.policies.lock().unwrap_or_else(|e| e.into_inner());
+        if known.contains(digest) {
+            return Ok(());
+        }
+        self.store.put_policy(digest, &body())?;
+        known.insert(digest.to_owned());
+        Ok(())
+    }
+
+    /// A policy remembered by [`Experiments::remember_policy`].
+    pub fn policy(&self, digest: &str) -> Result<Option<String>, ExperimentError> {
+        Ok(self.store.policy(digest)?)
+    }
+
+    /// Every invocation of an experiment, in order (empty when it has none).
+    pub fn invocations(&self, experiment: &str) -> Result<Vec<InvocationRecord>, ExperimentError> {
+        Ok(self.store.invocations(experiment)?)
+    }
+}
+
+/// Admit one more invocation of `capability_id` against `spent`, or say why not.
+fn judge(spent: &mut Spent, capability_id: &str, budgets: &ExperimentBudgets) -> Result<(), (StopReason, String)> {
+    if let Some(limit) = budgets.fuel
+        && spent.fuel >= limit
+    {
+        return Err((StopReason::ExperimentFuelSpent, format!("the experiment has spent its {limit} fuel")));
+    }
+    let count = spent.invocations.entry(capability_id.to_owned()).or_default();
+    if let Some(&cap) = budgets.max_invocations.get(capability_id)
+        && *count >= cap
+    {
+        return Err((
+            StopReason::InvocationCapReached,
+            format!("the experiment's cap of {cap} invocations of {capability_id} is reached"),
+        ));
+    }
+    *count += 1;
+    Ok(())
+}
+
+/// Experiment records in the data directory's SQLite database.
+pub struct SqliteExperiments {
+    conn: Mutex<Connection>,
+}
+
+impl SqliteExperiments {
     /// Open (creating) the tables in the database at `path`.
-    pub fn open(path: &Path) -> Result<Self, ExperimentError> {
+    pub fn open(path: &Path) -> Result<Self, DbError> {
         let conn = crate::database::open(
             path,
             crate::database::Durability::Normal,
@@ -152,58 +311,22 @@ impl Experiments {
                 body TEXT NOT NULL
             ) STRICT;",
         )?;
-        Ok(Experiments {
-            conn: Mutex::new(conn),
-            spent: Mutex::new(HashMap::new()),
-            policies: Mutex::new(Default::default()),
-        })
+        Ok(SqliteExperiments { conn: Mutex::new(conn) })
     }
 
-    /// Admit one invocation of `capability_id` under `budgets`, reserving its
-    /// place against the invocation cap; or say why it may not run. A store
-    /// that cannot be read refuses the call rather than forgetting the spend.
-    pub fn admit(
-        &self,
-        experiment: &str,
-        capability_id: &str,
-        budgets: &ExperimentBudgets,
-    ) -> Result<Result<(), (StopReason, String)>, ExperimentError> {
-        let mut spent = self.spent.lock().unwrap_or_else(|e| e.into_inner());
-        let state = self.state(&mut spent, experiment)?;
-        if let Some(limit) = budgets.fuel
-            && state.fuel >= limit
-        {
-            return Ok(Err((StopReason::ExperimentFuelSpent, format!("the experiment has spent its {limit} fuel"))));
-        }
-        let count = state.invocations.entry(capability_id.to_owned()).or_default();
-        if let Some(&cap) = budgets.max_invocations.get(capability_id)
-            && *count >= cap
-        {
-            return Ok(Err((
-                StopReason::InvocationCapReached,
-                format!("the experiment's cap of {cap} invocations of {capability_id} is reached"),
-            )));
-        }
-        *count += 1;
-        Ok(Ok(()))
+    fn lock(&self) -> std::sync::MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
 
-    /// The in-memory state of an experiment, loaded from the store on first use.
-    fn state<'a>(
-        &self,
-        spent: &'a mut HashMap<String, Spent>,
-        experiment: &str,
-    ) -> Result<&'a mut Spent, ExperimentError> {
-        if !spent.contains_key(experiment) {
-            let loaded = self.load_spent(experiment)?;
-            spent.insert(experiment.to_owned(), loaded);
-        }
-        Ok(spent.get_mut(experiment).expect("inserted above"))
-    }
+/// The columns of an invocation record, in the order both stores select them.
+pub const RECORD_COLUMNS: &str = "ordinal, capability_id, stop_reason, episode, fuel, wall_time_us, logical_bytes, \
+    model_visible_bytes, wire_bytes, policy_digest";
 
-    fn load_spent(&self, experiment: &str) -> Result<Spent, ExperimentError> {
-        let conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
-        let mut statement = conn.prepare(
+impl ExperimentStore for SqliteExperiments {
+    fn spent(&self, experiment: &str) -> Result<Spent, DbError> {
+        let conn = self.lock();
+        let mut statement = conn.prepare_cached(
             "SELECT capability_id, COUNT(*), SUM(fuel) FROM experiment_invocations
              WHERE experiment = ?1 AND stop_reason IN ('COMPLETED', 'FAILED', 'CANCELLED') GROUP BY capability_id",
         )?;
@@ -219,25 +342,10 @@ impl Experiments {
         Ok(spent)
     }
 
-    /// Record a finished invocation; returns its ordinal. Fuel of invocations
-    /// that ran counts against the experiment's budget.
-    pub fn record(&self, experiment: &str, record: &InvocationRecord) -> Result<u64, ExperimentError> {
-        if !matches!(record.stop_reason, StopReason::ExperimentFuelSpent | StopReason::InvocationCapReached) {
-            let mut spent = self.spent.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(state) = spent.get_mut(experiment) {
-                state.fuel = state.fuel.saturating_add(record.fuel);
-                // A call that never ran (OVERLOADED, shutting down, storage) gives
-                // back the place admit() reserved, as a reload would count it.
-                if record.stop_reason == StopReason::Unavailable
-                    && let Some(count) = state.invocations.get_mut(&record.capability_id)
-                {
-                    *count = count.saturating_sub(1);
-                }
-            }
-        }
-        let conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
+    fn append(&self, experiment: &str, record: &InvocationRecord) -> Result<u64, DbError> {
         // One statement: the ordinal is assigned and the row written atomically.
-        let ordinal: i64 = conn
+        let ordinal: i64 = self
+            .lock()
             .prepare_cached(
                 "INSERT INTO experiment_invocations (experiment, ordinal, capability_id, stop_reason, episode, fuel,
                 wall_time_us, logical_bytes, model_visible_bytes, wire_bytes, policy_digest)
@@ -263,40 +371,26 @@ impl Experiments {
         Ok(ordinal as u64)
     }
 
-    /// Keep the policy an invocation ran under (once per digest), so an
-    /// archive can carry exactly that policy later.
-    /// The body is serialized only the first time a digest is seen.
-    pub fn remember_policy(&self, digest: &str, body: impl FnOnce() -> String) -> Result<(), ExperimentError> {
-        let mut known = self.policies.lock().unwrap_or_else(|e| e.into_inner());
-        if known.contains(digest) {
-            return Ok(());
-        }
-        let conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
-        conn.execute(
+    fn put_policy(&self, digest: &str, body: &str) -> Result<(), DbError> {
+        self.lock().execute(
             "INSERT OR IGNORE INTO experiment_policies (digest, body) VALUES (?1, ?2)",
-            params![digest, body()],
+            params![digest, body],
         )?;
-        known.insert(digest.to_owned());
         Ok(())
     }
 
-    /// A policy remembered by [`Experiments::remember_policy`].
-    pub fn policy(&self, digest: &str) -> Result<Option<String>, ExperimentError> {
-        let conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
-        let body = conn
+    fn policy(&self, digest: &str) -> Result<Option<String>, DbError> {
+        Ok(self
+            .lock()
             .query_row("SELECT body FROM experiment_policies WHERE digest = ?1", params![digest], |row| row.get(0))
-            .optional()?;
-        Ok(body)
+            .optional()?)
     }
 
-    /// Every invocation of an experiment, in order (empty when it has none).
-    pub fn invocations(&self, experiment: &str) -> Result<Vec<InvocationRecord>, ExperimentError> {
-        let conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
-        let mut statement = conn.prepare(
-            "SELECT ordinal, capability_id, stop_reason, episode, fuel, wall_time_us, logical_bytes,
-                    model_visible_bytes, wire_bytes, policy_digest
-             FROM experiment_invocations WHERE experiment = ?1 ORDER BY ordinal",
-        )?;
+    fn invocations(&self, experiment: &str) -> Result<Vec<InvocationRecord>, DbError> {
+        let conn = self.lock();
+        let mut statement = conn.prepare(&format!(
+            "SELECT {RECORD_COLUMNS} FROM experiment_invocations WHERE experiment = ?1 ORDER BY ordinal"
+        ))?;
         let rows = statement.query_map(params![experiment], |row| {
             Ok(InvocationRecord {
                 ordinal: row.get::<_, i64>(0)? as u64,

@@ -27,6 +27,8 @@ pub mod limits;
 pub mod mcp;
 pub mod metrics;
 pub mod policy;
+#[cfg(feature = "sandbox")]
+pub mod postgres;
 pub mod projection;
 #[cfg(feature = "sandbox")]
 pub mod registry;

@@ -12,6 +12,8 @@ use jacobian::contract::{DescribeRequest, ErrorEnvelope, ErrorType, InvokeReques
 use jacobian::digest::Digest;
 use jacobian::engine::EngineConfig;
 use jacobian::mcp::ToolNames;
+use jacobian::postgres::{PgOpenError, Postgres};
+use jacobian::runtime::{OpenError, StoreConfig};
 use jacobian::{Runtime, RuntimeConfig};
 use jacobian_guest::protocol::Mode;
 
@@ -26,6 +28,12 @@ struct Cli {
     /// $JACOBIAN_DATA_DIR, else $XDG_DATA_HOME/jacobian, else ~/.local/share/jacobian.
     #[arg(long, global = true)]
     data_dir: Option<PathBuf>,
+    /// Keep the shared state (workspaces, episodes, experiments, artifacts, components, policy) in this
+    /// PostgreSQL database (postgres://USER:PASSWORD@HOST:PORT/DATABASE) instead of the data directory,
+    /// so several hosts can serve one deployment. The data directory then holds only this host's
+    /// precompiled-code cache. Default: $JACOBIAN_STORE, else the data directory.
+    #[arg(long, global = true, env = "JACOBIAN_STORE", hide_env_values = true)]
+    store: Option<String>,
     /// Log as JSON lines (to stderr).
     #[arg(long, global = true)]
     log_json: bool,
@@ -168,6 +176,16 @@ enum Command {
         #[command(subcommand)]
         action: WorkspaceAction,
     },
+    /// Apply the PostgreSQL store's schema migrations (serve also applies them at start) and print
+    /// the schema version; refuses a database whose schema is newer than this binary.
+    Migrate,
+    /// The operator policy (budgets, visibility, checker authorization, experiment budgets): print it,
+    /// or replace it with a validated TOML file. With a PostgreSQL store this is how every host's policy
+    /// is edited; every host applies the change from its next call.
+    Policy {
+        #[command(subcommand)]
+        action: PolicyAction,
+    },
     /// Operator control of checker authorization.
     Checkers {
         #[command(subcommand)]
@@ -230,6 +248,17 @@ enum WorkspaceAction {
         /// Draw the workspace at this revision (default: the head).
         #[arg(long)]
         revision: Option<String>,
+    },
+}
+
+#[derive(Subcommand)]
+enum PolicyAction {
+    /// Print the policy in force (TOML).
+    Show,
+    /// Validate FILE (TOML, `-` for stdin) and make it the policy; an invalid file changes nothing.
+    Set {
+        /// The policy file.
+        file: PathBuf,
     },
 }
 
@@ -307,16 +336,26 @@ fn init_logging(json: bool) {
     }
 }
 
-fn open(data_dir: PathBuf) -> anyhow::Result<Arc<Runtime>> {
-    open_with(RuntimeConfig::new(data_dir))
+fn open(data_dir: PathBuf, store: &StoreConfig) -> anyhow::Result<Arc<Runtime>> {
+    open_with(RuntimeConfig { store: store.clone(), ..RuntimeConfig::new(data_dir) })
 }
 
 fn open_with(config: RuntimeConfig) -> anyhow::Result<Arc<Runtime>> {
     let dir = config.data_dir.display().to_string();
-    let runtime = Runtime::open(config).map_err(|e| {
-        Unavailable(format!("data directory {dir} (it must exist or be creatable, and be writable): {e}"))
+    let runtime = Runtime::open(config).map_err(|e| match e {
+        // Typed as they are: a bad --store, an unreachable database, a newer schema.
+        OpenError::Postgres(e) => anyhow::Error::new(e),
+        e => Unavailable(format!("data directory {dir} (it must exist or be creatable, and be writable): {e}")).into(),
     })?;
     Ok(Arc::new(runtime))
+}
+
+/// The store named by --store / $JACOBIAN_STORE.
+fn store_config(store: Option<&str>) -> StoreConfig {
+    match store {
+        None | Some("") => StoreConfig::DataDir,
+        Some(url) => StoreConfig::Postgres(url.to_owned()),
+    }
 }
 
 /// A store or runtime that could not be opened.
@@ -347,6 +386,11 @@ fn main() {
             Some(ArchiveErrorKind::NotFound) => (ErrorType::NotFound, 3),
             Some(ArchiveErrorKind::Unavailable) => (ErrorType::Unavailable, 3),
             None if error.downcast_ref::<Unavailable>().is_some() => (ErrorType::Unavailable, 3),
+            None if let Some(e) = error.downcast_ref::<PgOpenError>() => match e {
+                PgOpenError::InvalidUrl(_) => (ErrorType::ValidationError, 3),
+                PgOpenError::NewerSchema { .. } => (ErrorType::SchemaTooNew, 3),
+                PgOpenError::Unreachable { .. } | PgOpenError::Failed { .. } => (ErrorType::Unavailable, 3),
+            },
             None if error.downcast_ref::<jacobian::limits::MessageTooLarge>().is_some() => {
                 (ErrorType::PayloadTooLarge, 3)
             }
@@ -403,6 +447,7 @@ fn read_file(path: &std::path::Path) -> anyhow::Result<Vec<u8>> {
 
 fn run(cli: Cli) -> anyhow::Result<()> {
     let data_dir = cli.data_dir.clone().unwrap_or_else(default_data_dir);
+    let store = store_config(cli.store.as_deref());
     match cli.command {
         Command::Serve {
             underscore_tool_names,
@@ -413,7 +458,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             max_queued_calls,
         } => {
             let engine = EngineConfig { max_concurrent_calls, max_queued_calls, ..EngineConfig::default() };
-            let runtime = open_with(RuntimeConfig { engine, ..RuntimeConfig::new(data_dir) })?;
+            let runtime = open_with(RuntimeConfig { engine, store, ..RuntimeConfig::new(data_dir) })?;
             let names = if underscore_tool_names { ToolNames::Underscore } else { ToolNames::Dotted };
             // Every running or waiting call holds a blocking thread: size the pool
             // so calls reach the slot queue (and its typed OVERLOADED) instead of
@@ -437,7 +482,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
         }
         Command::Archive { experiment, out } => {
-            let runtime = open(data_dir)?;
+            let runtime = open(data_dir, &store)?;
             let archive = jacobian::archive::Archive::build(&runtime, &experiment)?;
             std::fs::write(&out, serde_json::to_vec(&archive)?)
                 .with_context(|| format!("writing {}", out.display()))?;
@@ -484,7 +529,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 input_kind: input_kind.map(|k| from_name(&k, "input-kind")).transpose()?,
                 artifact_type,
             };
-            let runtime = open(data_dir)?;
+            let runtime = open(data_dir, &store)?;
             match runtime.describe(&request) {
                 Ok(value) => println!("{}", serde_json::to_string_pretty(&value)?),
                 Err(diagnostic) => fail_with(&diagnostic),
@@ -496,7 +541,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 println!("{}", serde_json::to_string_pretty(&jacobian::resources::listing())?);
                 return Ok(());
             };
-            let runtime = open(data_dir)?;
+            let runtime = open(data_dir, &store)?;
             match jacobian::resources::read(&runtime, &uri) {
                 Ok(content) => println!("{}", content.text),
                 Err(diagnostic) => fail_with(&diagnostic),
@@ -520,16 +565,16 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 Some(dir) => dir,
                 None => std::env::temp_dir().join(format!("jacobian-demo-{}", std::process::id())),
             };
-            jacobian::demo::run(open(dir)?)
+            jacobian::demo::run(open(dir, &StoreConfig::DataDir)?)
         }
         Command::Catalog => {
-            let runtime = open(data_dir)?;
+            let runtime = open(data_dir, &store)?;
             let inventory = runtime.catalog().inventory(&runtime.binding());
             println!("{}", serde_json::to_string_pretty(&inventory)?);
             Ok(())
         }
         Command::Components => {
-            let runtime = open(data_dir)?;
+            let runtime = open(data_dir, &store)?;
             let components: Vec<_> = runtime.components().collect();
             let listing = serde_json::json!({
                 "components": components,
@@ -547,7 +592,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 std::fs::read_to_string(&input).with_context(|| format!("reading {}", input.display()))?
             };
             let input: serde_json::Value = serde_json::from_str(&text).context("the input file is not valid JSON")?;
-            let runtime = open(data_dir)?;
+            let runtime = open(data_dir, &store)?;
             let text_view = view.map(|v| from_name(&v, "view")).transpose()?;
             let request = InvokeRequest { capability_id: id, mode, input, budget: None, view: text_view, experiment };
             let result = runtime.invoke(&request);
@@ -563,7 +608,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Install { file, expect_digest } => {
             let bytes = std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
-            let runtime = open(data_dir)?;
+            let runtime = open(data_dir, &store)?;
             let (record, new) = runtime.install(&bytes, expect_digest)?;
             let verb = if new { "installed" } else { "already installed" };
             println!(
@@ -582,7 +627,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Workspace { action } => {
-            let runtime = open(data_dir)?;
+            let runtime = open(data_dir, &store)?;
             let workspaces = runtime.workspaces();
             let answer = match action {
                 WorkspaceAction::Open { file } => workspaces.open(runtime.data(), &read_json(&file)?),
@@ -615,8 +660,34 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
             Ok(())
         }
+        Command::Migrate => {
+            let StoreConfig::Postgres(url) = &store else {
+                bail!("migrate applies to a PostgreSQL store: pass --store postgres://… (or set JACOBIAN_STORE)");
+            };
+            let report = Postgres::connect(url)?.migrate()?;
+            println!("{}", serde_json::to_string_pretty(&report)?);
+            Ok(())
+        }
+        Command::Policy { action } => {
+            let runtime = open(data_dir, &store)?;
+            match action {
+                PolicyAction::Show => print!("{}", runtime.policy().to_toml()),
+                PolicyAction::Set { file } => {
+                    let text = if file.as_os_str() == "-" {
+                        let mut text = String::new();
+                        std::io::stdin().read_to_string(&mut text)?;
+                        text
+                    } else {
+                        String::from_utf8(read_file(&file)?).context("the policy file is not UTF-8")?
+                    };
+                    let policy = runtime.replace_policy(&text)?;
+                    println!("policy {} is in force", policy.digest());
+                }
+            }
+            Ok(())
+        }
         Command::Checkers { action } => {
-            let runtime = open(data_dir)?;
+            let runtime = open(data_dir, &store)?;
             match action {
                 CheckerAction::List => {
                     let binding = runtime.binding();

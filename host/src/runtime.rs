@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::{Instant, SystemTime};
+use std::time::Instant;
 
 use jacobian_guest::protocol::{
     ARTIFACT_VERSION, BundleKind, CheckRequest, Lineage, Mode, Outcome, ProducerAssurance, Refusal, Verdict,
@@ -21,14 +21,14 @@ use crate::contract::{
 };
 use crate::digest::{Digest, canonical_json};
 use crate::engine::{ArtifactAccess, CallBudgets, CallControl, CallFailure, CallReport, EngineConfig, Entry, Sandbox};
-use crate::episodes::{EpisodeError, Episodes, episode_uri};
-use crate::experiments::{ExperimentError, Experiments, InvocationRecord, StopReason};
+use crate::episodes::{EpisodeError, Episodes, SqliteEpisodes, episode_uri};
+use crate::experiments::{ExperimentError, Experiments, InvocationRecord, SqliteExperiments, StopReason};
 use crate::metrics::Metrics;
 use crate::policy::{Policy, PolicyError};
 use crate::registry::{self, InstallError, InstallRecord, Installed, TakenIds, Tier};
-use crate::store::{DataDir, StoreError};
+use crate::store::{DataDir, PolicyStamp, StoreError};
 use crate::workspace::Workspaces;
-use crate::workspace::store::SqliteStore;
+use crate::workspace::store::{SqliteStore, WorkspaceStore};
 
 /// The SQLite database inside the data directory (a fixed name).
 pub const DATABASE_FILE: &str = "jacobian.db";
@@ -42,12 +42,31 @@ pub struct RuntimeConfig {
     pub engine: EngineConfig,
     /// Which components count as bundled.
     pub portfolio: Portfolio,
+    /// Where the shared state lives.
+    pub store: StoreConfig,
+}
+
+/// Where a runtime keeps what every host must see alike (components,
+/// artifacts, install records, policy, episodes, experiments, workspaces).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum StoreConfig {
+    /// The data directory itself: files and its SQLite database (one host).
+    #[default]
+    DataDir,
+    /// A PostgreSQL database shared by several hosts (`postgres://…`); the
+    /// data directory keeps only this host's precompiled-code cache.
+    Postgres(String),
 }
 
 impl RuntimeConfig {
     /// The bundled portfolio over `data_dir` with default engine settings.
     pub fn new(data_dir: PathBuf) -> Self {
-        RuntimeConfig { data_dir, engine: EngineConfig::default(), portfolio: Portfolio::Bundled }
+        RuntimeConfig {
+            data_dir,
+            engine: EngineConfig::default(),
+            portfolio: Portfolio::Bundled,
+            store: StoreConfig::DataDir,
+        }
     }
 }
 
@@ -76,6 +95,10 @@ pub enum OpenError {
     Experiments(#[from] ExperimentError),
     #[error("bundled component {package}: {source}")]
     Bundled { package: String, source: Box<InstallError> },
+    #[error(transparent)]
+    Postgres(#[from] crate::postgres::PgOpenError),
+    #[error("{0}")]
+    Database(#[from] crate::database::DbError),
 }
 
 /// A component that is installed but could not be loaded (e.g. tampered bytes).
@@ -94,7 +117,7 @@ pub struct Runtime {
     components: BTreeMap<Digest, Arc<Installed>>,
     bundled: BTreeSet<Digest>,
     catalog: Catalog,
-    policy: Mutex<(Option<SystemTime>, Arc<Policy>)>,
+    policy: Mutex<(PolicyStamp, Arc<Policy>)>,
     load_failures: Vec<LoadFailure>,
     episodes: Episodes,
     experiments: Experiments,
@@ -125,15 +148,35 @@ impl Runtime {
     /// Open the data directory, install the bundled portfolio (idempotent) and
     /// load every operator-installed component.
     pub fn open(config: RuntimeConfig) -> Result<Self, OpenError> {
-        let data = DataDir::open(&config.data_dir)?;
+        let (data, episodes, experiments, workspace_store): (_, _, _, Box<dyn WorkspaceStore>) = match &config.store {
+            StoreConfig::DataDir => {
+                let data = DataDir::open(&config.data_dir)?;
+                let database = data.path().join(DATABASE_FILE);
+                let episodes = Episodes::new(Box::new(SqliteEpisodes::open(&database)?));
+                let experiments = Experiments::new(Box::new(SqliteExperiments::open(&database)?));
+                let workspaces = SqliteStore::open(&database).map_err(|e| e.0)?;
+                (data, episodes, experiments, Box::new(workspaces))
+            }
+            StoreConfig::Postgres(url) => {
+                let shared = crate::postgres::Postgres::connect(url)?;
+                let report = shared.migrate()?;
+                if !report.applied.is_empty() {
+                    tracing::info!(target = %report.target, applied = ?report.applied, "database schema migrated");
+                }
+                let data = DataDir::with_objects(&config.data_dir, Box::new(shared.clone()))?;
+                let episodes = Episodes::new(Box::new(shared.clone()));
+                let experiments = Experiments::new(Box::new(shared.clone()));
+                (data, episodes, experiments, Box::new(shared))
+            }
+        };
         let sandbox = Sandbox::new(config.engine).map_err(|e| OpenError::Engine(format!("{e:#}")))?;
         let ceiling = sandbox.config().max_memory_bytes;
+        // Hosts starting together: the first writes the default, all read the same.
         let policy = match data.read_policy()? {
             Some(text) => Policy::parse(&text, ceiling)?,
             None => {
-                let policy = Policy::default();
-                data.write_policy(&policy.to_toml())?;
-                policy
+                data.create_policy(&Policy::default().to_toml())?;
+                Policy::parse(&data.read_policy()?.unwrap_or_default(), ceiling)?
             }
         };
         let budgets: CallBudgets = policy.budgets.into();
@@ -195,12 +238,8 @@ impl Runtime {
             }
         }
         let catalog = Catalog::build(components.values().map(Arc::as_ref));
-        let episodes = Episodes::open(&data.path().join(DATABASE_FILE))?;
-        let experiments = Experiments::open(&data.path().join(DATABASE_FILE))?;
-        let workspace_store =
-            SqliteStore::open(&data.path().join(DATABASE_FILE)).map_err(|e| OpenError::Engine(e.to_string()))?;
-        let workspaces = Workspaces::new(Box::new(workspace_store));
-        let modified = data.policy_modified();
+        let workspaces = Workspaces::new(workspace_store);
+        let modified = data.policy_stamp();
         Ok(Runtime {
             data,
             sandbox,
@@ -269,10 +308,11 @@ impl Runtime {
         &self.sandbox
     }
 
-    /// The operator policy in force, re-read when the file changes.
+    /// The operator policy in force, re-read whenever its stored version changes
+    /// (the file's modification time, or the PostgreSQL version column).
     pub fn policy(&self) -> Arc<Policy> {
         let mut guard = self.policy.lock().unwrap_or_else(|e| e.into_inner());
-        let modified = self.data.policy_modified();
+        let modified = self.data.policy_stamp();
         if modified != guard.0 {
             // A policy file that became unreadable or invalid denies every
             // checker rather than keeping stale authority.
@@ -293,13 +333,25 @@ impl Runtime {
         guard.1.clone()
     }
 
-    /// Change the policy file (operator only: the CLI calls this).
+    /// Change the stored policy (operator only: the CLI calls this).
+    /// Starts from the stored policy as it is now (another host may have changed it).
     pub fn update_policy(&self, change: impl FnOnce(&mut Policy)) -> Result<Policy, StoreError> {
-        let mut guard = self.policy.lock().unwrap_or_else(|e| e.into_inner());
-        let mut policy = (*guard.1).clone();
+        let mut policy = (*self.policy()).clone();
         change(&mut policy);
+        self.store_policy(policy)
+    }
+
+    /// Replace the stored policy with `text` after validating it (operator
+    /// only: `jacobian policy set`). An invalid text changes nothing.
+    pub fn replace_policy(&self, text: &str) -> Result<Policy, OpenError> {
+        let policy = Policy::parse(text, self.sandbox.config().max_memory_bytes)?;
+        Ok(self.store_policy(policy)?)
+    }
+
+    fn store_policy(&self, policy: Policy) -> Result<Policy, StoreError> {
+        let mut guard = self.policy.lock().unwrap_or_else(|e| e.into_inner());
         self.data.write_policy(&policy.to_toml())?;
-        *guard = (self.data.policy_modified(), Arc::new(policy.clone()));
+        *guard = (self.data.policy_stamp(), Arc::new(policy.clone()));
         Ok(policy)
     }
 

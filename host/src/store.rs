@@ -1,5 +1,6 @@
 //! The data directory: components, artifacts, install records, the
-//! precompiled-code cache and the policy file.
+//! precompiled-code cache and the policy file; and the [`ObjectStore`] trait
+//! through which a PostgreSQL store replaces the shared part of it.
 //!
 //! **Boundary:** everything here goes through a `cap_std::fs::Dir` handle
 //! opened once on the data directory. File names are built only from
@@ -35,26 +36,91 @@ pub enum StoreError {
     DigestMismatch { what: &'static str, expected: Digest, actual: Digest },
     #[error("{what}: {source}")]
     Io { what: String, source: io::Error },
+    #[error("{what}: {source}")]
+    Database { what: String, source: crate::database::DbError },
 }
 
-/// Handle on the data directory.
+/// What the shared store keeps by digest. Both kinds are immutable: a digest
+/// names one byte string forever.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ObjectKind {
+    /// A component's `.wasm` bytes.
+    Component,
+    /// An artifact's canonical JSON.
+    Artifact,
+}
+
+impl ObjectKind {
+    /// `component` or `artifact` (messages and the PostgreSQL `kind` column).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ObjectKind::Component => "component",
+            ObjectKind::Artifact => "artifact",
+        }
+    }
+}
+
+/// Identifies one version of the operator policy; a change of stamp means
+/// "read the policy again".
+pub type PolicyStamp = Option<u128>;
+
+/// What every host of a deployment must see alike: content-addressed
+/// components and artifacts, install records and the operator policy. The
+/// data directory keeps them in files; a PostgreSQL store keeps them in
+/// tables shared by several hosts. Callers re-hash what they read
+/// ([`DataDir`] does), so a store is never trusted for integrity.
+pub trait ObjectStore: Send + Sync {
+    /// Store `bytes` under `digest` (the caller computed it); a digest already stored is left alone.
+    fn put(&self, kind: ObjectKind, digest: &Digest, bytes: &[u8]) -> Result<(), StoreError>;
+    /// The bytes stored under `digest`, if any (not yet re-hashed).
+    fn get(&self, kind: ObjectKind, digest: &Digest) -> Result<Option<Vec<u8>>, StoreError>;
+    /// Write (or replace) the install record of a component.
+    fn put_record(&self, digest: &Digest, record: &serde_json::Value) -> Result<(), StoreError>;
+    /// Every install record, in digest order.
+    fn records(&self) -> Result<Vec<serde_json::Value>, StoreError>;
+    /// The policy text, if any.
+    fn read_policy(&self) -> Result<Option<String>, StoreError>;
+    /// Replace the policy text.
+    fn write_policy(&self, text: &str) -> Result<(), StoreError>;
+    /// Write the policy text only if there is none yet (several hosts may start at once).
+    fn create_policy(&self, text: &str) -> Result<(), StoreError>;
+    /// The current policy version (cheap: asked before every use of the policy).
+    fn policy_stamp(&self) -> PolicyStamp;
+}
+
+/// Handle on the data directory: the host's own files (the precompiled-code
+/// cache, scratch space) and the [`ObjectStore`] it shares with other hosts,
+/// which is the directory itself unless a PostgreSQL store is configured.
 pub struct DataDir {
     root: Dir,
     path: PathBuf,
+    objects: Box<dyn ObjectStore>,
 }
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
+fn open_root(path: &Path, subdirectories: &[&str]) -> Result<Dir, StoreError> {
+    let open_err = |source| StoreError::Open { path: path.to_owned(), source };
+    std::fs::create_dir_all(path).map_err(open_err)?;
+    let root = Dir::open_ambient_dir(path, ambient_authority()).map_err(open_err)?;
+    for sub in subdirectories {
+        root.create_dir_all(sub).map_err(open_err)?;
+    }
+    Ok(root)
+}
+
 impl DataDir {
-    /// Open (creating if needed) the data directory at `path`.
+    /// Open (creating if needed) the data directory at `path`, keeping
+    /// components, artifacts, records and policy in it.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
-        let open_err = |source| StoreError::Open { path: path.to_owned(), source };
-        std::fs::create_dir_all(path).map_err(open_err)?;
-        let root = Dir::open_ambient_dir(path, ambient_authority()).map_err(open_err)?;
-        for sub in [COMPONENTS, ARTIFACTS, CACHE, REGISTRY, TMP] {
-            root.create_dir_all(sub).map_err(open_err)?;
-        }
-        Ok(DataDir { root, path: path.to_owned() })
+        let objects = FileObjects { root: open_root(path, &[COMPONENTS, ARTIFACTS, REGISTRY, TMP])? };
+        Self::with_objects(path, Box::new(objects))
+    }
+
+    /// Open the data directory at `path` for this host's own files, with
+    /// `objects` as the shared store.
+    pub fn with_objects(path: &Path, objects: Box<dyn ObjectStore>) -> Result<Self, StoreError> {
+        Ok(DataDir { root: open_root(path, &[CACHE, TMP])?, path: path.to_owned(), objects })
     }
 
     /// Where it is (for messages only; all access goes through the handle).
@@ -65,13 +131,13 @@ impl DataDir {
     /// Store component bytes under their digest (idempotent).
     pub fn put_component(&self, bytes: &[u8]) -> Result<Digest, StoreError> {
         let digest = Digest::of(bytes);
-        self.write_once(&component_name(&digest), bytes)?;
+        self.objects.put(ObjectKind::Component, &digest, bytes)?;
         Ok(digest)
     }
 
     /// Read component bytes, re-hashing them.
     pub fn read_component(&self, digest: &Digest) -> Result<Vec<u8>, StoreError> {
-        self.read_verified("component", &component_name(digest), digest)
+        self.read_verified(ObjectKind::Component, digest)
     }
 
     /// Store an artifact envelope as canonical JSON; returns its digest.
@@ -83,13 +149,13 @@ impl DataDir {
     /// Store artifact bytes that are already canonical JSON.
     pub fn put_canonical(&self, bytes: &[u8]) -> Result<Digest, StoreError> {
         let digest = Digest::of(bytes);
-        self.write_once(&artifact_name(&digest), bytes)?;
+        self.objects.put(ObjectKind::Artifact, &digest, bytes)?;
         Ok(digest)
     }
 
     /// Read an artifact, re-hashing it.
     pub fn read_artifact(&self, digest: &Digest) -> Result<Vec<u8>, StoreError> {
-        self.read_verified("artifact", &artifact_name(digest), digest)
+        self.read_verified(ObjectKind::Artifact, digest)
     }
 
     /// Precompiled code for `digest` under engine key `key`, if present and intact.
@@ -104,18 +170,93 @@ impl DataDir {
     pub fn put_cached_code(&self, key: &str, digest: &Digest, code: &[u8]) -> Result<(), StoreError> {
         let dir = format!("{CACHE}/{}", sanitize_key(key));
         self.root.create_dir_all(&dir).map_err(|source| StoreError::Io { what: dir.clone(), source })?;
-        self.write_replace(&format!("{dir}/{}.cwasm", digest.to_hex()), code)?;
-        self.write_replace(&format!("{dir}/{}.cwasm.sha256", digest.to_hex()), Digest::of(code).to_hex().as_bytes())
+        write_replace(&self.root, &format!("{dir}/{}.cwasm", digest.to_hex()), code)?;
+        write_replace(
+            &self.root,
+            &format!("{dir}/{}.cwasm.sha256", digest.to_hex()),
+            Digest::of(code).to_hex().as_bytes(),
+        )
     }
 
     /// Write the install record of a component.
     pub fn put_record(&self, digest: &Digest, record: &serde_json::Value) -> Result<(), StoreError> {
-        let bytes = serde_json::to_vec_pretty(record).unwrap_or_default();
-        self.write_replace(&format!("{REGISTRY}/{}.json", digest.to_hex()), &bytes)
+        self.objects.put_record(digest, record)
     }
 
     /// Every install record, in digest order.
     pub fn records(&self) -> Result<Vec<serde_json::Value>, StoreError> {
+        self.objects.records()
+    }
+
+    /// The policy text, if present.
+    pub fn read_policy(&self) -> Result<Option<String>, StoreError> {
+        self.objects.read_policy()
+    }
+
+    /// Replace the policy atomically.
+    pub fn write_policy(&self, text: &str) -> Result<(), StoreError> {
+        self.objects.write_policy(text)
+    }
+
+    /// Write the policy only if there is none yet.
+    pub fn create_policy(&self, text: &str) -> Result<(), StoreError> {
+        self.objects.create_policy(text)
+    }
+
+    /// The policy's current version (to notice operator changes).
+    pub fn policy_stamp(&self) -> PolicyStamp {
+        self.objects.policy_stamp()
+    }
+
+    fn read_verified(&self, kind: ObjectKind, digest: &Digest) -> Result<Vec<u8>, StoreError> {
+        let what = kind.as_str();
+        let bytes = self.objects.get(kind, digest)?.ok_or(StoreError::NotFound { what, digest: *digest })?;
+        let actual = Digest::of(&bytes);
+        if actual != *digest {
+            return Err(StoreError::DigestMismatch { what, expected: *digest, actual });
+        }
+        Ok(bytes)
+    }
+}
+
+/// The shared store kept in the data directory's own files.
+struct FileObjects {
+    root: Dir,
+}
+
+impl FileObjects {
+    fn name(kind: ObjectKind, digest: &Digest) -> String {
+        match kind {
+            ObjectKind::Component => component_name(digest),
+            ObjectKind::Artifact => artifact_name(digest),
+        }
+    }
+}
+
+impl ObjectStore for FileObjects {
+    fn put(&self, kind: ObjectKind, digest: &Digest, bytes: &[u8]) -> Result<(), StoreError> {
+        let name = Self::name(kind, digest);
+        if self.root.exists(&name) {
+            return Ok(());
+        }
+        write_replace(&self.root, &name, bytes)
+    }
+
+    fn get(&self, kind: ObjectKind, digest: &Digest) -> Result<Option<Vec<u8>>, StoreError> {
+        let name = Self::name(kind, digest);
+        match self.root.read(&name) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(StoreError::Io { what: name, source }),
+        }
+    }
+
+    fn put_record(&self, digest: &Digest, record: &serde_json::Value) -> Result<(), StoreError> {
+        let bytes = serde_json::to_vec_pretty(record).unwrap_or_default();
+        write_replace(&self.root, &format!("{REGISTRY}/{}.json", digest.to_hex()), &bytes)
+    }
+
+    fn records(&self) -> Result<Vec<serde_json::Value>, StoreError> {
         let io_err = |source| StoreError::Io { what: REGISTRY.into(), source };
         let mut names: Vec<String> = self
             .root
@@ -137,13 +278,7 @@ impl DataDir {
         Ok(records)
     }
 
-    /// Whether an install record exists for `digest`.
-    pub fn has_record(&self, digest: &Digest) -> bool {
-        self.root.exists(format!("{REGISTRY}/{}.json", digest.to_hex()))
-    }
-
-    /// The policy file's text, if present.
-    pub fn read_policy(&self) -> Result<Option<String>, StoreError> {
+    fn read_policy(&self) -> Result<Option<String>, StoreError> {
         match self.root.read_to_string(POLICY_FILE) {
             Ok(text) => Ok(Some(text)),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
@@ -151,44 +286,29 @@ impl DataDir {
         }
     }
 
-    /// Replace the policy file atomically.
-    pub fn write_policy(&self, text: &str) -> Result<(), StoreError> {
-        self.write_replace(POLICY_FILE, text.as_bytes())
+    fn write_policy(&self, text: &str) -> Result<(), StoreError> {
+        write_replace(&self.root, POLICY_FILE, text.as_bytes())
     }
 
-    /// Modification time of the policy file (to notice operator changes).
-    pub fn policy_modified(&self) -> Option<std::time::SystemTime> {
-        self.root.metadata(POLICY_FILE).ok()?.modified().ok().map(|t| t.into_std())
-    }
-
-    fn read_verified(&self, what: &'static str, name: &str, digest: &Digest) -> Result<Vec<u8>, StoreError> {
-        let bytes = match self.root.read(name) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                return Err(StoreError::NotFound { what, digest: *digest });
-            }
-            Err(source) => return Err(StoreError::Io { what: name.into(), source }),
-        };
-        let actual = Digest::of(&bytes);
-        if actual != *digest {
-            return Err(StoreError::DigestMismatch { what, expected: *digest, actual });
-        }
-        Ok(bytes)
-    }
-
-    fn write_once(&self, name: &str, bytes: &[u8]) -> Result<(), StoreError> {
-        if self.root.exists(name) {
+    fn create_policy(&self, text: &str) -> Result<(), StoreError> {
+        if self.root.exists(POLICY_FILE) {
             return Ok(());
         }
-        self.write_replace(name, bytes)
+        self.write_policy(text)
     }
 
-    fn write_replace(&self, name: &str, bytes: &[u8]) -> Result<(), StoreError> {
-        let io_err = |source| StoreError::Io { what: name.to_owned(), source };
-        let temp = format!("{TMP}/{}-{}", std::process::id(), TEMP_COUNTER.fetch_add(1, Ordering::Relaxed));
-        self.root.write(&temp, bytes).map_err(io_err)?;
-        self.root.rename(&temp, &self.root, name).map_err(io_err)
+    fn policy_stamp(&self) -> PolicyStamp {
+        let modified = self.root.metadata(POLICY_FILE).ok()?.modified().ok()?.into_std();
+        modified.duration_since(std::time::UNIX_EPOCH).ok().map(|d| d.as_nanos())
     }
+}
+
+/// Write `bytes` to `name` atomically (temporary file, then rename).
+fn write_replace(root: &Dir, name: &str, bytes: &[u8]) -> Result<(), StoreError> {
+    let io_err = |source| StoreError::Io { what: name.to_owned(), source };
+    let temp = format!("{TMP}/{}-{}", std::process::id(), TEMP_COUNTER.fetch_add(1, Ordering::Relaxed));
+    root.write(&temp, bytes).map_err(io_err)?;
+    root.rename(&temp, root, name).map_err(io_err)
 }
 
 fn component_name(digest: &Digest) -> String {

@@ -127,3 +127,33 @@ pub fn cli(data_dir: &Path, args: &[&str]) -> String {
     assert!(output.status.success(), "jacobian {args:?}: {}", String::from_utf8_lossy(&output.stderr));
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
+
+/// A fresh, empty PostgreSQL database for one test; returns its URL.
+/// `scripts/test.sh` installs and starts a server and sets
+/// `JACOBIAN_TEST_POSTGRES` to a URL whose role may create databases.
+pub fn postgres_database() -> String {
+    let admin = std::env::var("JACOBIAN_TEST_POSTGRES").unwrap_or_else(|_| {
+        panic!(
+            "JACOBIAN_TEST_POSTGRES is not set: scripts/test.sh starts PostgreSQL and sets it \
+             (or point it at a server whose role may CREATE DATABASE)"
+        )
+    });
+    static COUNTER: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let name = format!(
+        "jt_{}_{}_{}",
+        std::process::id(),
+        nanos % 1_000_000_000_000,
+        COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    );
+    jacobian::postgres::Postgres::connect(&admin)
+        .expect("the test PostgreSQL server")
+        .batch_execute(&format!("CREATE DATABASE {name}"))
+        .expect("create a test database");
+    let (base, query) = admin.split_once('?').map_or((admin.as_str(), None), |(b, q)| (b, Some(q)));
+    let (server, _) = base.rsplit_once('/').filter(|(s, _)| s.contains("//")).unwrap_or((base, ""));
+    match query {
+        Some(query) => format!("{server}/{name}?{query}"),
+        None => format!("{server}/{name}"),
+    }
+}

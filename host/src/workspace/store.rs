@@ -1,5 +1,5 @@
-//! Durable workspace storage behind a trait (SQLite now; PostgreSQL can
-//! implement the same trait). Every accepted write is one transaction that
+//! Durable workspace storage behind a trait (SQLite here; PostgreSQL in
+//! `crate::postgres`). Every accepted write is one transaction that
 //! checks the idempotency key and the branch head, then appends.
 
 use std::path::Path;
@@ -46,7 +46,13 @@ pub enum Appended {
 /// A storage failure.
 #[derive(Debug, thiserror::Error)]
 #[error("workspace store: {0}")]
-pub struct StoreFailure(#[from] rusqlite::Error);
+pub struct StoreFailure(#[from] pub crate::database::DbError);
+
+impl From<rusqlite::Error> for StoreFailure {
+    fn from(error: rusqlite::Error) -> Self {
+        StoreFailure(error.into())
+    }
+}
 
 /// Workspace storage.
 pub trait WorkspaceStore: Send + Sync {

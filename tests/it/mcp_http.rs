@@ -1,0 +1,110 @@
+//! A minimal MCP streamable-HTTP client: one keep-alive connection, one
+//! session, raw HTTP/1.1 (the tests and the benchmark share it; the official
+//! Python SDK is the independent client, see http.rs).
+
+#![allow(dead_code)]
+
+use serde_json::{Value, json};
+
+pub struct HttpClient {
+    stream: std::io::BufReader<std::net::TcpStream>,
+    addr: String,
+    session: Option<String>,
+}
+
+impl HttpClient {
+    /// Connect and initialize one MCP session.
+    pub fn connect(addr: &str) -> HttpClient {
+        let stream = std::net::TcpStream::connect(addr).expect("connect");
+        stream.set_nodelay(true).expect("nodelay");
+        let mut client = HttpClient { stream: std::io::BufReader::new(stream), addr: addr.to_owned(), session: None };
+        let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw-http", "version": "0"}}});
+        client.post(&initialize.to_string());
+        client.post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string());
+        client
+    }
+
+    /// POST one JSON-RPC message; the response body (SSE or JSON), whole.
+    pub fn post(&mut self, body: &str) -> String {
+        use std::io::{BufRead as _, Read as _, Write as _};
+        let mut head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
+            self.addr,
+            body.len()
+        );
+        if let Some(session) = &self.session {
+            head.push_str(&format!("Mcp-Session-Id: {session}\r\nMcp-Protocol-Version: 2025-06-18\r\n"));
+        }
+        head.push_str("\r\n");
+        let stream = self.stream.get_mut();
+        stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(body.as_bytes())).expect("send");
+        let (mut length, mut chunked) = (None, false);
+        let mut line = String::new();
+        self.stream.read_line(&mut line).expect("status line");
+        assert!(line.starts_with("HTTP/1.1 2"), "{line}");
+        loop {
+            line.clear();
+            self.stream.read_line(&mut line).expect("header");
+            let header = line.trim_end();
+            if header.is_empty() {
+                break;
+            }
+            let (name, value) = header.split_once(':').expect("header");
+            match name.to_ascii_lowercase().as_str() {
+                "content-length" => length = value.trim().parse::<usize>().ok(),
+                "transfer-encoding" => chunked = value.contains("chunked"),
+                "mcp-session-id" => self.session = Some(value.trim().to_owned()),
+                _ => {}
+            }
+        }
+        let mut body = Vec::new();
+        if chunked {
+            loop {
+                line.clear();
+                self.stream.read_line(&mut line).expect("chunk size");
+                let size = usize::from_str_radix(line.trim(), 16).expect("chunk size");
+                let mut chunk = vec![0; size + 2];
+                self.stream.read_exact(&mut chunk).expect("chunk");
+                if size == 0 {
+                    break;
+                }
+                body.extend_from_slice(&chunk[..size]);
+            }
+        } else if let Some(length) = length {
+            body.resize(length, 0);
+            self.stream.read_exact(&mut body).expect("body");
+        }
+        String::from_utf8(body).expect("utf-8")
+    }
+}
+
+impl HttpClient {
+    /// One JSON-RPC request; its `result` (panics on a JSON-RPC error).
+    pub fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string();
+        let answer = self.post(&body);
+        let message: Value = answer
+            .lines()
+            .filter_map(|line| line.strip_prefix("data:"))
+            .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
+            .chain(serde_json::from_str::<Value>(&answer).ok())
+            .find(|m| m["id"] == json!(id))
+            .unwrap_or_else(|| panic!("no answer to request {id} in {answer:?}"));
+        assert!(message.get("error").is_none(), "{method}: {message}");
+        message["result"].clone()
+    }
+
+    /// `tools/call`: (structured content, is_error).
+    pub fn call(&mut self, tool: &str, arguments: Value) -> (Value, bool) {
+        let result = self.request(1, "tools/call", json!({"name": tool, "arguments": arguments}));
+        (result["structuredContent"].clone(), result["isError"].as_bool().unwrap_or(false))
+    }
+
+    /// `resources/read`: the first content's text.
+    pub fn read_resource(&mut self, uri: &str) -> String {
+        let result = self.request(2, "resources/read", json!({"uri": uri}));
+        result["contents"][0]["text"].as_str().unwrap_or_else(|| panic!("no text at {uri}: {result}")).to_owned()
+    }
+}

@@ -1,0 +1,307 @@
+//! Several `jacobian serve --http` hosts sharing one PostgreSQL store: real
+//! processes on loopback, a real PostgreSQL server (scripts/test.sh starts it).
+
+use std::io::BufRead as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::mcp_http::HttpClient;
+use crate::support::{BIN, postgres_database};
+
+const SEARCH: &str = "universal_algebra.search.countermodel";
+const VERIFY: &str = "universal_algebra.countermodel.verify";
+const ECHO: &str = "test.echo.message";
+
+/// A running `jacobian serve --http` with its own data directory (its code cache).
+struct Host {
+    child: Child,
+    addr: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Host {
+    fn start(store: &str) -> Host {
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = Command::new(BIN)
+            .arg("--data-dir")
+            .arg(dir.path())
+            .args(["--store", store, "serve", "--http", "127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn jacobian serve --http");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).expect("ready line");
+        let addr = line
+            .trim()
+            .strip_prefix("listening on http://")
+            .and_then(|rest| rest.strip_suffix("/mcp"))
+            .unwrap_or_else(|| panic!("host did not start: {line:?}"))
+            .to_owned();
+        Host { child, addr, _dir: dir }
+    }
+
+    fn client(&self) -> HttpClient {
+        HttpClient::connect(&self.addr)
+    }
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// An operator's shell on a machine of its own: `jacobian --store URL ARGS…`
+/// with a private data directory (its code cache survives between commands).
+struct Operator {
+    store: String,
+    dir: tempfile::TempDir,
+}
+
+impl Operator {
+    fn new(store: &str) -> Operator {
+        Operator { store: store.to_owned(), dir: tempfile::tempdir().unwrap() }
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        let mut command = Command::new(BIN);
+        command.arg("--data-dir").arg(self.dir.path()).args(["--store", &self.store]).args(args);
+        command.output().unwrap()
+    }
+}
+
+fn echo_guest() -> PathBuf {
+    Path::new(jacobian::bundled::TEST_GUESTS_DIR).join("jacobian_test_echo.wasm")
+}
+
+fn finding(title: &str) -> Value {
+    json!({"type": "finding", "kind": "CLAIM", "title": title})
+}
+
+#[test]
+fn two_hosts_share_workspaces_artifacts_experiments_and_checker_authority() {
+    let store = postgres_database();
+    let operator = Operator::new(&store);
+    // An operator installs a component before any host has seen it.
+    let installed = operator.run(&["install", echo_guest().to_str().unwrap()]);
+    assert!(installed.status.success(), "{}", String::from_utf8_lossy(&installed.stderr));
+    // Two hosts start at once on an empty database: one migration, one policy.
+    let (a, b) = std::thread::scope(|scope| {
+        let a = scope.spawn(|| Host::start(&store));
+        let b = scope.spawn(|| Host::start(&store));
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    let (mut on_a, mut on_b) = (a.client(), b.client());
+
+    // workspace.open: the same key on the other host is answered, not repeated.
+    let open = json!({"idempotency_key": "open-1", "title": "two hosts", "statement": "s"});
+    let (opened, is_error) = on_a.call("workspace.open", open.clone());
+    assert!(!is_error, "{opened}");
+    assert_eq!(on_b.call("workspace.open", open), (opened.clone(), false));
+    let ws = opened["workspace_id"].as_str().unwrap().to_owned();
+
+    // Eight writers against rev-0, four per host, each on its own connection.
+    let write = |w: usize| {
+        json!({"workspace_id": ws, "base_revision": "rev-0", "idempotency_key": format!("w-{w}"),
+               "entries": [finding(&format!("writer {w}"))]})
+    };
+    let answers: Vec<(usize, Value)> = std::thread::scope(|scope| {
+        let tasks: Vec<_> = (0..8)
+            .map(|w| {
+                let host = if w % 2 == 0 { &a } else { &b };
+                let request = write(w);
+                scope.spawn(move || (w, host.client().call("workspace.write", request).0))
+            })
+            .collect();
+        tasks.into_iter().map(|t| t.join().unwrap()).collect()
+    });
+    let winners: Vec<&(usize, Value)> = answers.iter().filter(|(_, a)| a.get("revision_id").is_some()).collect();
+    assert_eq!(winners.len(), 1, "exactly one write wins rev-1 across hosts: {answers:?}");
+    for (_, answer) in answers.iter().filter(|(_, a)| a.get("revision_id").is_none()) {
+        assert_eq!(answer["diagnostic"]["code"], "REVISION_CONFLICT", "{answer}");
+        assert_eq!(answer["diagnostic"]["details"]["current_head"], "rev-1", "{answer}");
+    }
+    let (winner, won) = winners[0];
+    // The winner's retry on the other host gets the same answer; the artifact is there too.
+    let other = if winner % 2 == 0 { &mut on_b } else { &mut on_a };
+    assert_eq!(other.call("workspace.write", write(*winner)), (won.clone(), false));
+    let uri = won["revision_artifact_uri"].as_str().unwrap();
+    let artifact: Value = serde_json::from_str(&other.read_resource(uri)).unwrap();
+    assert_eq!(artifact["content"]["revision"], "rev-1", "{artifact}");
+    let (resumed, _) = other.call("workspace.query", json!({"workspace_id": ws, "view": "RESUME"}));
+    assert_eq!(resumed["head_revision_id"], "rev-1", "{resumed}");
+
+    // One experiment across hosts: ordinals and totals sum over both.
+    let echo = json!({"capability_id": ECHO, "input": {"message": "hi"}, "experiment": "exp-two-hosts"});
+    for on_host_a in [true, false, true] {
+        let client = if on_host_a { &mut on_a } else { &mut on_b };
+        let (result, is_error) = client.call("capability.invoke", echo.clone());
+        assert!(!is_error, "the component installed by the operator runs on every host: {result}");
+    }
+    let accounting: Value = serde_json::from_str(&on_b.read_resource("experiment://exp-two-hosts/accounting")).unwrap();
+    assert_eq!(accounting["total"]["invocations"], 3, "{accounting}");
+    let ordinals: Vec<u64> =
+        accounting["invocations"].as_array().unwrap().iter().map(|r| r["ordinal"].as_u64().unwrap()).collect();
+    assert_eq!(ordinals, [1, 2, 3]);
+    // An operator caps the experiment at four echoes: the spend on both hosts counts.
+    let policy_file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(policy_file.path(), "[experiments.max_invocations]\n\"test.echo.message\" = 4\n").unwrap();
+    let set = operator.run(&["policy", "set", policy_file.path().to_str().unwrap()]);
+    assert!(set.status.success(), "{}", String::from_utf8_lossy(&set.stderr));
+    assert_eq!(on_b.call("capability.invoke", echo.clone()).1, false, "the fourth echo runs");
+    let (capped, is_error) = on_a.call("capability.invoke", echo.clone());
+    assert!(is_error, "{capped}");
+    assert_eq!(capped["accounting"]["stop_reason"], "INVOCATION_CAP_REACHED", "{capped}");
+    let bad = operator.run(&["policy", "set", "/dev/null/none"]);
+    assert_eq!(bad.status.code(), Some(3));
+    std::fs::write(policy_file.path(), "[budgets]\nfuel = \"lots\"\n").unwrap();
+    let invalid = operator.run(&["policy", "set", policy_file.path().to_str().unwrap()]);
+    assert_eq!(invalid.status.code(), Some(3), "an invalid policy is refused");
+    let shown = operator.run(&["policy", "show"]);
+    assert!(String::from_utf8_lossy(&shown.stdout).contains("\"test.echo.message\" = 4"), "and changes nothing");
+
+    // A countermodel found on A is verified on B (B reads A's artifact).
+    let explore = json!({"capability_id": SEARCH, "input": {"hypotheses": ["commutative"], "target": "associative", "max_order": 2}});
+    let (found, _) = on_a.call("capability.invoke", explore);
+    let verify = json!({"capability_id": VERIFY, "mode": "VERIFY",
+                        "input": {"countermodel": found["check_with"]["certificate_artifact"]}});
+    let (verified, _) = on_b.call("capability.invoke", verify.clone());
+    assert_eq!(verified["assurance"], "VERIFIED", "{verified}");
+    let checker = verified["verification"]["checker_digest"].as_str().unwrap().to_owned();
+
+    // Revoked by an operator on a third machine: refused by both hosts on their next call.
+    let revoked = operator.run(&["checkers", "revoke", &checker]);
+    assert!(revoked.status.success(), "{}", String::from_utf8_lossy(&revoked.stderr));
+    for client in [&mut on_a, &mut on_b] {
+        let (refused, _) = client.call("capability.invoke", verify.clone());
+        assert_ne!(refused["assurance"], "VERIFIED", "{refused}");
+        assert_ne!(refused["verification"]["status"], "VERIFIED", "{refused}");
+    }
+}
+
+#[test]
+fn a_host_killed_mid_write_loses_nothing_acknowledged_and_the_other_keeps_serving() {
+    let store = postgres_database();
+    let (a, b) = (Host::start(&store), Host::start(&store));
+    let (opened, _) =
+        a.client().call("workspace.open", json!({"idempotency_key": "k", "title": "kill", "statement": ""}));
+    let ws = opened["workspace_id"].as_str().unwrap().to_owned();
+    let mut a = a;
+    // Four writers hammer host A, each retrying against the head it last saw;
+    // A is killed while they write.
+    let acknowledged: Vec<Value> = std::thread::scope(|scope| {
+        let writers: Vec<_> = (0..4)
+            .map(|w| {
+                let (addr, ws) = (a.addr.clone(), ws.clone());
+                scope.spawn(move || {
+                    let mut acks = Vec::new();
+                    let Ok(stream_ok) = std::panic::catch_unwind(|| HttpClient::connect(&addr)) else {
+                        return acks;
+                    };
+                    let mut client = stream_ok;
+                    let mut base = "rev-0".to_owned();
+                    for i in 0.. {
+                        let request = json!({"workspace_id": ws, "base_revision": base,
+                            "idempotency_key": format!("w{w}-{i}"), "entries": [finding(&format!("w{w} {i}"))]});
+                        let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            client.call("workspace.write", request)
+                        }));
+                        match answer {
+                            Ok((answer, false)) => {
+                                base = answer["revision_id"].as_str().unwrap().to_owned();
+                                acks.push(answer);
+                            }
+                            Ok((answer, true)) => {
+                                base = answer["diagnostic"]["details"]["current_head"].as_str().unwrap().to_owned();
+                            }
+                            Err(_) => break, // the host is gone
+                        }
+                    }
+                    acks
+                })
+            })
+            .collect();
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        a.child.kill().unwrap();
+        a.child.wait().unwrap();
+        writers.into_iter().flat_map(|t| t.join().unwrap()).collect()
+    });
+    assert!(acknowledged.len() >= 5, "the writers got going before the kill: {}", acknowledged.len());
+    let mut on_b = b.client();
+    for ack in &acknowledged {
+        let revision = ack["revision_id"].as_str().unwrap();
+        let (at, is_error) =
+            on_b.call("workspace.query", json!({"workspace_id": ws, "view": "RESUME", "revision_id": revision}));
+        assert!(!is_error, "acknowledged {revision} is readable on the surviving host: {at}");
+        let artifact = on_b.read_resource(ack["revision_artifact_uri"].as_str().unwrap());
+        assert!(artifact.contains(revision), "{artifact}");
+    }
+    // The survivor keeps serving writes against the head.
+    let (head, _) = on_b.call("workspace.query", json!({"workspace_id": ws, "view": "RESUME"}));
+    let base = head["head_revision_id"].as_str().unwrap();
+    let (next, is_error) = on_b.call(
+        "workspace.write",
+        json!({"workspace_id": ws, "base_revision": base, "idempotency_key": "after", "entries": [finding("after")]}),
+    );
+    assert!(!is_error, "{next}");
+}
+
+fn envelope_of(output: &Output) -> Value {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let line = stderr.lines().last().unwrap_or_default();
+    serde_json::from_str(line).unwrap_or_else(|_| panic!("not an envelope: {stderr}"))
+}
+
+#[test]
+fn bad_store_urls_unreachable_databases_and_newer_schemas_are_typed_start_up_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let serve = |store: &str| {
+        Command::new(BIN)
+            .arg("--data-dir")
+            .arg(dir.path())
+            .args(["--store", store, "serve", "--http", "127.0.0.1:0"])
+            .output()
+            .unwrap()
+    };
+    for bad in ["mysql://root@localhost/db", "postgres://user:pw@host:notaport/db"] {
+        let output = serve(bad);
+        assert_eq!(output.status.code(), Some(3), "{bad}");
+        let envelope = envelope_of(&output);
+        assert_eq!(envelope["error_type"], "validation_error", "{envelope}");
+        assert!(envelope["error"].as_str().unwrap().starts_with("--store:"), "{envelope}");
+        assert!(!envelope["error"].as_str().unwrap().contains("pw"), "the password is never echoed: {envelope}");
+    }
+    // Nothing listens on port 9 of loopback.
+    let output = serve("postgres://jacobian:secret-pw@127.0.0.1:9/none");
+    assert_eq!(output.status.code(), Some(3));
+    let envelope = envelope_of(&output);
+    assert_eq!(envelope["error_type"], "unavailable", "{envelope}");
+    let error = envelope["error"].as_str().unwrap();
+    assert!(error.contains("127.0.0.1:9/none") && !error.contains("secret-pw"), "{envelope}");
+
+    // A database migrated by a newer binary: refused, and left as it was.
+    let store = postgres_database();
+    let operator = Operator::new(&store);
+    let migrated = operator.run(&["migrate"]);
+    assert!(migrated.status.success(), "{}", String::from_utf8_lossy(&migrated.stderr));
+    let report: Value = serde_json::from_slice(&migrated.stdout).unwrap();
+    assert_eq!(report["applied"], json!([jacobian::postgres::SCHEMA_VERSION]));
+    let database = jacobian::postgres::Postgres::connect(&store).unwrap();
+    database
+        .batch_execute("INSERT INTO jacobian_schema (version, description) VALUES (99, 'from the future')")
+        .unwrap();
+    let output = serve(&store);
+    assert_eq!(output.status.code(), Some(3));
+    let envelope = envelope_of(&output);
+    assert_eq!(envelope["error_type"], "schema_too_new", "{envelope}");
+    assert!(envelope["error"].as_str().unwrap().contains("schema version 99"), "{envelope}");
+    let again = operator.run(&["migrate"]);
+    assert_eq!(envelope_of(&again)["error_type"], "schema_too_new");
+    // Every command on that store is refused alike.
+    let untouched = operator.run(&["checkers", "list"]);
+    assert_eq!(untouched.status.code(), Some(3), "the CLI is refused alike");
+}

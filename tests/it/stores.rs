@@ -1,0 +1,300 @@
+//! The store conformance suite: every store trait, run alike against the
+//! embedded SQLite stores and against PostgreSQL (a real server that
+//! scripts/test.sh starts). "Two hosts" are two independently opened
+//! handles on the same database.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use jacobian::digest::Digest;
+use jacobian::episodes::{EpisodeStore, SqliteEpisodes};
+use jacobian::experiments::{ExperimentStore, InvocationRecord, SqliteExperiments, StopReason};
+use jacobian::postgres::Postgres;
+use jacobian::store::{DataDir, StoreError};
+use jacobian::workspace::store::{Appended, Remembered, RevisionRow, SqliteStore, WorkspaceStore};
+use serde_json::json;
+
+use crate::support::postgres_database;
+
+/// One host's view of a backend.
+struct Handle {
+    workspaces: Box<dyn WorkspaceStore>,
+    episodes: Box<dyn EpisodeStore>,
+    experiments: Box<dyn ExperimentStore>,
+    data: DataDir,
+}
+
+/// A backend under test: opens any number of handles on one shared state.
+struct Backend {
+    name: &'static str,
+    dir: tempfile::TempDir,
+    url: Option<String>,
+}
+
+impl Backend {
+    fn both() -> Vec<Backend> {
+        let sqlite = Backend { name: "sqlite", dir: tempfile::tempdir().unwrap(), url: None };
+        let postgres = Backend { name: "postgres", dir: tempfile::tempdir().unwrap(), url: Some(postgres_database()) };
+        vec![sqlite, postgres]
+    }
+
+    /// A handle; `host` names its private directory (the code cache).
+    fn open(&self, host: usize) -> Handle {
+        match &self.url {
+            None => {
+                let database = self.dir.path().join("jacobian.db");
+                Handle {
+                    workspaces: Box::new(SqliteStore::open(&database).unwrap()),
+                    episodes: Box::new(SqliteEpisodes::open(&database).unwrap()),
+                    experiments: Box::new(SqliteExperiments::open(&database).unwrap()),
+                    data: DataDir::open(self.dir.path()).unwrap(),
+                }
+            }
+            Some(url) => {
+                let shared = Postgres::connect(url).unwrap();
+                shared.migrate().unwrap();
+                let private: PathBuf = self.dir.path().join(format!("host-{host}"));
+                Handle {
+                    workspaces: Box::new(shared.clone()),
+                    episodes: Box::new(shared.clone()),
+                    experiments: Box::new(shared.clone()),
+                    data: DataDir::with_objects(&private, Box::new(shared)).unwrap(),
+                }
+            }
+        }
+    }
+
+    /// Overwrite a stored artifact's bytes behind the store's back.
+    fn tamper_artifact(&self, digest: &Digest) {
+        match &self.url {
+            None => std::fs::write(self.dir.path().join(format!("artifacts/{}.json", digest.to_hex())), b"{}").unwrap(),
+            Some(url) => Postgres::connect(url)
+                .unwrap()
+                .batch_execute(&format!("UPDATE objects SET body = '\\x7b7d' WHERE digest = '{}'", digest.to_hex()))
+                .unwrap(),
+        }
+    }
+}
+
+fn row(number: u64, text: &str) -> RevisionRow {
+    RevisionRow { number, request: text.as_bytes().to_vec(), artifact: format!("artifact {text}").into_bytes() }
+}
+
+fn remember(text: &str) -> Remembered {
+    Remembered { payload_digest: Digest::of(text.as_bytes()).to_hex(), response: text.as_bytes().to_vec() }
+}
+
+#[test]
+fn workspace_stores_create_append_conflict_and_remember_alike() {
+    for backend in Backend::both() {
+        let name = backend.name;
+        let store = backend.open(0).workspaces;
+        assert_eq!(store.create("ws-a", &row(0, "open"), "k-open", &remember("opened")).unwrap(), None, "{name}");
+        assert_eq!(
+            store.create("ws-a", &row(0, "open"), "k-open", &remember("again")).unwrap(),
+            Some(remember("opened")),
+            "{name}: a used key answers with the first response"
+        );
+        assert_eq!(store.head("ws-a").unwrap(), Some(0), "{name}");
+        assert_eq!(store.head("ws-none").unwrap(), None, "{name}");
+        assert_eq!(store.append("ws-a", 0, &row(1, "one"), "k1", &remember("r1")).unwrap(), Appended::Done, "{name}");
+        assert_eq!(
+            store.append("ws-a", 0, &row(1, "other"), "k2", &remember("r2")).unwrap(),
+            Appended::Conflict { head: 1 },
+            "{name}: a stale base writes nothing"
+        );
+        assert_eq!(
+            store.append("ws-a", 0, &row(1, "one"), "k1", &remember("r1")).unwrap(),
+            Appended::Remembered(remember("r1")),
+            "{name}: a retried key is answered, not applied"
+        );
+        assert_eq!(
+            store.append("ws-none", 0, &row(1, "x"), "k3", &remember("r3")).unwrap(),
+            Appended::NotFound,
+            "{name}"
+        );
+        assert_eq!(store.remembered("ws-a", "k1").unwrap(), Some(remember("r1")), "{name}");
+        assert_eq!(store.remembered("ws-a", "k2").unwrap(), None, "{name}: the conflicting key stays unused");
+        assert_eq!(store.revisions("ws-a", 0, 5).unwrap(), vec![row(0, "open"), row(1, "one")], "{name}");
+        assert_eq!(store.revisions("ws-a", 1, 1).unwrap(), vec![row(1, "one")], "{name}");
+        // Reopened (a restarted host), everything acknowledged is there.
+        let reopened = backend.open(1).workspaces;
+        assert_eq!(reopened.head("ws-a").unwrap(), Some(1), "{name}");
+        assert_eq!(reopened.remembered("open", "k-open").unwrap(), Some(remember("opened")), "{name}");
+    }
+}
+
+#[test]
+fn racing_writers_on_two_handles_get_exactly_one_winner() {
+    for backend in Backend::both() {
+        let name = backend.name;
+        let hosts: Vec<Arc<Handle>> = (0..2).map(|h| Arc::new(backend.open(h))).collect();
+        hosts[0].workspaces.create("ws-race", &row(0, "open"), "open", &remember("opened")).unwrap();
+        // Eight writers, four per host, all against rev-0.
+        let outcomes: Vec<Appended> = std::thread::scope(|scope| {
+            let tasks: Vec<_> = (0..8)
+                .map(|w| {
+                    let host = hosts[w % 2].clone();
+                    scope.spawn(move || {
+                        let text = format!("writer {w}");
+                        host.workspaces.append("ws-race", 0, &row(1, &text), &format!("key-{w}"), &remember(&text))
+                    })
+                })
+                .collect();
+            tasks.into_iter().map(|t| t.join().unwrap().unwrap()).collect()
+        });
+        let winners = outcomes.iter().filter(|o| **o == Appended::Done).count();
+        let conflicts = outcomes.iter().filter(|o| **o == Appended::Conflict { head: 1 }).count();
+        assert_eq!((winners, conflicts), (1, 7), "{name}: {outcomes:?}");
+        // The same open key raced from both hosts: one creates, the other is answered.
+        let opens: Vec<Option<Remembered>> = std::thread::scope(|scope| {
+            let tasks: Vec<_> = (0..2)
+                .map(|h| {
+                    let host = hosts[h].clone();
+                    scope.spawn(move || host.workspaces.create("ws-twice", &row(0, "o"), "same", &remember("first")))
+                })
+                .collect();
+            tasks.into_iter().map(|t| t.join().unwrap().unwrap()).collect()
+        });
+        assert_eq!(opens.iter().filter(|o| o.is_none()).count(), 1, "{name}: {opens:?}");
+        assert!(opens.iter().flatten().all(|r| *r == remember("first")), "{name}: {opens:?}");
+        assert_eq!(hosts[1].workspaces.revisions("ws-twice", 0, 9).unwrap().len(), 1, "{name}");
+    }
+}
+
+#[test]
+fn episode_stores_keep_bytes_by_digest_idempotently() {
+    for backend in Backend::both() {
+        let name = backend.name;
+        let (a, b) = (backend.open(0), backend.open(1));
+        let body = br#"{"episode":1}"#;
+        let digest = Digest::of(body);
+        a.episodes.put(&digest, "test.cap", body).unwrap();
+        a.episodes.put(&digest, "test.cap", body).unwrap();
+        assert_eq!(b.episodes.get(&digest).unwrap().as_deref(), Some(&body[..]), "{name}: the other host reads it");
+        assert_eq!(b.episodes.get(&Digest::of(b"absent")).unwrap(), None, "{name}");
+    }
+}
+
+fn record(capability: &str, stop: StopReason, fuel: u64) -> InvocationRecord {
+    InvocationRecord {
+        ordinal: 0,
+        capability_id: capability.into(),
+        stop_reason: stop,
+        episode: None,
+        fuel,
+        wall_time_us: 1,
+        logical_bytes: 2,
+        model_visible_bytes: 3,
+        wire_bytes: 4,
+        policy_digest: "sha256:00".into(),
+    }
+}
+
+#[test]
+fn experiment_ordinals_are_unique_across_handles_and_spend_sums() {
+    for backend in Backend::both() {
+        let name = backend.name;
+        let hosts: Vec<Arc<Handle>> = (0..2).map(|h| Arc::new(backend.open(h))).collect();
+        std::thread::scope(|scope| {
+            for w in 0..4 {
+                let host = hosts[w % 2].clone();
+                scope.spawn(move || {
+                    for i in 0..10 {
+                        let stop = if i == 0 { StopReason::Unavailable } else { StopReason::Completed };
+                        host.experiments.append("exp-shared", &record(&format!("cap.{}", w % 2), stop, 5)).unwrap();
+                    }
+                });
+            }
+        });
+        let records = hosts[0].experiments.invocations("exp-shared").unwrap();
+        let ordinals: Vec<u64> = records.iter().map(|r| r.ordinal).collect();
+        assert_eq!(ordinals, (1..=40).collect::<Vec<_>>(), "{name}: one gapless sequence across hosts");
+        assert_eq!(records[0].logical_bytes, 2, "{name}");
+        let spent = hosts[1].experiments.spent("exp-shared").unwrap();
+        // UNAVAILABLE calls never ran: neither their count nor their fuel is spend.
+        assert_eq!(spent.fuel, 36 * 5, "{name}");
+        assert_eq!(spent.invocations.get("cap.0"), Some(&18), "{name}");
+        assert_eq!(spent.invocations.get("cap.1"), Some(&18), "{name}");
+        assert!(hosts[1].experiments.invocations("exp-none").unwrap().is_empty(), "{name}");
+        hosts[0].experiments.put_policy("sha256:p", "policy body").unwrap();
+        hosts[1].experiments.put_policy("sha256:p", "policy body").unwrap();
+        assert_eq!(hosts[1].experiments.policy("sha256:p").unwrap().as_deref(), Some("policy body"), "{name}");
+        assert_eq!(hosts[1].experiments.policy("sha256:q").unwrap(), None, "{name}");
+    }
+}
+
+#[test]
+fn object_stores_are_content_addressed_and_rehashed_on_read() {
+    for backend in Backend::both() {
+        let name = backend.name;
+        let (a, b) = (backend.open(0), backend.open(1));
+        let digest = a.data.put_artifact(&json!({"answer": 42})).unwrap().0;
+        assert_eq!(b.data.read_artifact(&digest).unwrap(), br#"{"answer":42}"#, "{name}: the other host reads it");
+        let component = a.data.put_component(b"\0asm component bytes").unwrap();
+        assert_eq!(b.data.read_component(&component).unwrap(), b"\0asm component bytes", "{name}");
+        let absent = Digest::of(b"never stored");
+        assert!(matches!(b.data.read_artifact(&absent), Err(StoreError::NotFound { .. })), "{name}");
+        backend.tamper_artifact(&digest);
+        assert!(
+            matches!(b.data.read_artifact(&digest), Err(StoreError::DigestMismatch { .. })),
+            "{name}: tampered bytes are refused, not served"
+        );
+        // Install records: one per digest, replaced in place, listed in digest order.
+        let (d1, d2) = (Digest::of(b"one"), Digest::of(b"two"));
+        a.data.put_record(&d2, &json!({"digest": d2.to_string(), "v": 1})).unwrap();
+        a.data.put_record(&d1, &json!({"digest": d1.to_string(), "v": 1})).unwrap();
+        a.data.put_record(&d1, &json!({"digest": d1.to_string(), "v": 2})).unwrap();
+        let records = b.data.records().unwrap();
+        let mut expected = vec![(d1.to_string(), 2), (d2.to_string(), 1)];
+        expected.sort();
+        let got: Vec<(String, i64)> =
+            records.iter().map(|r| (r["digest"].as_str().unwrap().to_owned(), r["v"].as_i64().unwrap())).collect();
+        assert_eq!(got, expected, "{name}");
+    }
+}
+
+#[test]
+fn the_policy_is_created_once_and_every_change_is_seen_by_every_handle() {
+    for backend in Backend::both() {
+        let name = backend.name;
+        let (a, b) = (backend.open(0), backend.open(1));
+        assert_eq!(b.data.read_policy().unwrap(), None, "{name}");
+        a.data.create_policy("first = 1\n").unwrap();
+        b.data.create_policy("second = 2\n").unwrap();
+        assert_eq!(b.data.read_policy().unwrap().as_deref(), Some("first = 1\n"), "{name}: create never overwrites");
+        let before = b.data.policy_stamp();
+        assert!(before.is_some(), "{name}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        a.data.write_policy("third = 3\n").unwrap();
+        assert_ne!(b.data.policy_stamp(), before, "{name}: the other handle sees a new version");
+        assert_eq!(b.data.read_policy().unwrap().as_deref(), Some("third = 3\n"), "{name}");
+    }
+}
+
+/// The private directory of a PostgreSQL-backed host holds no shared state.
+#[test]
+fn a_postgres_host_keeps_only_its_cache_locally() {
+    let url = postgres_database();
+    let dir = tempfile::tempdir().unwrap();
+    let shared = Postgres::connect(&url).unwrap();
+    shared.migrate().unwrap();
+    let data = DataDir::with_objects(dir.path(), Box::new(shared)).unwrap();
+    data.put_artifact(&json!({"shared": true})).unwrap();
+    data.write_policy("x = 1\n").unwrap();
+    let files = walk(dir.path());
+    assert!(files.is_empty(), "only empty cache and scratch directories: {files:?}");
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
