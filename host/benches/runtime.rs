@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use jacobian::contract::InvokeRequest;
 use jacobian::digest::Digest;
 use jacobian::engine::{ArtifactAccess, CallBudgets, CallControl, EngineConfig, Entry, Sandbox};
+use jacobian::runtime::StoreConfig;
 use jacobian::{Runtime, RuntimeConfig};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
@@ -678,10 +679,16 @@ fn resident_kib(pid: u32) -> u64 {
 
 /// `jacobian serve --http 127.0.0.1:0` on `dir`, once it has printed its ready line.
 fn start_http_server(dir: &std::path::Path) -> (std::process::Child, String) {
+    start_host(dir, &[])
+}
+
+/// `jacobian --data-dir DIR ARGS… serve --http 127.0.0.1:0`, once it is ready.
+fn start_host(dir: &std::path::Path, args: &[&str]) -> (std::process::Child, String) {
     use std::io::BufRead as _;
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_jacobian"))
         .arg("--data-dir")
         .arg(dir)
+        .args(args)
         .args(["serve", "--http", "127.0.0.1:0"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
@@ -690,6 +697,107 @@ fn start_http_server(dir: &std::path::Path) -> (std::process::Child, String) {
     let mut line = String::new();
     std::io::BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("ready line");
     (child, line)
+}
+
+/// Several hosts on one store: 16 clients spread over the hosts, each with
+/// its own keep-alive session; invokes of the echo capability, then
+/// sequential workspace writes (one workspace per client). Returns
+/// (invokes/s, writes/s).
+fn hosts_throughput(store: Option<&str>, hosts: usize, tag: &str) -> (f64, f64) {
+    const CLIENTS: usize = 16;
+    let dirs: Vec<tempfile::TempDir> = (0..hosts).map(|_| tempfile::tempdir().expect("temp dir")).collect();
+    let args: Vec<&str> = store.map_or(vec![], |url| vec!["--store", url]);
+    // The echo component, installed once in the shared state.
+    let config = |dir: &std::path::Path| RuntimeConfig {
+        store: store.map_or(StoreConfig::DataDir, |url| StoreConfig::Postgres(url.to_owned())),
+        ..RuntimeConfig::new(dir.to_path_buf())
+    };
+    Runtime::open(config(dirs[0].path())).expect("runtime").install(&echo_bytes(), None).expect("install echo");
+    let mut children = Vec::new();
+    let addrs: Vec<String> = std::thread::scope(|scope| {
+        let starting: Vec<_> = dirs.iter().map(|dir| scope.spawn(|| start_host(dir.path(), &args))).collect();
+        starting
+            .into_iter()
+            .map(|s| {
+                let (child, ready) = s.join().expect("host");
+                children.push(child);
+                ready.trim().trim_start_matches("listening on http://").trim_end_matches("/mcp").to_owned()
+            })
+            .collect()
+    });
+    let echo = json!({"capability_id": "test.echo.message", "input": {"message": "hi"}});
+    let rate = |work: &(dyn Fn(&mut HttpClient, usize) -> usize + Sync)| {
+        let start = Instant::now();
+        let done: usize = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..CLIENTS)
+                .map(|c| {
+                    let addr = &addrs[c % hosts];
+                    scope.spawn(move || work(&mut HttpClient::connect(addr), c))
+                })
+                .collect();
+            workers.into_iter().map(|w| w.join().expect("client")).sum()
+        });
+        done as f64 / start.elapsed().as_secs_f64()
+    };
+    let invokes = rate(&|client, _| {
+        for _ in 0..250 {
+            let (answer, is_error) = client.call("capability.invoke", echo.clone());
+            assert!(!is_error, "{answer}");
+        }
+        250
+    });
+    let writes = rate(&|client, c| {
+        let (opened, _) = client.call(
+            "workspace.open",
+            json!({"idempotency_key": format!("{tag}-{c}"), "title": "bench", "statement": ""}),
+        );
+        let ws = opened["workspace_id"].as_str().expect("workspace").to_owned();
+        for i in 0..100 {
+            let (answer, is_error) = client.call(
+                "workspace.write",
+                json!({"workspace_id": ws, "base_revision": format!("rev-{i}"), "idempotency_key": format!("w{i}"),
+                       "entries": [{"type": "finding", "kind": "CLAIM", "title": format!("finding {i}")}]}),
+            );
+            assert!(!is_error, "{answer}");
+        }
+        100
+    });
+    for mut child in children {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    (invokes, writes)
+}
+
+/// One SQLite host beside one, two and four hosts on one PostgreSQL
+/// ($JACOBIAN_BENCH_POSTGRES or $JACOBIAN_TEST_POSTGRES: a URL whose role may
+/// create databases; scripts/postgres.sh starts a server and prints one).
+fn scaleout_figures() {
+    let Some(admin) =
+        std::env::var("JACOBIAN_BENCH_POSTGRES").or_else(|_| std::env::var("JACOBIAN_TEST_POSTGRES")).ok()
+    else {
+        println!(
+            "scale-out: NOT RUN (set JACOBIAN_BENCH_POSTGRES; scripts/postgres.sh starts a server and prints a URL)"
+        );
+        return;
+    };
+    let (invokes, writes) = hosts_throughput(None, 1, "sqlite");
+    println!("scale-out, 16 HTTP clients: SQLite, 1 host: {invokes:.0} invokes/s, {writes:.0} workspace writes/s");
+    let server = jacobian::postgres::Postgres::connect(&admin).expect("the benchmark PostgreSQL server");
+    for hosts in [1, 2, 4] {
+        let name = format!("jb_{}_{hosts}", std::process::id());
+        server.batch_execute(&format!("DROP DATABASE IF EXISTS {name}")).expect("drop database");
+        server.batch_execute(&format!("CREATE DATABASE {name}")).expect("create database");
+        let url = jacobian::postgres::with_database(&admin, &name);
+        let (pg_invokes, pg_writes) = hosts_throughput(Some(&url), hosts, &name);
+        println!(
+            "scale-out, 16 HTTP clients: PostgreSQL, {hosts} host(s): {pg_invokes:.0} invokes/s ({:.2}x SQLite), \
+             {pg_writes:.0} workspace writes/s ({:.2}x SQLite)",
+            pg_invokes / invokes,
+            pg_writes / writes
+        );
+        server.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).expect("drop database");
+    }
 }
 
 /// `serve --http`: trivial invokes from concurrent clients (one keep-alive
@@ -828,6 +936,9 @@ fn main() {
     }
     if run("workspace") {
         workspace_figures();
+    }
+    if run("scaleout") {
+        scaleout_figures();
     }
     if run("sat") {
         sat_figures();

@@ -236,6 +236,9 @@ pub fn app(runtime: Arc<Runtime>, config: &HttpConfig, shutdown: CancellationTok
     let mut mcp_config = StreamableHttpServerConfig::default().with_allowed_hosts(config.allowed_hosts.clone());
     mcp_config.cancellation_token = shutdown;
     mcp_config.max_request_body_bytes = MAX_BODY_BYTES;
+    // Several hosts on one PostgreSQL store share MCP sessions: a session
+    // reaching a host that never saw it is restored from the store.
+    mcp_config.session_store = runtime.postgres().map(|shared| shared.sessions());
     let names = config.names;
     let factory_runtime = runtime.clone();
     let service = StreamableHttpService::new(

@@ -52,6 +52,27 @@ pub struct JacobianServer {
     tool_router: ToolRouter<Self>,
 }
 
+impl JacobianServer {
+    /// The experiment an invocation without one joins: one per MCP session.
+    /// Over HTTP it is derived from the session id (hashed: the id itself
+    /// is a credential), so a session that continues on another host of the
+    /// same store keeps its experiment; over stdio it is minted per session.
+    fn default_experiment(&self, context: &RequestContext<RoleServer>) -> String {
+        let session = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.headers.get("mcp-session-id"))
+            .and_then(|value| value.to_str().ok());
+        match session {
+            Some(id) => {
+                let digest = crate::digest::Digest::of(format!("jacobian-mcp-session\0{id}").as_bytes());
+                format!("exp-{}", &digest.to_hex()[..32])
+            }
+            None => self.experiment.clone(),
+        }
+    }
+}
+
 /// Cancels the call if the tool handler is dropped before it finished.
 struct CancelOnDrop(Option<CallControl>);
 
@@ -111,7 +132,7 @@ never conclusions.",
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         if request.experiment.is_none() {
-            request.experiment = Some(self.experiment.clone());
+            request.experiment = Some(self.default_experiment(&context));
         }
         let mut control = CallControl::default();
         let mut forwarder = None;

@@ -21,6 +21,10 @@
 //! - Components and artifacts are immutable rows keyed by digest, and readers
 //!   re-hash them ([`crate::store::DataDir`]).
 //!
+//! MCP sessions live here too ([`Postgres::sessions`]): rmcp restores a
+//! session that reaches a host which never saw it, so a load balancer needs
+//! no stickiness.
+//!
 //! Schema versions are applied in order by [`Postgres::migrate`] under an
 //! advisory lock; a database whose schema is newer than this binary is
 //! refused at start.
@@ -30,6 +34,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use rmcp::transport::streamable_http_server::session::store::{SessionState, SessionStore, SessionStoreError};
 use tokio_postgres::NoTls;
 use tokio_postgres::error::SqlState;
 
@@ -41,16 +46,17 @@ use crate::store::{ObjectKind, ObjectStore, PolicyStamp, StoreError};
 use crate::workspace::store::{Appended, Remembered, RevisionRow, StoreFailure, WorkspaceStore};
 
 /// The schema version this binary writes and understands.
-pub const SCHEMA_VERSION: i32 = 1;
+pub const SCHEMA_VERSION: i32 = 2;
 
 /// Connections kept open per host.
 pub const POOL_SIZE: usize = 16;
 
 /// Every schema version, in order: (version, description, SQL).
-const MIGRATIONS: &[(i32, &str, &str)] = &[(
-    1,
-    "workspaces, idempotency, episodes, experiments, objects, install records, policy",
-    "CREATE TABLE workspaces (
+const MIGRATIONS: &[(i32, &str, &str)] = &[
+    (
+        1,
+        "workspaces, idempotency, episodes, experiments, objects, install records, policy",
+        "CREATE TABLE workspaces (
         id TEXT PRIMARY KEY,
         head BIGINT NOT NULL
     );
@@ -106,7 +112,17 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[(
         body TEXT NOT NULL,
         version BIGINT NOT NULL
     );",
-)];
+    ),
+    (
+        2,
+        "MCP sessions shared by every host (a session started on one host continues on another)",
+        "CREATE TABLE mcp_sessions (
+        id TEXT PRIMARY KEY,
+        state TEXT NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL DEFAULT now()
+    );",
+    ),
+];
 
 /// The advisory lock key migrators take (one migration at a time per database).
 const MIGRATION_LOCK: i64 = 0x6a61_636f_6269;
@@ -247,6 +263,12 @@ impl Postgres {
     /// in one transaction under an advisory lock (hosts starting together
     /// migrate once). Refuses a database with a newer schema.
     pub fn migrate(&self) -> Result<MigrationReport, PgOpenError> {
+        self.migrate_to(SCHEMA_VERSION)
+    }
+
+    /// [`Postgres::migrate`], stopping at schema version `up_to` (tests of
+    /// upgrades start from an older schema this way).
+    pub fn migrate_to(&self, up_to: i32) -> Result<MigrationReport, PgOpenError> {
         let pool = self.inner.pool.clone();
         let target = self.inner.target.clone();
         let failed = |e: DbError| PgOpenError::Failed { target: target.clone(), reason: e.to_string() };
@@ -270,7 +292,7 @@ impl Postgres {
                     return Ok((from, None));
                 }
                 let mut applied = Vec::new();
-                for (version, description, sql) in MIGRATIONS.iter().filter(|(v, _, _)| *v > from) {
+                for (version, description, sql) in MIGRATIONS.iter().filter(|(v, _, _)| *v > from && *v <= up_to) {
                     tx.batch_execute(sql).await.map_err(query_error)?;
                     tx.execute(
                         "INSERT INTO jacobian_schema (version, description) VALUES ($1, $2)",
@@ -287,7 +309,10 @@ impl Postgres {
         let target = self.inner.target.clone();
         match applied {
             None => Err(PgOpenError::NewerSchema { target, found: from_version, supported: SCHEMA_VERSION }),
-            Some(applied) => Ok(MigrationReport { target, from_version, schema_version: SCHEMA_VERSION, applied }),
+            Some(applied) => {
+                let schema_version = applied.last().copied().unwrap_or(from_version);
+                Ok(MigrationReport { target, from_version, schema_version, applied })
+            }
         }
     }
 
@@ -316,6 +341,86 @@ impl Postgres {
 
     fn pool(&self) -> Pool {
         self.inner.pool.clone()
+    }
+
+    /// The MCP session store over this database (for `serve --http`).
+    pub fn sessions(&self) -> Arc<dyn SessionStore> {
+        Arc::new(Sessions(self.clone()))
+    }
+
+    /// Run `work` on the store's runtime from async code.
+    async fn run<T: Send + 'static>(
+        &self,
+        work: impl Future<Output = Result<T, DbError>> + Send + 'static,
+    ) -> Result<T, DbError> {
+        self.inner.handle.spawn(work).await.map_err(|e| DbError::Postgres(e.to_string()))?
+    }
+}
+
+/// MCP session state (the client's `initialize` parameters) by session id.
+struct Sessions(Postgres);
+
+#[async_trait::async_trait]
+impl SessionStore for Sessions {
+    async fn load(&self, session_id: &str) -> Result<Option<SessionState>, SessionStoreError> {
+        let (pool, id) = (self.0.pool(), session_id.to_owned());
+        let text: Option<String> = self
+            .0
+            .run(async move {
+                let client = pool.get().await.map_err(pg)?;
+                let row = client
+                    .query_opt("SELECT state FROM mcp_sessions WHERE id = $1", &[&id])
+                    .await
+                    .map_err(query_error)?;
+                Ok(row.map(|row| row.get(0)))
+            })
+            .await?;
+        Ok(text.map(|text| serde_json::from_str(&text)).transpose()?)
+    }
+
+    async fn store(&self, session_id: &str, state: &SessionState) -> Result<(), SessionStoreError> {
+        let (pool, id, text) = (self.0.pool(), session_id.to_owned(), serde_json::to_string(state)?);
+        self.0
+            .run(async move {
+                let client = pool.get().await.map_err(pg)?;
+                client
+                    .execute(
+                        "INSERT INTO mcp_sessions (id, state) VALUES ($1, $2)
+                         ON CONFLICT (id) DO UPDATE SET state = EXCLUDED.state",
+                        &[&id, &text],
+                    )
+                    .await
+                    .map_err(query_error)?;
+                Ok(())
+            })
+            .await?;
+        Ok(())
+    }
+
+    async fn delete(&self, session_id: &str) -> Result<(), SessionStoreError> {
+        let (pool, id) = (self.0.pool(), session_id.to_owned());
+        self.0
+            .run(async move {
+                let client = pool.get().await.map_err(pg)?;
+                client.execute("DELETE FROM mcp_sessions WHERE id = $1", &[&id]).await.map_err(query_error)?;
+                Ok(())
+            })
+            .await?;
+        Ok(())
+    }
+}
+
+/// `url` with its database name replaced by `database` (query parameters kept).
+pub fn with_database(url: &str, database: &str) -> String {
+    let (base, query) = url.split_once('?').map_or((url, None), |(b, q)| (b, Some(q)));
+    let authority_end = base.find("://").map_or(0, |i| i + 3);
+    let server = match base[authority_end..].find('/') {
+        Some(slash) => &base[..authority_end + slash],
+        None => base,
+    };
+    match query {
+        Some(query) => format!("{server}/{database}?{query}"),
+        None => format!("{server}/{database}"),
     }
 }
 

@@ -126,6 +126,8 @@ pub struct Runtime {
     in_flight: std::sync::atomic::AtomicUsize,
     draining: std::sync::atomic::AtomicBool,
     workspaces: Workspaces,
+    /// The shared PostgreSQL store, when one is configured.
+    postgres: Option<crate::postgres::Postgres>,
 }
 
 /// Counts an invocation as in flight while alive.
@@ -148,6 +150,7 @@ impl Runtime {
     /// Open the data directory, install the bundled portfolio (idempotent) and
     /// load every operator-installed component.
     pub fn open(config: RuntimeConfig) -> Result<Self, OpenError> {
+        let mut postgres = None;
         let (data, episodes, experiments, workspace_store): (_, _, _, Box<dyn WorkspaceStore>) = match &config.store {
             StoreConfig::DataDir => {
                 let data = DataDir::open(&config.data_dir)?;
@@ -166,6 +169,7 @@ impl Runtime {
                 let data = DataDir::with_objects(&config.data_dir, Box::new(shared.clone()))?;
                 let episodes = Episodes::new(Box::new(shared.clone()));
                 let experiments = Experiments::new(Box::new(shared.clone()));
+                postgres = Some(shared.clone());
                 (data, episodes, experiments, Box::new(shared))
             }
         };
@@ -255,6 +259,7 @@ impl Runtime {
             in_flight: Default::default(),
             draining: Default::default(),
             workspaces,
+            postgres,
         })
     }
 
@@ -450,7 +455,7 @@ impl Runtime {
                 .with("stop_reason", stop);
                 CapabilityResult::failed(&request.capability_id, request.mode, d)
             }
-            Ok(Ok(())) => self.run_request(request, control),
+            Ok(Ok(())) => self.run_request_under(request, control, &policy),
         };
         // Only calls that ran to an answer or a diagnostic of their own are
         // episodes: budget stops, cancellations and a busy sandbox store nothing.
@@ -556,10 +561,21 @@ impl Runtime {
     /// Run a request without recording it as an episode (the router runs a
     /// checker this way; `reference://catalog` reads the pack this way).
     pub(crate) fn run_request(&self, request: &InvokeRequest, control: &CallControl) -> CapabilityResult {
+        self.run_request_under(request, control, &self.policy())
+    }
+
+    /// [`Runtime::run_request`] under a policy already read for this call
+    /// (one read of the policy version per invocation).
+    fn run_request_under(
+        &self,
+        request: &InvokeRequest,
+        control: &CallControl,
+        policy: &Arc<Policy>,
+    ) -> CapabilityResult {
         if self.catalog.get(&request.capability_id).is_some_and(|e| e.kind == EntryKind::Router) {
-            return self.route_certificate(request, control);
+            return self.route_certificate(request, control, policy);
         }
-        match self.prepare_invoke(request, control) {
+        match self.prepare_invoke(request, control, policy) {
             Ok(call) => match call.entry.kind {
                 EntryKind::Producer => self.run_producer(&call),
                 EntryKind::Verifier | EntryKind::Router => self.run_verifier(&call),
@@ -570,13 +586,17 @@ impl Runtime {
 
     /// `certificate.verify`: find the authorized checker for the certificate's
     /// schema and declared format, and run it.
-    fn route_certificate(&self, request: &InvokeRequest, control: &CallControl) -> CapabilityResult {
+    fn route_certificate(
+        &self,
+        request: &InvokeRequest,
+        control: &CallControl,
+        policy: &Arc<Policy>,
+    ) -> CapabilityResult {
         let id = request.capability_id.as_str();
         let fail = |mode, d: Diagnostic| CapabilityResult::failed(id, mode, d);
         let Some(entry) = self.catalog.get(id) else {
             return fail(request.mode, Diagnostic::new(Code::CapabilityNotFound, Stage::Request, "no router", ""));
         };
-        let policy = self.policy();
         if policy.allowed_modes(&entry.id, &entry.tags, &entry.modes).is_empty() {
             let d = Diagnostic::new(
                 Code::CapabilityPolicyDenied,
@@ -665,7 +685,7 @@ impl Runtime {
             view: None,
             experiment: None,
         };
-        let mut result = self.run_request(&inner, control);
+        let mut result = self.run_request_under(&inner, control, policy);
         result.capability_id = id.to_owned();
         if let Some(Value::Object(output)) = result.output.as_mut() {
             output.insert("routed_to".into(), json!(checker.id));
@@ -704,6 +724,11 @@ impl Runtime {
         result.text = projection.text;
     }
 
+    /// The shared PostgreSQL store, when the runtime was opened on one.
+    pub fn postgres(&self) -> Option<&crate::postgres::Postgres> {
+        self.postgres.as_ref()
+    }
+
     /// The epistemic workspace service.
     pub fn workspaces(&self) -> &Workspaces {
         &self.workspaces
@@ -718,6 +743,7 @@ impl Runtime {
         &'a self,
         request: &'a InvokeRequest,
         control: &CallControl,
+        policy: &Arc<Policy>,
     ) -> Result<Call<'a>, Box<CapabilityResult>> {
         let id = request.capability_id.as_str();
         let fail = |mode, d: Diagnostic| Box::new(CapabilityResult::failed(id, mode, d));
@@ -733,7 +759,6 @@ impl Runtime {
                 .with("path", "capability_id"),
             )
         })?;
-        let policy = self.policy();
         let allowed = policy.allowed_modes(&entry.id, &entry.tags, &entry.modes);
         if allowed.is_empty() {
             return Err(fail(
@@ -830,7 +855,7 @@ impl Runtime {
             references,
             input: &request.input,
             input_digest: Digest::of_json(&request.input),
-            policy,
+            policy: policy.clone(),
             control: control.clone(),
         })
     }

@@ -25,6 +25,19 @@ impl HttpClient {
         client
     }
 
+    /// Continue `session` (an `Mcp-Session-Id`) on another connection,
+    /// possibly to another host, without initializing again.
+    pub fn resume(addr: &str, session: &str) -> HttpClient {
+        let stream = std::net::TcpStream::connect(addr).expect("connect");
+        stream.set_nodelay(true).expect("nodelay");
+        HttpClient { stream: std::io::BufReader::new(stream), addr: addr.to_owned(), session: Some(session.to_owned()) }
+    }
+
+    /// This client's session id, once initialized.
+    pub fn session(&self) -> Option<&str> {
+        self.session.as_deref()
+    }
+
     /// POST one JSON-RPC message; the response body (SSE or JSON), whole.
     pub fn post(&mut self, body: &str) -> String {
         use std::io::{BufRead as _, Read as _, Write as _};

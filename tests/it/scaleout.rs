@@ -147,6 +147,16 @@ fn two_hosts_share_workspaces_artifacts_experiments_and_checker_authority() {
     let ordinals: Vec<u64> =
         accounting["invocations"].as_array().unwrap().iter().map(|r| r["ordinal"].as_u64().unwrap()).collect();
     assert_eq!(ordinals, [1, 2, 3]);
+    // A session started on A continues on B (no stickiness needed): B restores
+    // it from the store, and its default experiment is the same on both.
+    let session = on_a.session().unwrap().to_owned();
+    let (first, _) = on_a.call("capability.invoke", json!({"capability_id": ECHO, "input": {"message": "a"}}));
+    let mut moved = HttpClient::resume(&b.addr, &session);
+    let (second, is_error) = moved.call("capability.invoke", json!({"capability_id": ECHO, "input": {"message": "b"}}));
+    assert!(!is_error, "{second}");
+    let experiment = first["accounting"]["experiment"].as_str().unwrap();
+    assert_eq!(second["accounting"]["experiment"], experiment, "one session, one experiment, two hosts");
+    assert_eq!(second["accounting"]["ordinal"], 2, "{second}");
     // An operator caps the experiment at four echoes: the spend on both hosts counts.
     let policy_file = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(policy_file.path(), "[experiments.max_invocations]\n\"test.echo.message\" = 4\n").unwrap();
@@ -290,7 +300,7 @@ fn bad_store_urls_unreachable_databases_and_newer_schemas_are_typed_start_up_err
     let migrated = operator.run(&["migrate"]);
     assert!(migrated.status.success(), "{}", String::from_utf8_lossy(&migrated.stderr));
     let report: Value = serde_json::from_slice(&migrated.stdout).unwrap();
-    assert_eq!(report["applied"], json!([jacobian::postgres::SCHEMA_VERSION]));
+    assert_eq!(report["applied"], json!((1..=jacobian::postgres::SCHEMA_VERSION).collect::<Vec<_>>()));
     let database = jacobian::postgres::Postgres::connect(&store).unwrap();
     database
         .batch_execute("INSERT INTO jacobian_schema (version, description) VALUES (99, 'from the future')")

@@ -298,3 +298,24 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     }
     files
 }
+
+/// An older schema is upgraded in place: data written under version 1 is
+/// there, unchanged, after `jacobian migrate` applies the later versions.
+#[test]
+fn migrations_upgrade_an_older_schema_in_place() {
+    let url = postgres_database();
+    let old = Postgres::connect(&url).unwrap();
+    let first = old.migrate_to(1).unwrap();
+    assert_eq!((first.from_version, first.schema_version, first.applied.clone()), (0, 1, vec![1]));
+    let store: &dyn WorkspaceStore = &old;
+    store.create("ws-old", &row(0, "open"), "k", &remember("opened")).unwrap();
+    let output = std::process::Command::new(crate::support::BIN).args(["--store", &url, "migrate"]).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let later: Vec<i32> = (2..=jacobian::postgres::SCHEMA_VERSION).collect();
+    assert_eq!(report["from_version"], 1);
+    assert_eq!(report["applied"], json!(later));
+    assert_eq!(report["schema_version"], jacobian::postgres::SCHEMA_VERSION);
+    assert_eq!(store.revisions("ws-old", 0, 0).unwrap(), vec![row(0, "open")]);
+    assert_eq!(store.remembered("open", "k").unwrap(), Some(remember("opened")));
+}

@@ -150,10 +150,5 @@ pub fn postgres_database() -> String {
         .expect("the test PostgreSQL server")
         .batch_execute(&format!("CREATE DATABASE {name}"))
         .expect("create a test database");
-    let (base, query) = admin.split_once('?').map_or((admin.as_str(), None), |(b, q)| (b, Some(q)));
-    let (server, _) = base.rsplit_once('/').filter(|(s, _)| s.contains("//")).unwrap_or((base, ""));
-    match query {
-        Some(query) => format!("{server}/{name}?{query}"),
-        None => format!("{server}/{name}"),
-    }
+    jacobian::postgres::with_database(&admin, &name)
 }
