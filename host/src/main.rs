@@ -28,10 +28,16 @@ struct Cli {
     /// $JACOBIAN_DATA_DIR, else $XDG_DATA_HOME/jacobian, else ~/.local/share/jacobian.
     #[arg(long, global = true)]
     data_dir: Option<PathBuf>,
+    /// Host configuration file (TOML: `data_dir`, `store`). Default: $JACOBIAN_CONFIG, else
+    /// $XDG_CONFIG_HOME/jacobian/jacobian.toml or ~/.config/jacobian/jacobian.toml when present.
+    /// Flags and environment variables win over it.
+    #[arg(long, global = true, env = "JACOBIAN_CONFIG")]
+    config: Option<PathBuf>,
     /// Keep the shared state (workspaces, episodes, experiments, artifacts, components, policy) in this
     /// PostgreSQL database (postgres://USER:PASSWORD@HOST:PORT/DATABASE) instead of the data directory,
     /// so several hosts can serve one deployment. The data directory then holds only this host's
-    /// precompiled-code cache. Default: $JACOBIAN_STORE, else the data directory.
+    /// precompiled-code cache. Default: $JACOBIAN_STORE, else the config file's `store`, else the
+    /// data directory.
     #[arg(long, global = true, env = "JACOBIAN_STORE", hide_env_values = true)]
     store: Option<String>,
     /// Log as JSON lines (to stderr).
@@ -314,6 +320,38 @@ fn from_name<T: serde::de::DeserializeOwned>(name: &str, flag: &str) -> anyhow::
         .with_context(|| format!("--{flag}: unknown value {name}"))
 }
 
+/// The host configuration file: where the data directory and the store are,
+/// so neither has to be on the command line (a store URL carries a password).
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HostConfig {
+    /// The data directory.
+    data_dir: Option<PathBuf>,
+    /// `postgres://…`, as `--store`.
+    store: Option<String>,
+}
+
+impl HostConfig {
+    /// Read the file named by `--config`/`$JACOBIAN_CONFIG` (it must exist), else
+    /// the default location if a file is there, else nothing.
+    fn load(explicit: Option<&std::path::Path>) -> anyhow::Result<HostConfig> {
+        let path = match explicit {
+            Some(path) => path.to_owned(),
+            None => {
+                let base = std::env::var_os("XDG_CONFIG_HOME")
+                    .map(PathBuf::from)
+                    .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")));
+                match base.map(|b| b.join("jacobian/jacobian.toml")).filter(|p| p.exists()) {
+                    Some(path) => path,
+                    None => return Ok(HostConfig::default()),
+                }
+            }
+        };
+        let text = std::fs::read_to_string(&path).with_context(|| format!("config file {}", path.display()))?;
+        toml::from_str(&text).map_err(|e| anyhow::anyhow!("config file {}: {}", path.display(), e.message()))
+    }
+}
+
 fn default_data_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("JACOBIAN_DATA_DIR") {
         return dir.into();
@@ -446,8 +484,15 @@ fn read_file(path: &std::path::Path) -> anyhow::Result<Vec<u8>> {
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
-    let data_dir = cli.data_dir.clone().unwrap_or_else(default_data_dir);
-    let store = store_config(cli.store.as_deref());
+    let config = HostConfig::load(cli.config.as_deref())?;
+    // Flags and environment variables, then the config file, then the defaults.
+    let data_dir = match (cli.data_dir.clone(), std::env::var_os("JACOBIAN_DATA_DIR"), config.data_dir) {
+        (Some(dir), _, _) => dir,
+        (None, Some(dir), _) => dir.into(),
+        (None, None, Some(dir)) => dir,
+        (None, None, None) => default_data_dir(),
+    };
+    let store = store_config(cli.store.as_deref().or(config.store.as_deref()));
     match cli.command {
         Command::Serve {
             underscore_tool_names,

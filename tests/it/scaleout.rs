@@ -316,3 +316,30 @@ fn bad_store_urls_unreachable_databases_and_newer_schemas_are_typed_start_up_err
     let untouched = operator.run(&["checkers", "list"]);
     assert_eq!(untouched.status.code(), Some(3), "the CLI is refused alike");
 }
+
+#[test]
+fn the_config_file_names_the_store_and_flags_win_over_it() {
+    let store = postgres_database();
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("jacobian.toml");
+    let cache = dir.path().join("cache");
+    std::fs::write(&config, format!("data_dir = {:?}\nstore = {store:?}\n", cache.display().to_string())).unwrap();
+    let run = |args: &[&str]| Command::new(BIN).arg("--config").arg(&config).args(args).output().unwrap();
+    let migrated = run(&["migrate"]);
+    assert!(migrated.status.success(), "{}", String::from_utf8_lossy(&migrated.stderr));
+    let shown = run(&["policy", "show"]);
+    assert!(shown.status.success(), "{}", String::from_utf8_lossy(&shown.stderr));
+    assert!(cache.join("cache").is_dir(), "the config file's data_dir holds the code cache");
+    assert!(!cache.join("jacobian.db").exists(), "and no shared state");
+    // A flag wins: --store pointing nowhere is what is tried.
+    let overridden = run(&["--store", "postgres://u:p@127.0.0.1:9/x", "migrate"]);
+    assert_eq!(envelope_of(&overridden)["error_type"], "unavailable");
+    // An unknown key is a validation error naming the file and the key.
+    std::fs::write(&config, "stor = \"postgres://x\"\n").unwrap();
+    let refused = run(&["migrate"]);
+    assert_eq!(refused.status.code(), Some(3));
+    let envelope = envelope_of(&refused);
+    assert_eq!(envelope["error_type"], "validation_error", "{envelope}");
+    let error = envelope["error"].as_str().unwrap();
+    assert!(error.contains("jacobian.toml") && error.contains("stor"), "{envelope}");
+}
