@@ -799,7 +799,7 @@ impl Runtime {
                 .with("path", "mode"),
             ));
         }
-        let budgets = resolve_budgets(&policy, request.budget).map_err(|d| fail(Some(mode), d))?;
+        let budgets = resolve_budgets(policy, request.budget).map_err(|d| fail(Some(mode), d))?;
         let errors: Vec<Value> = entry
             .input_validator
             .iter_errors(&request.input)
