@@ -27,6 +27,6 @@ if [ "$(psql_admin "SELECT 1 FROM pg_database WHERE datname = 'jacobian_test'")"
   psql_admin "CREATE DATABASE jacobian_test OWNER jacobian_test" >&2
 fi
 for db in $(psql_admin "SELECT datname FROM pg_database WHERE datname LIKE 'jt\\_%'"); do
-  psql_admin "DROP DATABASE $db" >&2
+  psql_admin "DROP DATABASE IF EXISTS $db WITH (FORCE)" >&2
 done
 echo "postgres://jacobian_test:jacobian_test@127.0.0.1:${port}/jacobian_test"

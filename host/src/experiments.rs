@@ -123,6 +123,29 @@ pub trait ExperimentStore: Send + Sync {
     fn policy(&self, digest: &str) -> Result<Option<String>, DbError>;
     /// Every record of an experiment, in ordinal order.
     fn invocations(&self, experiment: &str) -> Result<Vec<InvocationRecord>, DbError>;
+    /// Admit one invocation against `budgets` and hold its place until it is
+    /// recorded: atomically over every host sharing the store, which returns
+    /// a reservation id. The default judges the stored spend (no reservation),
+    /// which is exact only for a single process.
+    fn reserve(
+        &self,
+        experiment: &str,
+        capability_id: &str,
+        budgets: &ExperimentBudgets,
+    ) -> Result<Result<Option<String>, (StopReason, String)>, DbError> {
+        let mut spent = self.spent(experiment)?;
+        Ok(judge(&mut spent, capability_id, budgets).map(|()| None))
+    }
+    /// [`ExperimentStore::append`], releasing `reservation` in the same transaction.
+    fn append_reserved(
+        &self,
+        experiment: &str,
+        record: &InvocationRecord,
+        reservation: Option<&str>,
+    ) -> Result<u64, DbError> {
+        let _ = reservation;
+        self.append(experiment, record)
+    }
     /// Whether other hosts write this store too. Then an admission re-reads
     /// the spend every time instead of trusting this process's memory.
     fn shared(&self) -> bool {
@@ -132,16 +155,16 @@ pub trait ExperimentStore: Send + Sync {
 
 /// The experiment service: admission against the operator's budgets, and
 /// records. With a local store the spend is kept in memory per experiment,
-/// loaded on first use; with a shared store it is re-read at every admission
-/// that has a budget to enforce, and this host's admitted-but-unfinished
-/// calls are added to it. Across hosts, calls admitted at the same moment on
-/// different hosts can each take the last place under a cap (at most one
-/// extra call per host); spend and accounting themselves are exact.
+/// loaded on first use. With a shared store an admission that has a budget
+/// to enforce is a reservation in the store ([`ExperimentStore::reserve`]),
+/// made under a per-experiment lock and released when the call is recorded,
+/// so caps are exact across hosts; one with no budget reads nothing.
 pub struct Experiments {
     store: Box<dyn ExperimentStore>,
     spent: Mutex<HashMap<String, Spent>>,
-    /// Shared stores: calls admitted here and not yet recorded, per (experiment, capability).
-    pending: Mutex<HashMap<(String, String), u64>>,
+    /// Shared stores: reservations of calls admitted here and not yet recorded,
+    /// per (experiment, capability) (interchangeable, so any one is released).
+    pending: Mutex<HashMap<(String, String), Vec<String>>>,
     policies: Mutex<std::collections::HashSet<String>>,
 }
 
@@ -183,16 +206,16 @@ impl Experiments {
             if budgets.fuel.is_none() && !budgets.max_invocations.contains_key(capability_id) {
                 return Ok(Ok(()));
             }
-            let mut spent = self.store.spent(experiment)?;
-            let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-            let key = (experiment.to_owned(), capability_id.to_owned());
-            let here = pending.get(&key).copied().unwrap_or(0);
-            *spent.invocations.entry(capability_id.to_owned()).or_default() += here;
-            let verdict = judge(&mut spent, capability_id, budgets);
-            if verdict.is_ok() {
-                *pending.entry(key).or_default() += 1;
-            }
-            return Ok(verdict);
+            return Ok(match self.store.reserve(experiment, capability_id, budgets)? {
+                Ok(reservation) => {
+                    if let Some(id) = reservation {
+                        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+                        pending.entry((experiment.to_owned(), capability_id.to_owned())).or_default().push(id);
+                    }
+                    Ok(())
+                }
+                Err(refusal) => Err(refusal),
+            });
         }
         let mut spent = self.spent.lock().unwrap_or_else(|e| e.into_inner());
         if !spent.contains_key(experiment) {
@@ -209,17 +232,17 @@ impl Experiments {
         let admitted =
             !matches!(record.stop_reason, StopReason::ExperimentFuelSpent | StopReason::InvocationCapReached);
         if admitted && self.store.shared() {
-            let result = self.store.append(experiment, record);
-            // The row (or, for a call that never ran, nothing) now speaks for it.
-            let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-            let key = (experiment.to_owned(), record.capability_id.clone());
-            if let Some(count) = pending.get_mut(&key) {
-                *count = count.saturating_sub(1);
-                if *count == 0 {
+            // The row (or, for a call that never ran, nothing) takes the reservation's place.
+            let reservation = {
+                let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+                let key = (experiment.to_owned(), record.capability_id.clone());
+                let id = pending.get_mut(&key).and_then(Vec::pop);
+                if pending.get(&key).is_some_and(Vec::is_empty) {
                     pending.remove(&key);
                 }
-            }
-            return Ok(result?);
+                id
+            };
+            return Ok(self.store.append_reserved(experiment, record, reservation.as_deref())?);
         }
         if admitted {
             let mut spent = self.spent.lock().unwrap_or_else(|e| e.into_inner());
@@ -262,7 +285,7 @@ impl Experiments {
 }
 
 /// Admit one more invocation of `capability_id` against `spent`, or say why not.
-fn judge(spent: &mut Spent, capability_id: &str, budgets: &ExperimentBudgets) -> Result<(), (StopReason, String)> {
+pub fn judge(spent: &mut Spent, capability_id: &str, budgets: &ExperimentBudgets) -> Result<(), (StopReason, String)> {
     if let Some(limit) = budgets.fuel
         && spent.fuel >= limit
     {

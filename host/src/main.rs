@@ -380,9 +380,11 @@ fn open(data_dir: PathBuf, store: &StoreConfig) -> anyhow::Result<Arc<Runtime>> 
 
 fn open_with(config: RuntimeConfig) -> anyhow::Result<Arc<Runtime>> {
     let dir = config.data_dir.display().to_string();
+    let shared = matches!(config.store, StoreConfig::Postgres(_));
     let runtime = Runtime::open(config).map_err(|e| match e {
         // Typed as they are: a bad --store, an unreachable database, a newer schema.
         OpenError::Postgres(e) => anyhow::Error::new(e),
+        e if shared => Unavailable(format!("--store (PostgreSQL) or data directory {dir}: {e}")).into(),
         e => Unavailable(format!("data directory {dir} (it must exist or be creatable, and be writable): {e}")).into(),
     })?;
     Ok(Arc::new(runtime))
@@ -714,9 +716,17 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Policy { action } => {
-            let runtime = open(data_dir, &store)?;
+            // Without loading components: this is also how a broken policy is repaired.
+            let config = RuntimeConfig { store, ..RuntimeConfig::new(data_dir) };
+            let state = jacobian::runtime::open_state(&config).map_err(|e| match e {
+                OpenError::Postgres(e) => anyhow::Error::new(e),
+                e => Unavailable(e.to_string()).into(),
+            })?;
             match action {
-                PolicyAction::Show => print!("{}", runtime.policy().to_toml()),
+                PolicyAction::Show => match state.read_policy()? {
+                    Some(text) => print!("{text}"),
+                    None => print!("{}", jacobian::policy::Policy::default().to_toml()),
+                },
                 PolicyAction::Set { file } => {
                     let text = if file.as_os_str() == "-" {
                         let mut text = String::new();
@@ -725,7 +735,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     } else {
                         String::from_utf8(read_file(&file)?).context("the policy file is not UTF-8")?
                     };
-                    let policy = runtime.replace_policy(&text)?;
+                    let policy = jacobian::policy::Policy::parse(&text, config.engine.max_memory_bytes)
+                        .with_context(|| format!("policy file {}", file.display()))?;
+                    state.write_policy(&policy.to_toml())?;
                     println!("policy {} is in force", policy.digest());
                 }
             }

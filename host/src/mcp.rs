@@ -109,10 +109,9 @@ capability_id: view SUMMARY (default) to judge fit, CONTRACT for the exact input
 invoking, FULL for output schema and audit metadata."
     )]
     async fn describe(&self, Parameters(request): Parameters<DescribeRequest>) -> Result<CallToolResult, McpError> {
-        Ok(match self.runtime.describe(&request) {
-            Ok(value) => CallToolResult::structured(value),
-            Err(diagnostic) => CallToolResult::structured_error(json!({"diagnostic": diagnostic})),
-        })
+        // Off the async workers: the policy it binds may be read from a database.
+        let runtime = self.runtime.clone();
+        blocking(move || runtime.describe(&request)).await
     }
 
     #[tool(
@@ -237,13 +236,13 @@ RETRACTED or SUPERSEDED card; no warning says nothing about truth)."
     }
 }
 
-/// Run a workspace call on a blocking thread and shape its tool result.
+/// Run a store-touching tool call on a blocking thread and shape its tool result.
 async fn blocking(
     call: impl FnOnce() -> Result<Value, Diagnostic> + Send + 'static,
 ) -> Result<CallToolResult, McpError> {
     let answer = tokio::task::spawn_blocking(call)
         .await
-        .map_err(|e| McpError::internal_error(format!("workspace thread failed: {e}"), None))?;
+        .map_err(|e| McpError::internal_error(format!("tool thread failed: {e}"), None))?;
     Ok(match answer {
         Ok(value) => CallToolResult::structured(value),
         Err(diagnostic) => CallToolResult::structured_error(json!({"diagnostic": diagnostic})),
@@ -263,7 +262,11 @@ impl ServerHandler for JacobianServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let resources = resources::available(&self.runtime)
+        let runtime = self.runtime.clone();
+        let available = tokio::task::spawn_blocking(move || resources::available(&runtime))
+            .await
+            .map_err(|e| McpError::internal_error(format!("resource thread failed: {e}"), None))?;
+        let resources = available
             .into_iter()
             .map(|r| Resource::new(r.uri, r.name).with_description(r.description).with_mime_type(r.mime_type))
             .collect();

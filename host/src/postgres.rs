@@ -35,21 +35,32 @@ use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use rmcp::transport::streamable_http_server::session::store::{SessionState, SessionStore, SessionStoreError};
-use tokio_postgres::NoTls;
 use tokio_postgres::error::SqlState;
+use tokio_postgres::{IsolationLevel, NoTls};
 
 use crate::database::DbError;
 use crate::digest::Digest;
 use crate::episodes::EpisodeStore;
-use crate::experiments::{ExperimentStore, InvocationRecord, RECORD_COLUMNS, Spent, StopReason};
+use crate::experiments::{
+    ExperimentBudgets, ExperimentStore, InvocationRecord, RECORD_COLUMNS, Spent, StopReason, judge,
+};
 use crate::store::{ObjectKind, ObjectStore, PolicyStamp, StoreError};
 use crate::workspace::store::{Appended, Remembered, RevisionRow, StoreFailure, WorkspaceStore};
 
 /// The schema version this binary writes and understands.
-pub const SCHEMA_VERSION: i32 = 2;
+pub const SCHEMA_VERSION: i32 = 3;
 
 /// Connections kept open per host.
 pub const POOL_SIZE: usize = 16;
+
+/// The longest a statement, or a wait for a pooled connection, may take.
+pub const STATEMENT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A reservation of a host that died mid-call stops counting against a cap after this.
+const RESERVATION_TTL_SQL: &str = "interval '1 hour'";
+
+/// A stored MCP session is restored for this long after it was created.
+const SESSION_TTL_SQL: &str = "interval '24 hours'";
 
 /// Every schema version, in order: (version, description, SQL).
 const MIGRATIONS: &[(i32, &str, &str)] = &[
@@ -121,6 +132,17 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         state TEXT NOT NULL,
         created_at TIMESTAMPTZ NOT NULL DEFAULT now()
     );",
+    ),
+    (
+        3,
+        "experiment reservations: a budgeted call holds its place under a cap on every host while it runs",
+        "CREATE TABLE experiment_reservations (
+        id TEXT PRIMARY KEY,
+        experiment TEXT NOT NULL,
+        capability_id TEXT NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL DEFAULT now()
+    );
+    CREATE INDEX experiment_reservations_by_experiment ON experiment_reservations (experiment);",
     ),
 ];
 
@@ -213,6 +235,13 @@ fn query_error(error: tokio_postgres::Error) -> DbError {
     DbError::Postgres(describe(&error))
 }
 
+/// A transaction at READ COMMITTED whatever the role's or database's
+/// default: the row lock and `ON CONFLICT` arguments in the module comment
+/// depend on it (under REPEATABLE READ racing writers would fail instead).
+async fn begin(client: &mut deadpool_postgres::Object) -> Result<deadpool_postgres::Transaction<'_>, DbError> {
+    client.build_transaction().isolation_level(IsolationLevel::ReadCommitted).start().await.map_err(query_error)
+}
+
 impl Postgres {
     /// Parse `url` and connect (one connection is made now, so an unreachable
     /// database is reported at start). Does not migrate.
@@ -220,10 +249,21 @@ impl Postgres {
         if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
             return Err(PgOpenError::InvalidUrl("it must start with postgres:// or postgresql://".into()));
         }
+        // The user info ends at the first '@': a second one would make part of
+        // the password look like the host name, and end up in messages.
+        let authority = url.split_once("://").map_or("", |(_, rest)| rest.split(['/', '?']).next().unwrap_or(""));
+        if authority.matches('@').count() > 1 {
+            return Err(PgOpenError::InvalidUrl("percent-encode '@' in the user name or password as %40".into()));
+        }
         let mut config: tokio_postgres::Config =
             url.parse().map_err(|e: tokio_postgres::Error| PgOpenError::InvalidUrl(describe(&e)))?;
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(Duration::from_secs(5));
+        }
+        // A dead server or a hung query fails the call instead of holding it.
+        config.keepalives(true).keepalives_idle(Duration::from_secs(30)).tcp_user_timeout(Duration::from_secs(30));
+        if config.get_options().is_none() {
+            config.options(format!("-c statement_timeout={}", STATEMENT_TIMEOUT.as_millis()));
         }
         if config.get_application_name().is_none() {
             config.application_name("jacobian");
@@ -238,6 +278,10 @@ impl Postgres {
         let manager = Manager::from_config(config, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
         let pool = Pool::builder(manager)
             .max_size(POOL_SIZE)
+            .runtime(deadpool_postgres::Runtime::Tokio1)
+            .wait_timeout(Some(STATEMENT_TIMEOUT))
+            .create_timeout(Some(Duration::from_secs(10)))
+            .recycle_timeout(Some(Duration::from_secs(5)))
             .build()
             .map_err(|e| PgOpenError::Failed { target: target.clone(), reason: e.to_string() })?;
         let handle = runtime.handle().clone();
@@ -275,7 +319,7 @@ impl Postgres {
         let (from_version, applied) = self
             .block(async move {
                 let mut client = pool.get().await.map_err(pg)?;
-                let tx = client.transaction().await.map_err(query_error)?;
+                let tx = begin(&mut client).await?;
                 tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK]).await.map_err(query_error)?;
                 tx.batch_execute(
                     "CREATE TABLE IF NOT EXISTS jacobian_schema (
@@ -301,6 +345,15 @@ impl Postgres {
                     .await
                     .map_err(query_error)?;
                     applied.push(*version);
+                }
+                if up_to >= 3 {
+                    // Leftovers of hosts that died: expired reservations and sessions.
+                    tx.batch_execute(&format!(
+                        "DELETE FROM experiment_reservations WHERE created_at < now() - {RESERVATION_TTL_SQL};
+                         DELETE FROM mcp_sessions WHERE created_at < now() - {SESSION_TTL_SQL};"
+                    ))
+                    .await
+                    .map_err(query_error)?;
                 }
                 tx.commit().await.map_err(query_error)?;
                 Ok((from, Some(applied)))
@@ -369,7 +422,12 @@ impl SessionStore for Sessions {
             .run(async move {
                 let client = pool.get().await.map_err(pg)?;
                 let row = client
-                    .query_opt("SELECT state FROM mcp_sessions WHERE id = $1", &[&id])
+                    .query_opt(
+                        &format!(
+                            "SELECT state FROM mcp_sessions WHERE id = $1 AND created_at > now() - {SESSION_TTL_SQL}"
+                        ),
+                        &[&id],
+                    )
                     .await
                     .map_err(query_error)?;
                 Ok(row.map(|row| row.get(0)))
@@ -536,6 +594,32 @@ impl ObjectStore for Postgres {
         .map_err(database_error("policy"))
     }
 
+    fn write_policy_if(&self, expected: PolicyStamp, text: &str) -> Result<bool, StoreError> {
+        let (pool, text) = (self.pool(), text.to_owned());
+        let expected = expected.map(|v| v as i64);
+        self.block(async move {
+            let client = pool.get().await.map_err(pg)?;
+            let changed = match expected {
+                Some(version) => client
+                    .execute(
+                        "UPDATE policy SET body = $2, version = version + 1 WHERE id = 1 AND version = $1",
+                        &[&version, &text],
+                    )
+                    .await
+                    .map_err(query_error)?,
+                None => client
+                    .execute(
+                        "INSERT INTO policy (id, body, version) VALUES (1, $1, 1) ON CONFLICT DO NOTHING",
+                        &[&text],
+                    )
+                    .await
+                    .map_err(query_error)?,
+            };
+            Ok(changed == 1)
+        })
+        .map_err(database_error("policy"))
+    }
+
     fn create_policy(&self, text: &str) -> Result<(), StoreError> {
         let (pool, text) = (self.pool(), text.to_owned());
         self.block(async move {
@@ -606,13 +690,7 @@ impl ExperimentStore for Postgres {
                 )
                 .await
                 .map_err(query_error)?;
-            let mut spent = Spent::default();
-            for row in client.query(&statement, &[&experiment]).await.map_err(query_error)? {
-                let (id, count, fuel): (String, i64, i64) = (row.get(0), row.get(1), row.get(2));
-                spent.invocations.insert(id, count as u64);
-                spent.fuel += fuel as u64;
-            }
-            Ok(spent)
+            Ok(spent_of(&client.query(&statement, &[&experiment]).await.map_err(query_error)?))
         })
     }
 
@@ -620,47 +698,96 @@ impl ExperimentStore for Postgres {
         let (pool, experiment, record) = (self.pool(), experiment.to_owned(), record.clone());
         self.block(async move {
             let client = pool.get().await.map_err(pg)?;
-            let statement = client
-                .prepare_cached(
-                    "INSERT INTO experiment_invocations (experiment, ordinal, capability_id, stop_reason, episode,
-                        fuel, wall_time_us, logical_bytes, model_visible_bytes, wire_bytes, policy_digest)
-                     SELECT $1, COALESCE(MAX(ordinal), 0) + 1, $2, $3, $4, $5, $6, $7, $8, $9, $10
-                     FROM experiment_invocations WHERE experiment = $1
-                     RETURNING ordinal",
-                )
-                .await
-                .map_err(query_error)?;
-            let stop = record.stop_reason.to_string();
-            let numbers = [
-                record.fuel as i64,
-                record.wall_time_us as i64,
-                record.logical_bytes as i64,
-                record.model_visible_bytes as i64,
-                record.wire_bytes as i64,
-            ];
+            let statement = client.prepare_cached(INSERT_RECORD).await.map_err(query_error)?;
             // Another host may take the same ordinal first: take the next one.
             let mut attempts = 0;
             loop {
-                let result = client
-                    .query_one(
-                        &statement,
-                        &[
-                            &experiment,
-                            &record.capability_id,
-                            &stop,
-                            &record.episode,
-                            &numbers[0],
-                            &numbers[1],
-                            &numbers[2],
-                            &numbers[3],
-                            &numbers[4],
-                            &record.policy_digest,
-                        ],
-                    )
-                    .await;
-                match result {
-                    Ok(row) => return Ok(row.get::<_, i64>(0) as u64),
+                match insert_record(&client, &statement, &experiment, &record).await {
+                    Ok(ordinal) => return Ok(ordinal),
                     Err(e) if attempts < 64 && e.code() == Some(&SqlState::UNIQUE_VIOLATION) => attempts += 1,
+                    Err(e) => return Err(query_error(e)),
+                }
+            }
+        })
+    }
+
+    fn reserve(
+        &self,
+        experiment: &str,
+        capability_id: &str,
+        budgets: &ExperimentBudgets,
+    ) -> Result<Result<Option<String>, (StopReason, String)>, DbError> {
+        let (pool, experiment, capability) = (self.pool(), experiment.to_owned(), capability_id.to_owned());
+        let budgets = budgets.clone();
+        self.block(async move {
+            let mut client = pool.get().await.map_err(pg)?;
+            let tx = begin(&mut client).await?;
+            // One admission per experiment at a time, on every host.
+            tx.execute("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", &[&experiment])
+                .await
+                .map_err(query_error)?;
+            // One statement, one snapshot: a call is counted as its row or as
+            // its reservation, never neither (they swap in one transaction).
+            let rows = tx
+                .query(
+                    &format!(
+                        "SELECT capability_id, COUNT(*), COALESCE(SUM(fuel), 0)::BIGINT FROM (
+                            SELECT capability_id, fuel FROM experiment_invocations
+                            WHERE experiment = $1 AND stop_reason IN ('COMPLETED', 'FAILED', 'CANCELLED')
+                            UNION ALL
+                            SELECT capability_id, 0 FROM experiment_reservations
+                            WHERE experiment = $1 AND created_at > now() - {RESERVATION_TTL_SQL}
+                         ) spend GROUP BY capability_id"
+                    ),
+                    &[&experiment],
+                )
+                .await
+                .map_err(query_error)?;
+            let mut spent = spent_of(&rows);
+            if let Err(refusal) = judge(&mut spent, &capability, &budgets) {
+                tx.rollback().await.map_err(query_error)?;
+                return Ok(Err(refusal));
+            }
+            let id = uuid::Uuid::new_v4().simple().to_string();
+            tx.execute(
+                "INSERT INTO experiment_reservations (id, experiment, capability_id) VALUES ($1, $2, $3)",
+                &[&id, &experiment, &capability],
+            )
+            .await
+            .map_err(query_error)?;
+            tx.commit().await.map_err(query_error)?;
+            Ok(Ok(Some(id)))
+        })
+    }
+
+    fn append_reserved(
+        &self,
+        experiment: &str,
+        record: &InvocationRecord,
+        reservation: Option<&str>,
+    ) -> Result<u64, DbError> {
+        let Some(reservation) = reservation else { return ExperimentStore::append(self, experiment, record) };
+        let (pool, experiment, record, reservation) =
+            (self.pool(), experiment.to_owned(), record.clone(), reservation.to_owned());
+        self.block(async move {
+            let mut client = pool.get().await.map_err(pg)?;
+            let mut attempts = 0;
+            loop {
+                let tx = begin(&mut client).await?;
+                tx.execute("DELETE FROM experiment_reservations WHERE id = $1", &[&reservation])
+                    .await
+                    .map_err(query_error)?;
+                let statement = tx.prepare_cached(INSERT_RECORD).await.map_err(query_error)?;
+                match insert_record(&tx, &statement, &experiment, &record).await {
+                    Ok(ordinal) => {
+                        tx.commit().await.map_err(query_error)?;
+                        return Ok(ordinal);
+                    }
+                    // Another host took the ordinal: the transaction is void, start again.
+                    Err(e) if attempts < 64 && e.code() == Some(&SqlState::UNIQUE_VIOLATION) => {
+                        tx.rollback().await.map_err(query_error)?;
+                        attempts += 1;
+                    }
                     Err(e) => return Err(query_error(e)),
                 }
             }
@@ -730,6 +857,58 @@ impl ExperimentStore for Postgres {
     }
 }
 
+/// Spend from `(capability_id, count, fuel)` rows.
+fn spent_of(rows: &[tokio_postgres::Row]) -> Spent {
+    let mut spent = Spent::default();
+    for row in rows {
+        let (id, count, fuel): (String, i64, i64) = (row.get(0), row.get(1), row.get(2));
+        spent.invocations.insert(id, count.max(0) as u64);
+        spent.fuel = spent.fuel.saturating_add(fuel.max(0) as u64);
+    }
+    spent
+}
+
+/// An invocation record with the experiment's next ordinal, in one statement.
+const INSERT_RECORD: &str = "INSERT INTO experiment_invocations (experiment, ordinal, capability_id, stop_reason,
+        episode, fuel, wall_time_us, logical_bytes, model_visible_bytes, wire_bytes, policy_digest)
+     SELECT $1, COALESCE(MAX(ordinal), 0) + 1, $2, $3, $4, $5, $6, $7, $8, $9, $10
+     FROM experiment_invocations WHERE experiment = $1
+     RETURNING ordinal";
+
+/// Run [`INSERT_RECORD`] (prepared by the caller, so it is cached per connection).
+async fn insert_record(
+    client: &impl deadpool_postgres::GenericClient,
+    statement: &tokio_postgres::Statement,
+    experiment: &str,
+    record: &InvocationRecord,
+) -> Result<u64, tokio_postgres::Error> {
+    let numbers = [
+        record.fuel as i64,
+        record.wall_time_us as i64,
+        record.logical_bytes as i64,
+        record.model_visible_bytes as i64,
+        record.wire_bytes as i64,
+    ];
+    let row = client
+        .query_one(
+            statement,
+            &[
+                &experiment,
+                &record.capability_id,
+                &record.stop_reason.to_string(),
+                &record.episode,
+                &numbers[0],
+                &numbers[1],
+                &numbers[2],
+                &numbers[3],
+                &numbers[4],
+                &record.policy_digest,
+            ],
+        )
+        .await?;
+    Ok(row.get::<_, i64>(0) as u64)
+}
+
 async fn remembered_in(
     client: &impl deadpool_postgres::GenericClient,
     scope: &str,
@@ -762,7 +941,7 @@ impl WorkspaceStore for Postgres {
         let (revision, remember) = (revision.clone(), remember.clone());
         Ok(self.block(async move {
             let mut client = pool.get().await.map_err(pg)?;
-            let tx = client.transaction().await.map_err(query_error)?;
+            let tx = begin(&mut client).await?;
             // Claim the key first: a concurrent claimer makes this wait for its
             // commit, after which its response is the answer.
             let claimed = tx
@@ -802,7 +981,7 @@ impl WorkspaceStore for Postgres {
         let (revision, remember) = (revision.clone(), remember.clone());
         Ok(self.block(async move {
             let mut client = pool.get().await.map_err(pg)?;
-            let tx = client.transaction().await.map_err(query_error)?;
+            let tx = begin(&mut client).await?;
             // The row lock serializes every writer of this workspace, on every host.
             let head = tx
                 .query_opt("SELECT head FROM workspaces WHERE id = $1 FOR UPDATE", &[&id])

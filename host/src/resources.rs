@@ -150,7 +150,14 @@ pub fn read(runtime: &Runtime, uri: &str) -> Result<ResourceText, Diagnostic> {
         }
         _ if uri.starts_with("artifact://") => {
             let digest = Digest::from_artifact_uri(uri).map_err(|e| not_found(uri, e.to_string()))?;
-            runtime.data().read_artifact(&digest).map(json_text).map_err(|e| not_found(uri, e.to_string()))
+            runtime.data().read_artifact(&digest).map(json_text).map_err(|e| {
+                if e.is_unavailable() {
+                    Diagnostic::new(Code::StorageFailed, Stage::Storage, e.to_string(), "retry the read")
+                        .with("uri", uri.chars().take(200).collect::<String>())
+                } else {
+                    not_found(uri, e.to_string())
+                }
+            })
         }
         _ if uri.starts_with("episode://") => {
             let digest = uri

@@ -33,6 +33,15 @@ use crate::workspace::store::{SqliteStore, WorkspaceStore};
 /// The SQLite database inside the data directory (a fixed name).
 pub const DATABASE_FILE: &str = "jacobian.db";
 
+impl std::fmt::Debug for StoreConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StoreConfig::DataDir => f.write_str("DataDir"),
+            StoreConfig::Postgres(_) => f.write_str("Postgres(<connection string>)"),
+        }
+    }
+}
+
 /// How to open a runtime.
 #[derive(Debug, Clone)]
 pub struct RuntimeConfig {
@@ -48,7 +57,8 @@ pub struct RuntimeConfig {
 
 /// Where a runtime keeps what every host must see alike (components,
 /// artifacts, install records, policy, episodes, experiments, workspaces).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Its `Debug` never shows the connection string (it carries a password).
+#[derive(Clone, Default, PartialEq, Eq)]
 pub enum StoreConfig {
     /// The data directory itself: files and its SQLite database (one host).
     #[default]
@@ -78,6 +88,51 @@ pub enum Portfolio {
     Bundled,
     /// These (name, bytes) instead: an archive's bundled components, for replay.
     Given(Vec<(String, Vec<u8>)>),
+}
+
+/// Every store a runtime uses, opened as `config.store` says.
+struct Stores {
+    data: DataDir,
+    episodes: Episodes,
+    experiments: Experiments,
+    workspaces: Box<dyn WorkspaceStore>,
+    postgres: Option<crate::postgres::Postgres>,
+}
+
+fn open_stores(config: &RuntimeConfig) -> Result<Stores, OpenError> {
+    Ok(match &config.store {
+        StoreConfig::DataDir => {
+            let data = DataDir::open(&config.data_dir)?;
+            let database = data.path().join(DATABASE_FILE);
+            Stores {
+                episodes: Episodes::new(Box::new(SqliteEpisodes::open(&database)?)),
+                experiments: Experiments::new(Box::new(SqliteExperiments::open(&database)?)),
+                workspaces: Box::new(SqliteStore::open(&database).map_err(|e| e.0)?),
+                data,
+                postgres: None,
+            }
+        }
+        StoreConfig::Postgres(url) => {
+            let shared = crate::postgres::Postgres::connect(url)?;
+            let report = shared.migrate()?;
+            if !report.applied.is_empty() {
+                tracing::info!(target = %report.target, applied = ?report.applied, "database schema migrated");
+            }
+            Stores {
+                data: DataDir::with_objects(&config.data_dir, Box::new(shared.clone()))?,
+                episodes: Episodes::new(Box::new(shared.clone())),
+                experiments: Experiments::new(Box::new(shared.clone())),
+                workspaces: Box::new(shared.clone()),
+                postgres: Some(shared),
+            }
+        }
+    })
+}
+
+/// The shared state alone, without loading any component: what operator
+/// commands that must work on a broken deployment (`jacobian policy`) use.
+pub fn open_state(config: &RuntimeConfig) -> Result<DataDir, OpenError> {
+    Ok(open_stores(config)?.data)
 }
 
 /// A runtime that could not start.
@@ -150,29 +205,7 @@ impl Runtime {
     /// Open the data directory, install the bundled portfolio (idempotent) and
     /// load every operator-installed component.
     pub fn open(config: RuntimeConfig) -> Result<Self, OpenError> {
-        let mut postgres = None;
-        let (data, episodes, experiments, workspace_store): (_, _, _, Box<dyn WorkspaceStore>) = match &config.store {
-            StoreConfig::DataDir => {
-                let data = DataDir::open(&config.data_dir)?;
-                let database = data.path().join(DATABASE_FILE);
-                let episodes = Episodes::new(Box::new(SqliteEpisodes::open(&database)?));
-                let experiments = Experiments::new(Box::new(SqliteExperiments::open(&database)?));
-                let workspaces = SqliteStore::open(&database).map_err(|e| e.0)?;
-                (data, episodes, experiments, Box::new(workspaces))
-            }
-            StoreConfig::Postgres(url) => {
-                let shared = crate::postgres::Postgres::connect(url)?;
-                let report = shared.migrate()?;
-                if !report.applied.is_empty() {
-                    tracing::info!(target = %report.target, applied = ?report.applied, "database schema migrated");
-                }
-                let data = DataDir::with_objects(&config.data_dir, Box::new(shared.clone()))?;
-                let episodes = Episodes::new(Box::new(shared.clone()));
-                let experiments = Experiments::new(Box::new(shared.clone()));
-                postgres = Some(shared.clone());
-                (data, episodes, experiments, Box::new(shared))
-            }
-        };
+        let Stores { data, episodes, experiments, workspaces: workspace_store, postgres } = open_stores(&config)?;
         let sandbox = Sandbox::new(config.engine).map_err(|e| OpenError::Engine(format!("{e:#}")))?;
         let ceiling = sandbox.config().max_memory_bytes;
         // Hosts starting together: the first writes the default, all read the same.
@@ -315,49 +348,58 @@ impl Runtime {
 
     /// The operator policy in force, re-read whenever its stored version changes
     /// (the file's modification time, or the PostgreSQL version column).
+    /// The stamp is read outside the lock, so a slow store never serializes calls.
     pub fn policy(&self) -> Arc<Policy> {
-        let mut guard = self.policy.lock().unwrap_or_else(|e| e.into_inner());
-        let modified = self.data.policy_stamp();
-        if modified != guard.0 {
-            // A policy file that became unreadable or invalid denies every
-            // checker rather than keeping stale authority.
-            let fresh = self
-                .data
-                .read_policy()
-                .ok()
-                .flatten()
-                .and_then(|text| Policy::parse(&text, self.sandbox.config().max_memory_bytes).ok())
-                .unwrap_or_else(|| {
-                    let mut deny = (*guard.1).clone();
-                    deny.checkers.authorize_bundled = false;
-                    deny.checkers.authorized.clear();
-                    deny
-                });
-            *guard = (modified, Arc::new(fresh));
+        let stamp = self.data.policy_stamp();
+        {
+            let guard = self.policy.lock().unwrap_or_else(|e| e.into_inner());
+            if stamp.is_some() && stamp == guard.0 {
+                return guard.1.clone();
+            }
         }
+        let fresh = self
+            .data
+            .read_policy()
+            .ok()
+            .flatten()
+            .and_then(|text| Policy::parse(&text, self.sandbox.config().max_memory_bytes).ok());
+        let mut guard = self.policy.lock().unwrap_or_else(|e| e.into_inner());
+        *guard = match fresh {
+            Some(policy) => (stamp, Arc::new(policy)),
+            None => {
+                // A policy that became unreadable or invalid denies every
+                // checker rather than keeping stale authority, and is read
+                // again on the next call (no stamp is cached), so a store
+                // that recovers restores it.
+                let mut deny = (*guard.1).clone();
+                deny.checkers.authorize_bundled = false;
+                deny.checkers.authorized.clear();
+                (None, Arc::new(deny))
+            }
+        };
         guard.1.clone()
     }
 
-    /// Change the stored policy (operator only: the CLI calls this).
-    /// Starts from the stored policy as it is now (another host may have changed it).
-    pub fn update_policy(&self, change: impl FnOnce(&mut Policy)) -> Result<Policy, StoreError> {
-        let mut policy = (*self.policy()).clone();
-        change(&mut policy);
-        self.store_policy(policy)
-    }
-
-    /// Replace the stored policy with `text` after validating it (operator
-    /// only: `jacobian policy set`). An invalid text changes nothing.
-    pub fn replace_policy(&self, text: &str) -> Result<Policy, OpenError> {
-        let policy = Policy::parse(text, self.sandbox.config().max_memory_bytes)?;
-        Ok(self.store_policy(policy)?)
-    }
-
-    fn store_policy(&self, policy: Policy) -> Result<Policy, StoreError> {
-        let mut guard = self.policy.lock().unwrap_or_else(|e| e.into_inner());
-        self.data.write_policy(&policy.to_toml())?;
-        *guard = (self.data.policy_stamp(), Arc::new(policy.clone()));
-        Ok(policy)
+    /// Change the stored policy (operator only: the CLI calls this): read it
+    /// as stored now, change it, and write it back only if nobody wrote in
+    /// between (compare-and-set on its stamp), else start again, so two
+    /// operators' changes (a revocation here, an authorization there) both land.
+    pub fn update_policy(&self, change: impl Fn(&mut Policy)) -> Result<Policy, OpenError> {
+        let ceiling = self.sandbox.config().max_memory_bytes;
+        for _ in 0..16 {
+            let stamp = self.data.policy_stamp();
+            let mut policy = match self.data.read_policy()? {
+                Some(text) => Policy::parse(&text, ceiling)?,
+                None => Policy::default(),
+            };
+            change(&mut policy);
+            if self.data.write_policy_if(stamp, &policy.to_toml())? {
+                let mut guard = self.policy.lock().unwrap_or_else(|e| e.into_inner());
+                *guard = (None, Arc::new(policy.clone()));
+                return Ok(policy);
+            }
+        }
+        Err(OpenError::Engine("the policy kept changing under this update; try again".into()))
     }
 
     /// What discovery binds: profile, policy digest, checker authorization.
@@ -625,20 +667,19 @@ impl Runtime {
             return fail(mode, d);
         }
         let uri = request.input["certificate"].as_str().unwrap_or_default().to_owned();
-        let envelope: Value = match Digest::from_artifact_uri(&uri)
-            .map_err(|e| e.to_string())
-            .and_then(|d| self.data.read_artifact(&d).map_err(|e| e.to_string()))
-            .and_then(|bytes| serde_json::from_slice(&bytes).map_err(|e| e.to_string()))
+        let read = Digest::from_artifact_uri(&uri).map_err(|e| (Code::ArtifactNotFound, e.to_string())).and_then(|d| {
+            self.data.read_artifact(&d).map_err(|e| {
+                let code = if e.is_unavailable() { Code::StorageFailed } else { Code::ArtifactNotFound };
+                (code, e.to_string())
+            })
+        });
+        let envelope: Value = match read
+            .and_then(|bytes| serde_json::from_slice(&bytes).map_err(|e| (Code::ArtifactNotFound, e.to_string())))
         {
             Ok(envelope) => envelope,
-            Err(message) => {
-                let d = Diagnostic::new(
-                    Code::ArtifactNotFound,
-                    Stage::Validation,
-                    message,
-                    "pass a certificate URI from a result",
-                )
-                .with("path", "input.certificate");
+            Err((code, message)) => {
+                let d = Diagnostic::new(code, Stage::Validation, message, "pass a certificate URI from a result")
+                    .with("path", "input.certificate");
                 return fail(mode, d);
             }
         };
@@ -835,7 +876,14 @@ impl Runtime {
                 )
             };
             let digest = Digest::from_artifact_uri(&uri).map_err(|e| not_found(e.to_string()))?;
-            let bytes = self.data.read_artifact(&digest).map_err(|e| not_found(e.to_string()))?;
+            let bytes = self.data.read_artifact(&digest).map_err(|e| {
+                if e.is_unavailable() {
+                    let d = Diagnostic::new(Code::StorageFailed, Stage::Storage, e.to_string(), "retry the call");
+                    fail(Some(mode), d.with("path", &path))
+                } else {
+                    not_found(e.to_string())
+                }
+            })?;
             access.allow(&digest, Arc::new(bytes));
             references.push(uri);
         }

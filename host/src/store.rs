@@ -40,6 +40,14 @@ pub enum StoreError {
     Database { what: String, source: crate::database::DbError },
 }
 
+impl StoreError {
+    /// Whether the store itself failed (I/O, database), as opposed to
+    /// something missing or corrupt: the caller should say STORAGE_FAILED.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(self, StoreError::Open { .. } | StoreError::Io { .. } | StoreError::Database { .. })
+    }
+}
+
 /// What the shared store keeps by digest. Both kinds are immutable: a digest
 /// names one byte string forever.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,6 +90,9 @@ pub trait ObjectStore: Send + Sync {
     fn read_policy(&self) -> Result<Option<String>, StoreError>;
     /// Replace the policy text.
     fn write_policy(&self, text: &str) -> Result<(), StoreError>;
+    /// Replace the policy text only if its stamp is still `expected`
+    /// (compare-and-set); `false` when another writer came first.
+    fn write_policy_if(&self, expected: PolicyStamp, text: &str) -> Result<bool, StoreError>;
     /// Write the policy text only if there is none yet (several hosts may start at once).
     fn create_policy(&self, text: &str) -> Result<(), StoreError>;
     /// The current policy version (cheap: asked before every use of the policy).
@@ -198,6 +209,11 @@ impl DataDir {
         self.objects.write_policy(text)
     }
 
+    /// Replace the policy only if its stamp is still `expected`.
+    pub fn write_policy_if(&self, expected: PolicyStamp, text: &str) -> Result<bool, StoreError> {
+        self.objects.write_policy_if(expected, text)
+    }
+
     /// Write the policy only if there is none yet.
     pub fn create_policy(&self, text: &str) -> Result<(), StoreError> {
         self.objects.create_policy(text)
@@ -288,6 +304,14 @@ impl ObjectStore for FileObjects {
 
     fn write_policy(&self, text: &str) -> Result<(), StoreError> {
         write_replace(&self.root, POLICY_FILE, text.as_bytes())
+    }
+
+    fn write_policy_if(&self, expected: PolicyStamp, text: &str) -> Result<bool, StoreError> {
+        // One machine, operator commands only: a check, then the atomic rename.
+        if self.policy_stamp() != expected {
+            return Ok(false);
+        }
+        self.write_policy(text).map(|()| true)
     }
 
     fn create_policy(&self, text: &str) -> Result<(), StoreError> {

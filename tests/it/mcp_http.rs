@@ -17,6 +17,8 @@ impl HttpClient {
     pub fn connect(addr: &str) -> HttpClient {
         let stream = std::net::TcpStream::connect(addr).expect("connect");
         stream.set_nodelay(true).expect("nodelay");
+        // A stuck server fails the caller instead of hanging it.
+        stream.set_read_timeout(Some(std::time::Duration::from_secs(120))).expect("read timeout");
         let mut client = HttpClient { stream: std::io::BufReader::new(stream), addr: addr.to_owned(), session: None };
         let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw-http", "version": "0"}}});
@@ -30,6 +32,7 @@ impl HttpClient {
     pub fn resume(addr: &str, session: &str) -> HttpClient {
         let stream = std::net::TcpStream::connect(addr).expect("connect");
         stream.set_nodelay(true).expect("nodelay");
+        stream.set_read_timeout(Some(std::time::Duration::from_secs(120))).expect("read timeout");
         HttpClient { stream: std::io::BufReader::new(stream), addr: addr.to_owned(), session: Some(session.to_owned()) }
     }
 

@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use jacobian::digest::Digest;
 use jacobian::episodes::{EpisodeStore, SqliteEpisodes};
-use jacobian::experiments::{ExperimentStore, InvocationRecord, SqliteExperiments, StopReason};
+use jacobian::experiments::{
+    ExperimentBudgets, ExperimentStore, Experiments, InvocationRecord, SqliteExperiments, StopReason,
+};
 use jacobian::postgres::Postgres;
 use jacobian::store::{DataDir, StoreError};
 use jacobian::workspace::store::{Appended, Remembered, RevisionRow, SqliteStore, WorkspaceStore};
@@ -61,6 +63,25 @@ impl Backend {
                     data: DataDir::with_objects(&private, Box::new(shared)).unwrap(),
                 }
             }
+        }
+    }
+
+    /// The experiment service of `hosts` hosts. The SQLite store serves one
+    /// process, so its "hosts" are one service; PostgreSQL gets one per host.
+    fn experiment_services(&self, hosts: usize) -> Vec<Arc<Experiments>> {
+        match &self.url {
+            None => {
+                let database = self.dir.path().join("jacobian.db");
+                let one = Arc::new(Experiments::new(Box::new(SqliteExperiments::open(&database).unwrap())));
+                vec![one; hosts]
+            }
+            Some(url) => (0..hosts)
+                .map(|_| {
+                    let shared = Postgres::connect(url).unwrap();
+                    shared.migrate().unwrap();
+                    Arc::new(Experiments::new(Box::new(shared)))
+                })
+                .collect(),
         }
     }
 
@@ -318,4 +339,75 @@ fn migrations_upgrade_an_older_schema_in_place() {
     assert_eq!(report["schema_version"], jacobian::postgres::SCHEMA_VERSION);
     assert_eq!(store.revisions("ws-old", 0, 0).unwrap(), vec![row(0, "open")]);
     assert_eq!(store.remembered("open", "k").unwrap(), Some(remember("opened")));
+}
+
+#[test]
+fn experiment_caps_hold_across_hosts_while_calls_run() {
+    for backend in Backend::both() {
+        let name = backend.name;
+        let hosts = backend.experiment_services(2);
+        let budgets = ExperimentBudgets { fuel: None, max_invocations: [("cap.x".to_owned(), 5)].into() };
+        // Sixteen calls admitted at once over two hosts, none finished yet.
+        let admitted: Vec<usize> = std::thread::scope(|scope| {
+            let tasks: Vec<_> = (0..16)
+                .map(|i| {
+                    let (host, budgets) = (hosts[i % 2].clone(), &budgets);
+                    scope.spawn(move || (i % 2, host.admit("exp-cap", "cap.x", budgets).unwrap().is_ok()))
+                })
+                .collect();
+            let mut per_host = vec![0; 2];
+            for task in tasks {
+                let (host, ok) = task.join().unwrap();
+                per_host[host] += usize::from(ok);
+            }
+            per_host
+        });
+        assert_eq!(admitted.iter().sum::<usize>(), 5, "{name}: exactly the cap runs at once: {admitted:?}");
+        // A capability without a cap is not limited.
+        for _ in 0..8 {
+            assert!(hosts[0].admit("exp-cap", "cap.free", &budgets).unwrap().is_ok(), "{name}");
+            hosts[0].record("exp-cap", &record("cap.free", StopReason::Completed, 1)).unwrap();
+        }
+        // One call that never ran gives its place back; the others finish.
+        let giver = if admitted[0] > 0 { 0 } else { 1 };
+        hosts[giver].record("exp-cap", &record("cap.x", StopReason::Unavailable, 0)).unwrap();
+        for (host, count) in admitted.iter().enumerate() {
+            let finished = if host == giver { count - 1 } else { *count };
+            for _ in 0..finished {
+                hosts[host].record("exp-cap", &record("cap.x", StopReason::Completed, 1)).unwrap();
+            }
+        }
+        let other = 1 - giver;
+        assert!(hosts[other].admit("exp-cap", "cap.x", &budgets).unwrap().is_ok(), "{name}: the freed place");
+        let refused = hosts[giver].admit("exp-cap", "cap.x", &budgets).unwrap();
+        assert_eq!(refused.map_err(|(stop, _)| stop), Err(StopReason::InvocationCapReached), "{name}");
+    }
+}
+
+#[test]
+fn hosts_starting_together_migrate_once_and_agree_on_one_policy() {
+    let url = postgres_database();
+    let dir = tempfile::tempdir().unwrap();
+    let applied: Vec<Vec<i32>> = std::thread::scope(|scope| {
+        let tasks: Vec<_> =
+            (0..4).map(|_| scope.spawn(|| Postgres::connect(&url).unwrap().migrate().unwrap().applied)).collect();
+        tasks.into_iter().map(|t| t.join().unwrap()).collect()
+    });
+    let all: Vec<i32> = (1..=jacobian::postgres::SCHEMA_VERSION).collect();
+    assert_eq!(applied.iter().filter(|a| **a == all).count(), 1, "one host migrates: {applied:?}");
+    assert_eq!(applied.iter().filter(|a| a.is_empty()).count(), 3, "{applied:?}");
+    let policies: Vec<String> = std::thread::scope(|scope| {
+        let tasks: Vec<_> = (0..4)
+            .map(|i| {
+                let (url, private) = (&url, dir.path().join(format!("host-{i}")));
+                scope.spawn(move || {
+                    let data = DataDir::with_objects(&private, Box::new(Postgres::connect(url).unwrap())).unwrap();
+                    data.create_policy(&format!("written_by = {i}\n")).unwrap();
+                    data.read_policy().unwrap().unwrap()
+                })
+            })
+            .collect();
+        tasks.into_iter().map(|t| t.join().unwrap()).collect()
+    });
+    assert!(policies.iter().all(|p| *p == policies[0]), "every host reads the one policy: {policies:?}");
 }

@@ -135,13 +135,14 @@ impl Workspaces {
             artifact: artifact_bytes.clone(),
         };
         let remember = Remembered { payload_digest: payload.clone(), response: canonical_json(&response) };
+        // The artifact first: once the revision commits, any host may hand out its URI.
+        data.put_canonical(&artifact_bytes)
+            .map_err(|e| Diagnostic::new(Code::StorageFailed, Stage::Storage, e.to_string(), "retry"))?;
         if let Some(earlier) =
             self.store.create(&workspace_id, &row, &request.idempotency_key, &remember).map_err(storage)?
         {
             return replay(earlier, &payload, "workspace.open");
         }
-        data.put_canonical(&artifact_bytes)
-            .map_err(|e| Diagnostic::new(Code::StorageFailed, Stage::Storage, e.to_string(), "retry"))?;
         self.cache_put(&workspace_id, Arc::new(state));
         Ok(response)
     }
@@ -194,10 +195,13 @@ impl Workspaces {
             artifact: artifact_bytes.clone(),
         };
         let remember = Remembered { payload_digest: payload.clone(), response: canonical_json(&response) };
+        // The artifact first (content-addressed, so a write that then loses the
+        // race leaves only an unreferenced copy): a committed revision's URI
+        // always resolves, on every host, even if this process dies next.
+        data.put_canonical(&artifact_bytes)
+            .map_err(|e| Diagnostic::new(Code::StorageFailed, Stage::Storage, e.to_string(), "retry"))?;
         match self.store.append(ws, base, &row, &request.idempotency_key, &remember).map_err(storage)? {
             Appended::Done => {
-                data.put_canonical(&artifact_bytes)
-                    .map_err(|e| Diagnostic::new(Code::StorageFailed, Stage::Storage, e.to_string(), "retry"))?;
                 self.cache_put(ws, Arc::new(next));
                 Ok(response)
             }
