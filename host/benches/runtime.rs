@@ -664,8 +664,7 @@ fn mcp_pipelined(dir: &std::path::Path, n: usize, window: usize) -> f64 {
     n as f64 / elapsed.as_secs_f64()
 }
 
-/// One keep-alive HTTP/1.1 connection speaking MCP streamable HTTP (a session
-/// per connection), just enough of the protocol for load figures.
+/// Resident memory of a process, KiB.
 fn resident_kib(pid: u32) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()

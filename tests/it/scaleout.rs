@@ -158,6 +158,19 @@ fn two_hosts_share_workspaces_artifacts_experiments_and_checker_authority() {
     let experiment = first["accounting"]["experiment"].as_str().unwrap();
     assert_eq!(second["accounting"]["experiment"], experiment, "one session, one experiment, two hosts");
     assert_eq!(second["accounting"]["ordinal"], 2, "{second}");
+    // The experiment, run on two hosts, archives from a third machine and
+    // replays offline byte for byte.
+    let pack = tempfile::tempdir().unwrap();
+    let pack_file = pack.path().join("pack.json");
+    let archived = operator.run(&["archive", "exp-two-hosts", "--out", pack_file.to_str().unwrap()]);
+    assert!(archived.status.success(), "{}", String::from_utf8_lossy(&archived.stderr));
+    let replayed = Command::new(BIN).arg("replay").arg(&pack_file).output().unwrap();
+    assert!(
+        replayed.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&replayed.stdout),
+        String::from_utf8_lossy(&replayed.stderr)
+    );
     // An operator caps the experiment at four echoes: the spend on both hosts counts.
     let policy_file = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(policy_file.path(), "[experiments.max_invocations]\n\"test.echo.message\" = 4\n").unwrap();
