@@ -498,8 +498,30 @@ fn database_error(what: impl Into<String>) -> impl FnOnce(DbError) -> StoreError
     move |source| StoreError::Database { what, source }
 }
 
+impl Postgres {
+    /// Whether an object is stored (without fetching it).
+    fn contains(&self, kind: ObjectKind, digest: &Digest) -> Result<bool, StoreError> {
+        let (pool, hex) = (self.pool(), digest.to_hex());
+        self.block(async move {
+            let client = pool.get().await.map_err(pg)?;
+            let row = client
+                .query_opt("SELECT 1 FROM objects WHERE kind = $1 AND digest = $2", &[&kind.as_str(), &hex])
+                .await
+                .map_err(query_error)?;
+            Ok(row.is_some())
+        })
+        .map_err(database_error(format!("{} {digest}", kind.as_str())))
+    }
+}
+
 impl ObjectStore for Postgres {
     fn put(&self, kind: ObjectKind, digest: &Digest, bytes: &[u8]) -> Result<(), StoreError> {
+        // Every host re-stores the bundled components at start: a component
+        // already there (the usual case) is not sent again. Artifacts are
+        // small and mostly new, so they go straight to the insert.
+        if kind == ObjectKind::Component && self.contains(kind, digest)? {
+            return Ok(());
+        }
         let (pool, hex, body) = (self.pool(), digest.to_hex(), bytes.to_vec());
         self.block(async move {
             let client = pool.get().await.map_err(pg)?;

@@ -11,6 +11,17 @@ use serde_json::{Value, json};
 
 use crate::support::BIN;
 
+/// The address a `serve --http` child prints in its ready line (its stdout is piped).
+pub fn ready_addr(child: &mut Child) -> String {
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("piped stdout")).read_line(&mut line).expect("ready line");
+    line.trim()
+        .strip_prefix("listening on http://")
+        .and_then(|rest| rest.strip_suffix("/mcp"))
+        .unwrap_or_else(|| panic!("the server did not start: {line:?}"))
+        .to_owned()
+}
+
 /// A running `jacobian serve --http 127.0.0.1:0`, killed on drop.
 struct Server {
     child: Child,
@@ -37,14 +48,7 @@ impl Server {
             }
         }
         let mut child = command.spawn().expect("spawn jacobian serve --http");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).expect("ready line");
-        let addr = line
-            .trim()
-            .strip_prefix("listening on http://")
-            .and_then(|rest| rest.strip_suffix("/mcp"))
-            .unwrap_or_else(|| panic!("unexpected ready line {line:?}"))
-            .to_owned();
+        let addr = ready_addr(&mut child);
         Server { child, addr }
     }
 

@@ -1,7 +1,6 @@
 //! Several `jacobian serve --http` hosts sharing one PostgreSQL store: real
 //! processes on loopback, a real PostgreSQL server (scripts/test.sh starts it).
 
-use std::io::BufRead as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
@@ -32,14 +31,7 @@ impl Host {
             .stderr(Stdio::inherit())
             .spawn()
             .expect("spawn jacobian serve --http");
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).expect("ready line");
-        let addr = line
-            .trim()
-            .strip_prefix("listening on http://")
-            .and_then(|rest| rest.strip_suffix("/mcp"))
-            .unwrap_or_else(|| panic!("host did not start: {line:?}"))
-            .to_owned();
+        let addr = crate::http::ready_addr(&mut child);
         Host { child, addr, _dir: dir }
     }
 
