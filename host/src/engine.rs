@@ -66,6 +66,30 @@ pub struct CallControl {
     pub cancel: Arc<std::sync::atomic::AtomicBool>,
     /// Called from the calling thread while the guest runs.
     pub progress: Option<Arc<dyn Fn(u64, u64) + Send + Sync>>,
+    /// Set for an optimistic attempt on a thread that must not be held long
+    /// (see [`InlineLimits`]); `None` for an ordinary call.
+    pub inline: Option<InlineLimits>,
+    /// Set when an inline attempt went beyond its limits and its work was
+    /// thrown away: the call must be run again as an ordinary call.
+    pub abandoned: Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// Bounds of an optimistic inline attempt. A call that stays within them is
+/// answered exactly as an ordinary call would be (fuel is deterministic and
+/// components are pure functions of their input); one that needs more fuel,
+/// a slot that is not free at once, or a larger answer is abandoned before it
+/// has any effect and then run again from the start as an ordinary call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InlineLimits {
+    /// Fuel the attempt may use (about a millisecond of guest work).
+    pub fuel: u64,
+    /// Answer bytes the attempt may return.
+    pub output_bytes: u64,
+}
+
+impl InlineLimits {
+    /// The limits the MCP edge uses: about 1 ms of guest work and a 256 KiB answer.
+    pub const DEFAULT: InlineLimits = InlineLimits { fuel: 20_000_000, output_bytes: 256 << 10 };
 }
 
 impl CallControl {
@@ -77,6 +101,11 @@ impl CallControl {
     /// Whether the call was cancelled.
     pub fn cancelled(&self) -> bool {
         self.cancel.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Whether an inline attempt was abandoned (see [`InlineLimits`]).
+    pub fn abandoned(&self) -> bool {
+        self.abandoned.load(std::sync::atomic::Ordering::SeqCst)
     }
 }
 
@@ -117,6 +146,9 @@ pub enum CallFailure {
     Cancelled,
     /// Every slot was busy and the wait queue full; the call never started.
     Overloaded { running: u32, queued: u32 },
+    /// An inline attempt went beyond its [`InlineLimits`]; it is run again
+    /// as an ordinary call, so no caller ever sees this.
+    Abandoned,
 }
 
 /// What one call produced.
@@ -201,6 +233,16 @@ impl Slots {
         }
         state.free -= 1;
         Ok(SlotGuard(self))
+    }
+
+    /// A slot if one is free now, without waiting.
+    fn try_acquire(&self) -> Option<SlotGuard<'_>> {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if state.free == 0 {
+            return None;
+        }
+        state.free -= 1;
+        Some(SlotGuard(self))
     }
 }
 
@@ -381,9 +423,17 @@ impl Sandbox {
         artifacts: ArtifactAccess,
         control: &CallControl,
     ) -> CallReport {
-        let _slot = match self.slots.acquire(&control.cancel) {
+        let inline = control.inline;
+        let slot = match inline {
+            None => self.slots.acquire(&control.cancel),
+            Some(_) => self.slots.try_acquire().ok_or(CallFailure::Abandoned),
+        };
+        let _slot = match slot {
             Ok(slot) => slot,
             Err(failure) => {
+                if failure == CallFailure::Abandoned {
+                    control.abandoned.store(true, std::sync::atomic::Ordering::SeqCst);
+                }
                 return CallReport {
                     result: Err(failure),
                     fuel_consumed: 0,
@@ -426,21 +476,76 @@ impl Sandbox {
         if interruptible {
             store.set_epoch_deadline(1);
         }
-        let result = store
-            .set_fuel(budgets.fuel)
-            .map_err(|e| CallFailure::Instantiation { message: format!("{e:#}") })
-            .and_then(|()| run_entry(&mut store, loaded, entry, request, budgets));
-        let remaining = store.get_fuel().unwrap_or(0);
+        // An inline attempt gets at most its own fuel; running out of that
+        // (but not of the budget) abandons it, as does an answer above its
+        // bound. Either way nothing of it is kept.
+        let fuel = inline.map_or(budgets.fuel, |limits| limits.fuel.min(budgets.fuel));
+        let run = |store: &mut Store<CallState>| {
+            store
+                .set_fuel(fuel)
+                .map_err(|e| CallFailure::Instantiation { message: format!("{e:#}") })
+                .and_then(|()| run_entry(store, loaded, entry, request, budgets))
+        };
+        let mut result = match inline {
+            None => run(&mut store),
+            Some(_) => match attempt(|| run(&mut store)) {
+                Some(result) => result,
+                None => {
+                    control.abandoned.store(true, std::sync::atomic::Ordering::SeqCst);
+                    return CallReport {
+                        result: Err(CallFailure::Abandoned),
+                        fuel_consumed: 0,
+                        log: Vec::new(),
+                        log_dropped: 0,
+                        console: String::new(),
+                    };
+                }
+            },
+        };
+        if let Some(limits) = inline {
+            let beyond = match &result {
+                Err(CallFailure::FuelExhausted) => fuel < budgets.fuel,
+                Ok(answer) => answer.len() as u64 > limits.output_bytes,
+                Err(_) => false,
+            };
+            if beyond {
+                control.abandoned.store(true, std::sync::atomic::Ordering::SeqCst);
+                result = Err(CallFailure::Abandoned);
+            }
+        }
+        let consumed = fuel.saturating_sub(store.get_fuel().unwrap_or(0));
         let state = store.into_data();
         let console = String::from_utf8_lossy(&console.contents()).into_owned();
-        CallReport {
-            result,
-            fuel_consumed: budgets.fuel.saturating_sub(remaining),
-            log: state.log,
-            log_dropped: state.log_dropped,
-            console,
-        }
+        CallReport { result, fuel_consumed: consumed, log: state.log, log_dropped: state.log_dropped, console }
     }
+}
+
+thread_local! {
+    /// Whether this thread is inside an inline attempt (its panics are expected).
+    static ATTEMPTING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Run an inline attempt; `None` if it panicked. wasmtime-wasi's synchronous
+/// bindings run stream and poll operations (a guest writing to its console,
+/// as a panicking Rust guest does, or sleeping) with `block_on` on the ambient
+/// tokio runtime, which panics on a thread that drives one, as the MCP edge's
+/// thread does. Such an attempt is abandoned and runs again on a blocking
+/// thread, where those operations work. The expected panic is kept out of the
+/// log; any other thread's panics reach the previous hook unchanged.
+fn attempt<T>(run: impl FnOnce() -> T) -> Option<T> {
+    static QUIET: std::sync::Once = std::sync::Once::new();
+    QUIET.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !ATTEMPTING.with(std::cell::Cell::get) {
+                previous(info);
+            }
+        }));
+    });
+    ATTEMPTING.with(|a| a.set(true));
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run));
+    ATTEMPTING.with(|a| a.set(false));
+    caught.ok()
 }
 
 fn run_entry(

@@ -226,6 +226,24 @@ impl Experiments {
         Ok(judge(state, capability_id, budgets))
     }
 
+    /// Whether this process is the store's only writer (a local SQLite
+    /// store): then admission and records never wait on a network.
+    pub fn local(&self) -> bool {
+        !self.store.shared()
+    }
+
+    /// Give back the place of an admitted call that will be admitted again
+    /// (an abandoned inline attempt, local stores only): nothing was spent.
+    pub fn withdraw(&self, experiment: &str, capability_id: &str) {
+        if self.store.shared() {
+            return;
+        }
+        let mut spent = self.spent.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(count) = spent.get_mut(experiment).and_then(|s| s.invocations.get_mut(capability_id)) {
+            *count = count.saturating_sub(1);
+        }
+    }
+
     /// Record a finished invocation; returns its ordinal. Fuel of invocations
     /// that ran counts against the experiment's budget.
     pub fn record(&self, experiment: &str, record: &InvocationRecord) -> Result<u64, ExperimentError> {

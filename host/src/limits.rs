@@ -10,6 +10,10 @@ pub const MAX_MESSAGE_BYTES: usize = 4 << 20;
 /// The `input` of one `capability.invoke`, as compact JSON: above it the call
 /// fails with `OVERSIZED` at `input` before anything runs.
 pub const MAX_INPUT_BYTES: usize = 1 << 20;
+/// Largest input a call may have to be tried on the MCP edge's own thread
+/// ([`crate::runtime::Runtime::try_invoke_inline`]); larger ones go straight
+/// to a blocking thread, so validating them never holds the transport.
+pub const INLINE_INPUT_BYTES: usize = 64 << 10;
 
 /// Serialized size of a value as compact JSON, without building the string.
 pub fn json_size(value: &impl serde::Serialize) -> usize {

@@ -70,6 +70,11 @@ enum Command {
         /// Calls allowed to wait for a slot; a call beyond them fails at once with OVERLOADED.
         #[arg(long, default_value_t = EngineConfig::default().max_queued_calls, value_parser = clap::value_parser!(u32).range(0..=4096))]
         max_queued_calls: u32,
+        /// Threads serving the protocol (HTTP, MCP, quick calls). One is the
+        /// fastest on a few cores; component calls that are not quick run on
+        /// blocking threads either way. stdio always uses one.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
+        async_threads: u32,
     },
     /// Write an experiment's archive (the `experiment://ID/archive` resource) to a file.
     Archive {
@@ -503,6 +508,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             drain_seconds,
             max_concurrent_calls,
             max_queued_calls,
+            async_threads,
         } => {
             let engine = EngineConfig { max_concurrent_calls, max_queued_calls, ..EngineConfig::default() };
             let runtime = open_with(RuntimeConfig { engine, store, ..RuntimeConfig::new(data_dir) })?;
@@ -511,7 +517,17 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             // so calls reach the slot queue (and its typed OVERLOADED) instead of
             // waiting unseen in tokio's own queue; the rest is for store I/O.
             let blocking = (max_concurrent_calls + max_queued_calls + 64) as usize;
-            let rt = tokio::runtime::Builder::new_multi_thread().enable_all().max_blocking_threads(blocking).build()?;
+            // Quick calls run on the async thread that received them, slow ones
+            // on blocking threads; one async thread avoids every hand-off
+            // between threads (see ARCHITECTURE.md, "Threads").
+            let mut builder = if http.is_none() || async_threads == 1 {
+                tokio::runtime::Builder::new_current_thread()
+            } else {
+                let mut builder = tokio::runtime::Builder::new_multi_thread();
+                builder.worker_threads(async_threads as usize);
+                builder
+            };
+            let rt = builder.enable_all().max_blocking_threads(blocking).build()?;
             match http {
                 None => rt.block_on(jacobian::mcp::serve_stdio(runtime, names)),
                 Some(addr) => {

@@ -2,8 +2,10 @@
 //!
 //! **Boundary:** this is the only module that knows rmcp. It converts tool
 //! arguments into core requests and core results into tool results; all
-//! behaviour lives in [`crate::runtime`] and [`crate::resources`]. Component
-//! calls run on blocking threads, never on the async executor.
+//! behaviour lives in [`crate::runtime`] and [`crate::resources`]. A quick
+//! component call is answered on the async thread, within fixed bounds
+//! ([`Runtime::try_invoke_inline`]); every other call, and every other tool
+//! that touches a store, runs on a blocking thread.
 
 use std::sync::Arc;
 
@@ -133,6 +135,19 @@ never conclusions.",
         if request.experiment.is_none() {
             request.experiment = Some(self.default_experiment(&context));
         }
+        let request_id = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.headers.get(crate::http::REQUEST_ID))
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_owned();
+        let span = tracing::info_span!("invoke", request_id = %request_id, capability_id = %request.capability_id);
+        // A quick call is answered right here: handing it to a blocking
+        // thread and back would cost more than the call (see ARCHITECTURE.md).
+        if let Some(result) = span.in_scope(|| self.runtime.try_invoke_inline(&request)) {
+            return Ok(invoke_tool_result(&result));
+        }
         let mut control = CallControl::default();
         let mut forwarder = None;
         if let Some(token) = context.meta.get_progress_token() {
@@ -151,14 +166,6 @@ never conclusions.",
                 }
             }));
         }
-        let request_id = context
-            .extensions
-            .get::<axum::http::request::Parts>()
-            .and_then(|parts| parts.headers.get(crate::http::REQUEST_ID))
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_owned();
-        let span = tracing::info_span!("invoke", request_id = %request_id, capability_id = %request.capability_id);
         let runtime = self.runtime.clone();
         let running = control.clone();
         let mut guard = CancelOnDrop(Some(control.clone()));
@@ -355,15 +362,55 @@ pub fn invoke_tool_result(result: &CapabilityResult) -> CallToolResult {
     tool_result
 }
 
+type Reader = std::pin::Pin<Box<dyn tokio::io::AsyncRead + Send>>;
+type Writer = std::pin::Pin<Box<dyn tokio::io::AsyncWrite + Send>>;
+
+/// The process's stdin and stdout as async streams. A pipe or a Unix socket
+/// (what MCP clients start servers with) is made non-blocking and polled by
+/// the runtime's reactor; anything else (a terminal, a file) goes through
+/// tokio's stdio, which hands every read and write to a blocking thread, a
+/// thread switch per message that cost a quarter of a pipelined client's
+/// throughput.
+fn stdio() -> (Reader, Writer) {
+    use std::os::fd::AsFd as _;
+    use tokio::net::unix::pipe;
+    let reader = match pollable(std::io::stdin().as_fd()) {
+        Some((true, fd)) => pipe::Receiver::from_owned_fd(fd).ok().map(|r| Box::pin(r) as Reader),
+        Some((false, fd)) => socket(fd).map(|s| Box::pin(s) as Reader),
+        None => None,
+    };
+    let writer = match pollable(std::io::stdout().as_fd()) {
+        Some((true, fd)) => pipe::Sender::from_owned_fd(fd).ok().map(|w| Box::pin(w) as Writer),
+        Some((false, fd)) => socket(fd).map(|s| Box::pin(s) as Writer),
+        None => None,
+    };
+    (reader.unwrap_or_else(|| Box::pin(tokio::io::stdin())), writer.unwrap_or_else(|| Box::pin(tokio::io::stdout())))
+}
+
+/// A duplicate of `fd` if it is a pipe (`true`) or a socket (`false`).
+fn pollable(fd: std::os::fd::BorrowedFd<'_>) -> Option<(bool, std::os::fd::OwnedFd)> {
+    use std::os::unix::fs::FileTypeExt as _;
+    let file = std::fs::File::from(fd.try_clone_to_owned().ok()?);
+    let kind = file.metadata().ok()?.file_type();
+    (kind.is_fifo() || kind.is_socket()).then(|| (kind.is_fifo(), file.into()))
+}
+
+/// A socket as a non-blocking stream on the reactor.
+fn socket(fd: std::os::fd::OwnedFd) -> Option<tokio::net::UnixStream> {
+    let stream = std::os::unix::net::UnixStream::from(fd);
+    stream.set_nonblocking(true).ok()?;
+    tokio::net::UnixStream::from_std(stream).ok()
+}
+
 /// Serve MCP over stdio until the client disconnects.
 pub async fn serve_stdio(runtime: Arc<Runtime>, names: ToolNames) -> anyhow::Result<()> {
     // stdin reaches rmcp through a bounded line copier, so one message can
     // never make the transport buffer more than MAX_MESSAGE_BYTES.
     let (feed, transport) = tokio::io::duplex(64 << 10);
     let (from_client, _) = tokio::io::split(transport);
-    let feeder =
-        tokio::spawn(crate::limits::copy_bounded_lines(tokio::io::stdin(), feed, crate::limits::MAX_MESSAGE_BYTES));
-    let served = match JacobianServer::new(runtime, names).serve((from_client, tokio::io::stdout())).await {
+    let (stdin, stdout) = stdio();
+    let feeder = tokio::spawn(crate::limits::copy_bounded_lines(stdin, feed, crate::limits::MAX_MESSAGE_BYTES));
+    let served = match JacobianServer::new(runtime, names).serve((from_client, stdout)).await {
         Ok(service) => service.waiting().await.map(drop).map_err(anyhow::Error::from),
         Err(e) => Err(e.into()),
     };

@@ -20,7 +20,9 @@ use crate::contract::{
     Transport, VerificationRecord, VerificationStatus,
 };
 use crate::digest::{Digest, canonical_json};
-use crate::engine::{ArtifactAccess, CallBudgets, CallControl, CallFailure, CallReport, EngineConfig, Entry, Sandbox};
+use crate::engine::{
+    ArtifactAccess, CallBudgets, CallControl, CallFailure, CallReport, EngineConfig, Entry, InlineLimits, Sandbox,
+};
 use crate::episodes::{EpisodeError, Episodes, SqliteEpisodes, episode_uri};
 use crate::experiments::{ExperimentError, Experiments, InvocationRecord, SqliteExperiments, StopReason};
 use crate::metrics::Metrics;
@@ -446,6 +448,38 @@ impl Runtime {
     /// as an episode (unless cancelled: then nothing is stored) and recorded
     /// in the experiment with its accounting.
     pub fn invoke_with(&self, request: &InvokeRequest, control: &CallControl) -> CapabilityResult {
+        let ordinary = CallControl { inline: None, ..control.clone() };
+        self.invoke_under(request, &ordinary).unwrap_or_else(|| {
+            // Unreachable: only an inline attempt is ever abandoned.
+            let d = Diagnostic::new(Code::ComponentUnavailable, Stage::Execution, "the call was abandoned", "retry");
+            CapabilityResult::failed(&request.capability_id, request.mode, d)
+        })
+    }
+
+    /// Answer `capability.invoke` on the calling thread if it is quick: a
+    /// local store, an input of at most [`crate::limits::INLINE_INPUT_BYTES`]
+    /// that names no artifact, and a component call within
+    /// [`InlineLimits::DEFAULT`]. The MCP edge calls this on its async thread
+    /// before handing the call to a blocking thread, which costs two thread
+    /// switches. `None`: the call is not quick, nothing of it was stored or
+    /// counted, and it must be run with [`Runtime::invoke_with`]. A quick
+    /// call's answer and records are exactly those of an ordinary call (fuel
+    /// is deterministic).
+    pub fn try_invoke_inline(&self, request: &InvokeRequest) -> Option<CapabilityResult> {
+        if !self.experiments.local()
+            || crate::limits::json_size(&request.input) > crate::limits::INLINE_INPUT_BYTES
+            || names_an_artifact(&request.input)
+            || self.catalog.get(&request.capability_id).is_some_and(|e| e.kind == EntryKind::Router)
+        {
+            return None;
+        }
+        let control = CallControl { inline: Some(InlineLimits::DEFAULT), ..CallControl::default() };
+        self.invoke_under(request, &control)
+    }
+
+    /// [`Runtime::invoke_with`]; `None` only when `control` is an inline
+    /// attempt that was abandoned (then nothing was stored or counted).
+    fn invoke_under(&self, request: &InvokeRequest, control: &CallControl) -> Option<CapabilityResult> {
         let _in_flight = InFlight::enter(&self.in_flight);
         let started = Instant::now();
         let experiment = request.experiment.clone().unwrap_or_else(|| self.default_experiment.clone());
@@ -457,7 +491,7 @@ impl Runtime {
                 "omit experiment to use this session's experiment",
             )
             .with("path", "experiment");
-            return CapabilityResult::failed(&request.capability_id, request.mode, d);
+            return Some(CapabilityResult::failed(&request.capability_id, request.mode, d));
         }
         let input_bytes = crate::limits::json_size(&request.input);
         if input_bytes > crate::limits::MAX_INPUT_BYTES {
@@ -469,7 +503,7 @@ impl Runtime {
             )
             .with("path", "input")
             .with("limit", crate::limits::MAX_INPUT_BYTES);
-            return CapabilityResult::failed(&request.capability_id, request.mode, d);
+            return Some(CapabilityResult::failed(&request.capability_id, request.mode, d));
         }
         if self.draining.load(std::sync::atomic::Ordering::SeqCst) {
             let d = Diagnostic::new(
@@ -478,14 +512,14 @@ impl Runtime {
                 "the server is shutting down and accepts no new invocations",
                 "retry against another instance or after the restart",
             );
-            return CapabilityResult::failed(&request.capability_id, request.mode, d);
+            return Some(CapabilityResult::failed(&request.capability_id, request.mode, d));
         }
         let policy = self.policy();
         let admitted = self.experiments.admit(&experiment, &request.capability_id, &policy.experiments);
         let mut result = match admitted {
             Err(e) => {
                 let d = Diagnostic::new(Code::StorageFailed, Stage::Storage, e.to_string(), "retry the call");
-                return CapabilityResult::failed(&request.capability_id, request.mode, d);
+                return Some(CapabilityResult::failed(&request.capability_id, request.mode, d));
             }
             Ok(Err((stop, message))) => {
                 let d = Diagnostic::new(
@@ -497,7 +531,14 @@ impl Runtime {
                 .with("stop_reason", stop);
                 CapabilityResult::failed(&request.capability_id, request.mode, d)
             }
-            Ok(Ok(())) => self.run_request_under(request, control, &policy),
+            Ok(Ok(())) => {
+                let result = self.run_request_under(request, control, &policy);
+                if control.abandoned() {
+                    self.experiments.withdraw(&experiment, &request.capability_id);
+                    return None;
+                }
+                result
+            }
         };
         // Only calls that ran to an answer or a diagnostic of their own are
         // episodes: budget stops, cancellations and a busy sandbox store nothing.
@@ -550,7 +591,7 @@ impl Runtime {
             result.fuel_consumed,
             result.verification.as_ref().map(|v| v.status),
         );
-        result
+        Some(result)
     }
 
     /// The experiment store.
@@ -1351,6 +1392,12 @@ fn diagnose(failure: &CallFailure, call: &Call<'_>, console: &str) -> Diagnostic
             format!("{id} was cancelled by the caller"),
             "nothing was concluded or stored; invoke again to rerun",
         ),
+        CallFailure::Abandoned => Diagnostic::new(
+            Code::ComponentUnavailable,
+            Stage::Execution,
+            format!("{id}: a quick attempt went beyond its bounds"),
+            "retry the call",
+        ),
         CallFailure::Overloaded { running, queued } => Diagnostic::new(
             Code::Overloaded,
             Stage::Instantiation,
@@ -1420,6 +1467,16 @@ fn dot_path(root: &str, pointer: &str) -> String {
 }
 
 /// Every string in `value` that names an artifact, with its dot-path.
+/// Whether any string in `value` is an artifact URI ([`artifact_references`] without the paths).
+fn names_an_artifact(value: &Value) -> bool {
+    match value {
+        Value::String(s) => s.starts_with("artifact://"),
+        Value::Array(items) => items.iter().any(names_an_artifact),
+        Value::Object(map) => map.values().any(names_an_artifact),
+        _ => false,
+    }
+}
+
 fn artifact_references(value: &Value, path: &str) -> Vec<(String, String)> {
     match value {
         Value::String(s) if s.starts_with("artifact://") => vec![(path.to_owned(), s.clone())],

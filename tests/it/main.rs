@@ -12,6 +12,7 @@ mod graphs;
 mod groebner;
 mod hardening;
 mod http;
+mod inline;
 mod install;
 mod knowledge;
 mod mcp_e2e;

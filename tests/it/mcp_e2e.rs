@@ -155,3 +155,52 @@ async fn malformed_tool_arguments_get_typed_errors() {
     assert!(message.contains("unknown field `capability`"), "{message}");
     client.cancel().await.expect("shutdown");
 }
+
+#[test]
+fn stdio_over_a_socket_pair_serves_pipelined_calls() {
+    // Some clients (those built on libuv, e.g. Node) give a server socket
+    // pairs, not pipes, for stdin and stdout; the server polls either.
+    use std::io::{BufRead as _, Write as _};
+    use std::os::unix::net::UnixStream;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (ours, input) = UnixStream::pair().expect("socket pair");
+    let (theirs, output) = UnixStream::pair().expect("socket pair");
+    let mut child = std::process::Command::new(crate::support::BIN)
+        .arg("--data-dir")
+        .arg(dir.path())
+        .arg("serve")
+        .stdin(std::process::Stdio::from(std::os::fd::OwnedFd::from(input)))
+        .stdout(std::process::Stdio::from(std::os::fd::OwnedFd::from(output)))
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn jacobian serve");
+    let mut writer = ours;
+    let mut reader = std::io::BufReader::new(theirs);
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "socket", "version": "0"}}});
+    writeln!(writer, "{initialize}").unwrap();
+    let mut line = String::new();
+    reader.read_line(&mut line).unwrap();
+    assert!(line.contains("\"serverInfo\""), "{line}");
+    writeln!(writer, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).unwrap();
+    // Eight calls written at once, answered each under its own id.
+    let input = json!({"hypotheses": ["commutative"], "target": "associative", "min_order": 2, "max_order": 2});
+    for id in 1..=8 {
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "capability.invoke", "arguments": {"capability_id": SEARCH, "input": input}}});
+        writeln!(writer, "{call}").unwrap();
+    }
+    let mut ids = Vec::new();
+    while ids.len() < 8 {
+        line.clear();
+        assert!(reader.read_line(&mut line).unwrap() > 0, "the server closed its stdout");
+        let answer: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(answer["result"]["isError"], false, "{answer}");
+        assert_eq!(answer["result"]["structuredContent"]["output"]["order"], 2, "{answer}");
+        ids.push(answer["id"].as_u64().unwrap());
+    }
+    ids.sort();
+    assert_eq!(ids, (1..=8).collect::<Vec<u64>>());
+    drop(writer);
+    assert!(child.wait().expect("the server exits when stdin closes").success());
+}

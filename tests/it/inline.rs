@@ -1,0 +1,193 @@
+//! Quick calls answered on the MCP edge's own thread
+//! ([`Runtime::try_invoke_inline`]): the answer and the records are those of
+//! an ordinary call, and an attempt that goes beyond its bounds leaves no
+//! trace (no episode, no experiment record, no place under a cap) before it
+//! is run again as an ordinary call.
+
+use std::path::Path;
+
+use jacobian::contract::{BudgetRequest, CapabilityResult, InvokeRequest};
+use jacobian::engine::InlineLimits;
+use jacobian::runtime::Runtime;
+use serde_json::{Value, json};
+
+use crate::support;
+
+fn request(capability_id: &str, input: Value, fuel: Option<u64>, experiment: &str) -> InvokeRequest {
+    InvokeRequest {
+        capability_id: capability_id.into(),
+        mode: None,
+        input,
+        budget: fuel.map(|fuel| BudgetRequest { fuel: Some(fuel), ..BudgetRequest::default() }),
+        view: None,
+        experiment: Some(experiment.into()),
+    }
+}
+
+fn code(result: &CapabilityResult) -> String {
+    result
+        .diagnostic
+        .as_ref()
+        .map(|d| serde_json::to_value(d.code).unwrap().as_str().unwrap().to_owned())
+        .unwrap_or_default()
+}
+
+fn episodes(dir: &Path) -> i64 {
+    let conn = rusqlite::Connection::open(dir.join("jacobian.db")).expect("database opens");
+    conn.query_row("SELECT COUNT(*) FROM episodes", [], |row| row.get(0)).expect("episodes counted")
+}
+
+fn records(runtime: &Runtime, experiment: &str) -> Vec<(u64, String)> {
+    let records = runtime.experiments().invocations(experiment).expect("records read");
+    records.into_iter().map(|r| (r.ordinal, r.capability_id)).collect()
+}
+
+fn with_guests() -> (std::sync::Arc<Runtime>, tempfile::TempDir) {
+    let (runtime, dir) = support::runtime();
+    runtime.install(&support::test_guest("echo"), None).unwrap();
+    runtime.install(&support::test_guest("hostile"), None).unwrap();
+    drop(runtime);
+    (support::open(dir.path().to_path_buf()), dir)
+}
+
+#[test]
+fn a_quick_call_answered_inline_is_the_ordinary_answer() {
+    let (runtime, dir) = with_guests();
+    for message in ["hi", "", "ünïcödé", &"x".repeat(1024)] {
+        let call = request("test.echo.message", json!({"message": message}), None, "quick");
+        let inline = runtime.try_invoke_inline(&call).expect("a quick call is answered inline");
+        let ordinary = runtime.invoke(&call);
+        assert_eq!(inline.diagnostic, None);
+        assert_eq!(support::without_accounting(&inline), support::without_accounting(&ordinary));
+        assert_eq!(inline.fuel_consumed, ordinary.fuel_consumed);
+        assert!(inline.fuel_consumed > 0 && inline.fuel_consumed < InlineLimits::DEFAULT.fuel);
+        let uri = |r: &CapabilityResult| r.transport.as_ref().expect("transport").full_result_episode_uri.clone();
+        assert_eq!(uri(&inline), uri(&ordinary), "one episode, stored once");
+    }
+    // Both ways are recorded in the experiment, in order.
+    let ordinals: Vec<u64> = records(&runtime, "quick").into_iter().map(|(o, _)| o).collect();
+    assert_eq!(ordinals, (1..=8).collect::<Vec<_>>());
+    assert_eq!(episodes(dir.path()), 4);
+}
+
+#[test]
+fn a_call_beyond_the_inline_fuel_is_abandoned_without_a_trace_and_runs_in_full() {
+    let (runtime, dir) = with_guests();
+    let before = episodes(dir.path());
+    let budget = 5 * InlineLimits::DEFAULT.fuel;
+    let call = request("test.hostile.attack", json!({"attack": "loop"}), Some(budget), "long");
+    assert!(runtime.try_invoke_inline(&call).is_none(), "a long call is not answered inline");
+    assert_eq!(records(&runtime, "long"), vec![]);
+    assert_eq!(episodes(dir.path()), before);
+    // Run ordinarily, it spends its whole budget, not the inline bound.
+    let ordinary = runtime.invoke(&call);
+    assert_eq!(code(&ordinary), "FUEL_EXHAUSTED");
+    assert_eq!(ordinary.fuel_consumed, budget);
+    assert_eq!(records(&runtime, "long").len(), 1);
+    // A budget within the inline bound is the call's own limit: running out
+    // of it is the call's answer, given inline.
+    let small = request("test.hostile.attack", json!({"attack": "loop"}), Some(1_000_000), "long");
+    let inline = runtime.try_invoke_inline(&small).expect("within the inline bound");
+    assert_eq!(code(&inline), "FUEL_EXHAUSTED");
+    assert_eq!(inline.fuel_consumed, 1_000_000);
+    assert_eq!(support::without_accounting(&inline), support::without_accounting(&runtime.invoke(&small)));
+}
+
+#[test]
+fn an_abandoned_attempt_takes_no_place_under_an_invocation_cap() {
+    let (runtime, dir) = with_guests();
+    drop(runtime);
+    let path = dir.path().join("policy.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let kept = &text[..text.find("[experiments").expect("the default policy lists experiment budgets")];
+    std::fs::write(&path, format!("{kept}[experiments.max_invocations]\n\"test.hostile.attack\" = 1\n")).unwrap();
+    let runtime = support::open(dir.path().to_path_buf());
+    let call =
+        request("test.hostile.attack", json!({"attack": "loop"}), Some(3 * InlineLimits::DEFAULT.fuel), "capped");
+    for _ in 0..3 {
+        assert!(runtime.try_invoke_inline(&call).is_none());
+    }
+    // Three abandoned attempts spent nothing: the one admitted call runs.
+    assert_eq!(code(&runtime.invoke(&call)), "FUEL_EXHAUSTED");
+    let capped = runtime.try_invoke_inline(&call).expect("a refusal is quick");
+    assert_eq!(code(&capped), "EXPERIMENT_BUDGET_SPENT");
+    assert_eq!(records(&runtime, "capped").len(), 2);
+}
+
+#[test]
+fn large_answers_inputs_and_artifact_references_are_not_tried_inline() {
+    let (runtime, dir) = with_guests();
+    let before = episodes(dir.path());
+    // An answer above the inline bound: abandoned, then given in full.
+    let bytes = InlineLimits::DEFAULT.output_bytes as usize + 1000;
+    let big = request("test.hostile.attack", json!({"attack": "output", "argument": bytes.to_string()}), None, "big");
+    assert!(runtime.try_invoke_inline(&big).is_none());
+    assert_eq!(episodes(dir.path()), before);
+    let answer = runtime.invoke(&big);
+    assert_eq!(answer.diagnostic, None);
+    assert_eq!(answer.output.as_ref().unwrap()["result"].as_str().unwrap().len(), bytes);
+    let small = request("test.hostile.attack", json!({"attack": "output", "argument": "1000"}), None, "big");
+    assert!(runtime.try_invoke_inline(&small).is_some());
+    // An input above the inline bound goes straight to an ordinary call.
+    let message = "y".repeat(jacobian::limits::INLINE_INPUT_BYTES);
+    assert!(
+        runtime.try_invoke_inline(&request("test.echo.message", json!({"message": message}), None, "big")).is_none()
+    );
+    // So does one that names an artifact (reading it is not bounded by fuel).
+    let digest = "0".repeat(64);
+    let reads = json!({"attack": "read_artifact", "argument": format!("artifact://sha256/{digest}")});
+    assert!(runtime.try_invoke_inline(&request("test.hostile.attack", reads, None, "big")).is_none());
+    assert_eq!(records(&runtime, "big").len(), 2);
+}
+
+#[test]
+fn an_inline_attempt_never_waits_for_a_busy_slot() {
+    let (runtime, dir) = with_guests();
+    drop(runtime);
+    let runtime = support::open_with_slots(dir.path().to_path_buf(), 1);
+    let busy = jacobian::engine::CallControl::default();
+    std::thread::scope(|scope| {
+        let holder = scope.spawn(|| {
+            runtime.invoke_with(&request("test.hostile.attack", json!({"attack": "loop"}), None, "holder"), &busy)
+        });
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        // The only slot is taken: the attempt gives up at once instead of
+        // holding the edge's thread (waiting, it would never answer before
+        // the holder is cancelled below), and leaves no trace.
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let runtime = &runtime;
+        scope.spawn(move || {
+            let call = request("test.echo.message", json!({"message": "hi"}), None, "waiting");
+            sender.send(runtime.try_invoke_inline(&call).is_none()).unwrap();
+        });
+        let gave_up = receiver.recv_timeout(std::time::Duration::from_secs(60));
+        assert_eq!(gave_up, Ok(true), "the attempt waited for the busy slot");
+        assert_eq!(records(runtime, "waiting"), vec![]);
+        busy.cancel();
+        assert_eq!(code(&holder.join().unwrap()), "CANCELLED");
+    });
+    let call = request("test.echo.message", json!({"message": "hi"}), None, "waiting");
+    assert!(runtime.try_invoke_inline(&call).is_some(), "with the slot free again, the call is quick");
+}
+
+#[test]
+fn a_guest_that_writes_its_console_on_the_async_thread_is_run_again_off_it() {
+    // A panicking Rust guest prints its message, which wasmtime-wasi's
+    // synchronous bindings cannot do on a thread that drives a tokio runtime:
+    // the attempt is abandoned (not a host panic) and the ordinary call gives
+    // the guest's own diagnostic with its console.
+    let (runtime, dir) = with_guests();
+    let before = episodes(dir.path());
+    let call = request("test.hostile.attack", json!({"attack": "panic"}), None, "console");
+    let edge = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    assert!(edge.block_on(async { runtime.try_invoke_inline(&call) }).is_none());
+    assert_eq!(episodes(dir.path()), before);
+    assert_eq!(records(&runtime, "console"), vec![]);
+    let ordinary = runtime.invoke(&call);
+    assert_eq!(code(&ordinary), "GUEST_TRAP");
+    let console = ordinary.diagnostic.unwrap().details["console"].as_str().unwrap_or_default().to_owned();
+    assert!(console.contains("hostile guest panics on purpose"), "{console}");
+    // Off any runtime the same attempt is answered inline, identically.
+    let inline = runtime.try_invoke_inline(&call).expect("no runtime on this thread");
+    assert_eq!(code(&inline), "GUEST_TRAP");
+}
