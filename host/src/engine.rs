@@ -92,6 +92,12 @@ impl InlineLimits {
     pub const DEFAULT: InlineLimits = InlineLimits { fuel: 20_000_000, output_bytes: 256 << 10 };
 }
 
+/// Epoch ticks an inline attempt may run (10-20 ms of wall time): fuel does
+/// not bound time spent in host functions (a guest can pass the same large
+/// string to `log` again and again for a few fuel each), so an attempt is
+/// also abandoned at its first epoch check after this deadline.
+const INLINE_TICKS: u64 = 2;
+
 impl CallControl {
     /// Interrupt the call.
     pub fn cancel(&self) {
@@ -413,7 +419,8 @@ impl Sandbox {
         Ok(Loaded { digest, kind, imports, pre, describe, run })
     }
 
-    /// Run one call in a fresh store. Blocking: call it off the async executor.
+    /// Run one call in a fresh store. Blocking, unless `control` makes it an
+    /// inline attempt (bounded by [`InlineLimits`] and [`INLINE_TICKS`]).
     pub fn call(
         &self,
         loaded: &Loaded,
@@ -458,6 +465,7 @@ impl Sandbox {
         );
         store.limiter(|state| &mut state.limiter);
         let (cancel, progress, fuel) = (control.cancel.clone(), control.progress.clone(), budgets.fuel);
+        let abandoned = control.abandoned.clone();
         // Every tick: check for cancellation; every PROGRESS_TICKS ticks: report progress.
         let mut ticks = 0u64;
         let interruptible = self.config.interruptible;
@@ -466,6 +474,10 @@ impl Sandbox {
                 return Ok(wasmtime::UpdateDeadline::Interrupt);
             }
             ticks += 1;
+            if inline.is_some() && ticks >= INLINE_TICKS {
+                abandoned.store(true, std::sync::atomic::Ordering::SeqCst);
+                return Ok(wasmtime::UpdateDeadline::Interrupt);
+            }
             if let Some(report) = &progress
                 && ticks.is_multiple_of(PROGRESS_TICKS)
             {
@@ -503,11 +515,15 @@ impl Sandbox {
             },
         };
         if let Some(limits) = inline {
-            let beyond = match &result {
-                Err(CallFailure::FuelExhausted) => fuel < budgets.fuel,
-                Ok(answer) => answer.len() as u64 > limits.output_bytes,
-                Err(_) => false,
-            };
+            // Out of the attempt's own fuel whatever the failure is called (a
+            // refused memory.grow earlier makes it MEMORY_LIMIT), past the
+            // deadline, or too large an answer: the ordinary call decides.
+            let out_of_attempt_fuel = fuel < budgets.fuel && store.get_fuel().unwrap_or(0) == 0;
+            let beyond = control.abandoned()
+                || match &result {
+                    Err(_) => out_of_attempt_fuel,
+                    Ok(answer) => answer.len() as u64 > limits.output_bytes,
+                };
             if beyond {
                 control.abandoned.store(true, std::sync::atomic::Ordering::SeqCst);
                 result = Err(CallFailure::Abandoned);
@@ -599,12 +615,18 @@ enum CallStage {
 }
 
 fn classify(store: &Store<CallState>, error: wasmtime::Error, stage: CallStage) -> CallFailure {
+    // Running out of fuel or being interrupted says why the call ended even
+    // after a refused memory.grow the guest coped with; any other trap after
+    // a refusal is the abort that refusal caused.
+    match error.downcast_ref::<wasmtime::Trap>() {
+        Some(wasmtime::Trap::OutOfFuel) => return CallFailure::FuelExhausted,
+        Some(wasmtime::Trap::Interrupt) => return CallFailure::Cancelled,
+        _ => {}
+    }
     if let Some(limit) = store.data().limiter.refused {
         return CallFailure::MemoryLimit { limit };
     }
     match error.downcast_ref::<wasmtime::Trap>() {
-        Some(wasmtime::Trap::OutOfFuel) => CallFailure::FuelExhausted,
-        Some(wasmtime::Trap::Interrupt) => CallFailure::Cancelled,
         Some(wasmtime::Trap::StackOverflow) => CallFailure::StackOverflow,
         Some(trap) => CallFailure::Trap { message: trap.to_string() },
         None => match stage {

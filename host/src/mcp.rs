@@ -387,6 +387,27 @@ fn stdio() -> (Reader, Writer) {
     (reader.unwrap_or_else(|| Box::pin(tokio::io::stdin())), writer.unwrap_or_else(|| Box::pin(tokio::io::stdout())))
 }
 
+/// The file status flags of stdin and stdout, put back when serving ends:
+/// the non-blocking mode [`stdio`] sets belongs to the open file description,
+/// which the process that started the server may share and use afterwards.
+struct StdioFlags(Vec<(i32, i32)>);
+
+impl StdioFlags {
+    fn save() -> Self {
+        // SAFETY: F_GETFL reads flags of a descriptor number; no memory is passed.
+        StdioFlags([0, 1].into_iter().map(|fd| (fd, unsafe { libc::fcntl(fd, libc::F_GETFL) })).collect())
+    }
+}
+
+impl Drop for StdioFlags {
+    fn drop(&mut self) {
+        for &(fd, flags) in self.0.iter().filter(|(_, flags)| *flags >= 0) {
+            // SAFETY: F_SETFL with an int argument; no memory is passed.
+            unsafe { libc::fcntl(fd, libc::F_SETFL, flags) };
+        }
+    }
+}
+
 /// A duplicate of `fd` if it is a pipe (`true`) or a socket (`false`).
 fn pollable(fd: std::os::fd::BorrowedFd<'_>) -> Option<(bool, std::os::fd::OwnedFd)> {
     use std::os::unix::fs::FileTypeExt as _;
@@ -408,6 +429,7 @@ pub async fn serve_stdio(runtime: Arc<Runtime>, names: ToolNames) -> anyhow::Res
     // never make the transport buffer more than MAX_MESSAGE_BYTES.
     let (feed, transport) = tokio::io::duplex(64 << 10);
     let (from_client, _) = tokio::io::split(transport);
+    let _restore = StdioFlags::save();
     let (stdin, stdout) = stdio();
     let feeder = tokio::spawn(crate::limits::copy_bounded_lines(stdin, feed, crate::limits::MAX_MESSAGE_BYTES));
     let served = match JacobianServer::new(runtime, names).serve((from_client, stdout)).await {

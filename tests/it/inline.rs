@@ -191,3 +191,40 @@ fn a_guest_that_writes_its_console_on_the_async_thread_is_run_again_off_it() {
     let inline = runtime.try_invoke_inline(&call).expect("no runtime on this thread");
     assert_eq!(code(&inline), "GUEST_TRAP");
 }
+
+#[test]
+fn an_attempt_that_spends_host_time_instead_of_fuel_is_abandoned_at_its_deadline() {
+    // 20,000 calls of the host's log with a 64 KiB line: a few fuel each, so
+    // far inside the attempt's fuel, but hundreds of milliseconds of host
+    // work. The attempt stops at its wall-clock deadline and leaves no trace;
+    // the ordinary call then runs to its answer.
+    let (runtime, dir) = with_guests();
+    let before = episodes(dir.path());
+    let call = request("test.hostile.attack", json!({"attack": "host_time"}), None, "host-time");
+    assert!(runtime.try_invoke_inline(&call).is_none(), "the attempt outlived its deadline");
+    assert_eq!(episodes(dir.path()), before);
+    assert_eq!(records(&runtime, "host-time"), vec![]);
+    let ordinary = runtime.invoke(&call);
+    assert_eq!(ordinary.diagnostic, None);
+    assert_eq!(ordinary.output.as_ref().unwrap()["result"], "logged");
+    assert!(ordinary.fuel_consumed < InlineLimits::DEFAULT.fuel, "fuel alone would have let it run inline");
+}
+
+#[test]
+fn running_out_of_fuel_after_a_refused_grow_is_told_apart_and_abandoned_inline() {
+    // The guest has memory.grow refused at its budget, copes, and then spins:
+    // the call ends by fuel, not by memory (so says the ordinary call), and an
+    // attempt that ran out of its own fuel that way is abandoned, not answered.
+    let (runtime, dir) = with_guests();
+    let budget = 5 * InlineLimits::DEFAULT.fuel;
+    let call = InvokeRequest {
+        budget: Some(BudgetRequest { memory_bytes: Some(32 << 20), fuel: Some(budget), ..BudgetRequest::default() }),
+        ..request("test.hostile.attack", json!({"attack": "grow_storm", "argument": "then_spin"}), None, "grow")
+    };
+    let before = episodes(dir.path());
+    assert!(runtime.try_invoke_inline(&call).is_none());
+    assert_eq!(episodes(dir.path()), before);
+    let ordinary = runtime.invoke(&call);
+    assert_eq!(code(&ordinary), "FUEL_EXHAUSTED");
+    assert_eq!(ordinary.fuel_consumed, budget);
+}

@@ -165,6 +165,17 @@ fn stdio_over_a_socket_pair_serves_pipelined_calls() {
     let dir = tempfile::tempdir().expect("temp dir");
     let (ours, input) = UnixStream::pair().expect("socket pair");
     let (theirs, output) = UnixStream::pair().expect("socket pair");
+    // The same open file description as the server's stdin, as a parent that
+    // passed its own stdin on would hold it.
+    let shared = input.try_clone().expect("dup");
+    let nonblocking = |fd: &UnixStream| {
+        use std::os::fd::AsRawFd as _;
+        // SAFETY: F_GETFL on a descriptor this test owns.
+        let flags = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETFL) };
+        assert!(flags >= 0);
+        flags & libc::O_NONBLOCK != 0
+    };
+    assert!(!nonblocking(&shared));
     let mut child = std::process::Command::new(crate::support::BIN)
         .arg("--data-dir")
         .arg(dir.path())
@@ -182,6 +193,7 @@ fn stdio_over_a_socket_pair_serves_pipelined_calls() {
     let mut line = String::new();
     reader.read_line(&mut line).unwrap();
     assert!(line.contains("\"serverInfo\""), "{line}");
+    assert!(nonblocking(&shared), "the server polls its socket stdin (non-blocking) instead of reading it on a thread");
     writeln!(writer, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).unwrap();
     // Eight calls written at once, answered each under its own id.
     let input = json!({"hypotheses": ["commutative"], "target": "associative", "min_order": 2, "max_order": 2});
@@ -202,5 +214,17 @@ fn stdio_over_a_socket_pair_serves_pipelined_calls() {
     ids.sort();
     assert_eq!(ids, (1..=8).collect::<Vec<u64>>());
     drop(writer);
-    assert!(child.wait().expect("the server exits when stdin closes").success());
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if started.elapsed() > std::time::Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("the server did not exit when its stdin closed");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert!(status.success());
+    assert!(!nonblocking(&shared), "the server put the flags of the shared description back");
 }

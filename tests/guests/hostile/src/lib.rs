@@ -68,6 +68,13 @@ impl Capability for Hostile {
                         grown += 1;
                     }
                 }
+                if input.argument.as_deref() == Some("then_spin") {
+                    // Having coped with the refusals, run until the fuel is gone.
+                    let mut x = grown;
+                    loop {
+                        x = black_box(x.wrapping_add(refused));
+                    }
+                }
                 format!("grew {grown} pages, refused {refused}")
             }
             "recursion" => recurse(black_box(u64::MAX)).to_string(),
@@ -81,6 +88,16 @@ impl Capability for Hostile {
                     jacobian_guest::log(jacobian_guest::LogLevel::Info, &format!("line {i}"));
                 }
                 "flooded".to_owned()
+            }
+            "host_time" => {
+                // Host work that costs almost no fuel: the same 64 KiB line
+                // sent to the host's log again and again (the host copies and
+                // checks every byte of it each time, then drops it).
+                let line = "x".repeat(64 << 10);
+                for _ in 0..20_000 {
+                    jacobian_guest::log(jacobian_guest::LogLevel::Info, &line);
+                }
+                "logged".to_owned()
             }
             "read_artifact" => {
                 let digest = input.argument.unwrap_or_default();
