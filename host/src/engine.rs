@@ -76,27 +76,36 @@ pub struct CallControl {
 
 /// Bounds of an optimistic inline attempt. A call that stays within them is
 /// answered exactly as an ordinary call would be (fuel is deterministic and
-/// components are pure functions of their input); one that needs more fuel,
-/// a slot that is not free at once, or a larger answer is abandoned before it
-/// has any effect and then run again from the start as an ordinary call.
+/// components are pure functions of their input); one that needs more fuel
+/// or memory, a slot that is not free at once, a larger answer or more time
+/// than [`INLINE_TICKS`] is abandoned before it has any effect and then run
+/// again from the start as an ordinary call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct InlineLimits {
     /// Fuel the attempt may use (about a millisecond of guest work).
     pub fuel: u64,
     /// Answer bytes the attempt may return.
     pub output_bytes: u64,
+    /// Linear memory the attempt may grow to. It also bounds what one host
+    /// call or one bulk memory operation can take, which no deadline checked
+    /// in guest code can interrupt.
+    pub memory_bytes: u64,
 }
 
 impl InlineLimits {
-    /// The limits the MCP edge uses: about 1 ms of guest work and a 256 KiB answer.
-    pub const DEFAULT: InlineLimits = InlineLimits { fuel: 20_000_000, output_bytes: 256 << 10 };
+    /// The limits the MCP edge uses: about 1 ms of guest work, a 256 KiB
+    /// answer and 32 MiB of memory.
+    pub const DEFAULT: InlineLimits =
+        InlineLimits { fuel: 20_000_000, output_bytes: 256 << 10, memory_bytes: 32 << 20 };
 }
 
-/// Epoch ticks an inline attempt may run (10-20 ms of wall time): fuel does
-/// not bound time spent in host functions (a guest can pass the same large
-/// string to `log` again and again for a few fuel each), so an attempt is
-/// also abandoned at its first epoch check after this deadline.
-const INLINE_TICKS: u64 = 2;
+/// Epoch ticks an inline attempt may run (20-30 ms of wall time; ticks are
+/// 10 ms). Fuel does not bound time spent in host functions (a guest can pass
+/// the same large string to `log` again and again for a few fuel each), so an
+/// attempt is also abandoned at its first epoch check past this deadline; a
+/// host call or bulk memory operation under way finishes first, bounded by
+/// the attempt's memory. Attempts need an interruptible engine.
+const INLINE_TICKS: u64 = 3;
 
 impl CallControl {
     /// Interrupt the call.
@@ -341,7 +350,7 @@ impl Sandbox {
             wasm.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
         }
         let engine = Engine::new(&wasm)?;
-        // Epochs drive cancellation and progress only; budgets are fuel.
+        // Epochs drive cancellation, progress and the inline deadline; budgets are fuel.
         if config.interruptible {
             let weak = engine.weak();
             std::thread::Builder::new().name("jacobian-epoch".into()).spawn(move || {
@@ -452,12 +461,13 @@ impl Sandbox {
         };
         let console = MemoryOutputPipe::new(CONSOLE_BYTES);
         let wasi = deny_by_default_wasi(&console);
+        let memory = inline.map_or(budgets.memory_bytes, |limits| limits.memory_bytes.min(budgets.memory_bytes));
         let mut store = Store::new(
             &self.engine,
             CallState {
                 wasi,
                 table: ResourceTable::new(),
-                limiter: Limiter::new(budgets.memory_bytes),
+                limiter: Limiter::new(memory),
                 log: Vec::new(),
                 log_dropped: 0,
                 artifacts,
@@ -515,11 +525,13 @@ impl Sandbox {
             },
         };
         if let Some(limits) = inline {
-            // Out of the attempt's own fuel whatever the failure is called (a
-            // refused memory.grow earlier makes it MEMORY_LIMIT), past the
-            // deadline, or too large an answer: the ordinary call decides.
+            // Out of the attempt's own fuel, refused memory the budget would
+            // have given (even if the guest coped), past the deadline, or too
+            // large an answer: the ordinary call decides.
             let out_of_attempt_fuel = fuel < budgets.fuel && store.get_fuel().unwrap_or(0) == 0;
+            let refused_attempt_memory = memory < budgets.memory_bytes && store.data().limiter.refused.is_some();
             let beyond = control.abandoned()
+                || refused_attempt_memory
                 || match &result {
                     Err(_) => out_of_attempt_fuel,
                     Ok(answer) => answer.len() as u64 > limits.output_bytes,

@@ -213,8 +213,9 @@ fn an_attempt_that_spends_host_time_instead_of_fuel_is_abandoned_at_its_deadline
 #[test]
 fn running_out_of_fuel_after_a_refused_grow_is_told_apart_and_abandoned_inline() {
     // The guest has memory.grow refused at its budget, copes, and then spins:
-    // the call ends by fuel, not by memory (so says the ordinary call), and an
-    // attempt that ran out of its own fuel that way is abandoned, not answered.
+    // the call ends by fuel, not by memory (so says the ordinary call), and
+    // the attempt (ended by its fuel or its deadline) is abandoned, not
+    // answered.
     let (runtime, dir) = with_guests();
     let budget = 5 * InlineLimits::DEFAULT.fuel;
     let call = InvokeRequest {
@@ -227,4 +228,22 @@ fn running_out_of_fuel_after_a_refused_grow_is_told_apart_and_abandoned_inline()
     let ordinary = runtime.invoke(&call);
     assert_eq!(code(&ordinary), "FUEL_EXHAUSTED");
     assert_eq!(ordinary.fuel_consumed, budget);
+}
+
+#[test]
+fn an_attempt_that_needs_more_memory_than_its_bound_is_abandoned() {
+    // grow_storm under the default memory budget: the attempt's 32 MiB are
+    // refused sooner than the budget would be, so the attempt is abandoned
+    // even though the guest copes; the ordinary call grows to the budget.
+    let (runtime, dir) = with_guests();
+    let before = episodes(dir.path());
+    let call = request("test.hostile.attack", json!({"attack": "grow_storm"}), None, "memory");
+    assert!(runtime.try_invoke_inline(&call).is_none());
+    assert_eq!(episodes(dir.path()), before);
+    assert_eq!(records(&runtime, "memory"), vec![]);
+    let ordinary = runtime.invoke(&call);
+    assert_eq!(ordinary.diagnostic, None);
+    let text = ordinary.output.as_ref().unwrap()["result"].as_str().unwrap().to_owned();
+    let grown: u64 = text.split_whitespace().nth(1).and_then(|n| n.parse().ok()).expect("grew N pages");
+    assert!(grown * 65536 > InlineLimits::DEFAULT.memory_bytes, "{text}");
 }

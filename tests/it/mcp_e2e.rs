@@ -168,6 +168,7 @@ fn stdio_over_a_socket_pair_serves_pipelined_calls() {
     // The same open file description as the server's stdin, as a parent that
     // passed its own stdin on would hold it.
     let shared = input.try_clone().expect("dup");
+    let shared_out = output.try_clone().expect("dup");
     let nonblocking = |fd: &UnixStream| {
         use std::os::fd::AsRawFd as _;
         // SAFETY: F_GETFL on a descriptor this test owns.
@@ -175,7 +176,7 @@ fn stdio_over_a_socket_pair_serves_pipelined_calls() {
         assert!(flags >= 0);
         flags & libc::O_NONBLOCK != 0
     };
-    assert!(!nonblocking(&shared));
+    assert!(!nonblocking(&shared) && !nonblocking(&shared_out));
     let mut child = std::process::Command::new(crate::support::BIN)
         .arg("--data-dir")
         .arg(dir.path())
@@ -194,6 +195,7 @@ fn stdio_over_a_socket_pair_serves_pipelined_calls() {
     reader.read_line(&mut line).unwrap();
     assert!(line.contains("\"serverInfo\""), "{line}");
     assert!(nonblocking(&shared), "the server polls its socket stdin (non-blocking) instead of reading it on a thread");
+    assert!(nonblocking(&shared_out), "and writes its socket stdout the same way");
     writeln!(writer, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).unwrap();
     // Eight calls written at once, answered each under its own id.
     let input = json!({"hypotheses": ["commutative"], "target": "associative", "min_order": 2, "max_order": 2});
@@ -226,5 +228,8 @@ fn stdio_over_a_socket_pair_serves_pipelined_calls() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     };
     assert!(status.success());
-    assert!(!nonblocking(&shared), "the server put the flags of the shared description back");
+    assert!(
+        !nonblocking(&shared) && !nonblocking(&shared_out),
+        "the server put the flags of the shared descriptions back"
+    );
 }
