@@ -181,6 +181,13 @@ pub struct CallReport {
     pub console: String,
 }
 
+impl CallReport {
+    /// A call that produced nothing to report: no fuel, no log, no console.
+    fn never_ran(failure: CallFailure) -> Self {
+        CallReport { result: Err(failure), fuel_consumed: 0, log: Vec::new(), log_dropped: 0, console: String::new() }
+    }
+}
+
 /// A component ready to run.
 pub struct Loaded {
     /// Its digest.
@@ -450,13 +457,7 @@ impl Sandbox {
                 if failure == CallFailure::Abandoned {
                     control.abandoned.store(true, std::sync::atomic::Ordering::SeqCst);
                 }
-                return CallReport {
-                    result: Err(failure),
-                    fuel_consumed: 0,
-                    log: Vec::new(),
-                    log_dropped: 0,
-                    console: String::new(),
-                };
+                return CallReport::never_ran(failure);
             }
         };
         let console = MemoryOutputPipe::new(CONSOLE_BYTES);
@@ -514,13 +515,7 @@ impl Sandbox {
                 Some(result) => result,
                 None => {
                     control.abandoned.store(true, std::sync::atomic::Ordering::SeqCst);
-                    return CallReport {
-                        result: Err(CallFailure::Abandoned),
-                        fuel_consumed: 0,
-                        log: Vec::new(),
-                        log_dropped: 0,
-                        console: String::new(),
-                    };
+                    return CallReport::never_ran(CallFailure::Abandoned);
                 }
             },
         };
