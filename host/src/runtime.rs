@@ -959,7 +959,7 @@ impl Runtime {
             Ok(bytes) => bytes,
             Err(failure) => return call.fail(result, diagnose(&failure, call, &report.console)),
         };
-        let outcome: Outcome = match serde_json::from_slice(&bytes) {
+        let mut outcome: Outcome = match serde_json::from_slice(&bytes) {
             Ok(outcome) => outcome,
             Err(e) => {
                 return call.fail(
@@ -991,19 +991,20 @@ impl Runtime {
             input_digest: call.input_digest.to_hex(),
             provider_digest: call.entry.component.to_hex(),
         };
-        for draft in &outcome.artifacts {
-            let envelope = json!({
+        for draft in std::mem::take(&mut outcome.artifacts) {
+            let mut envelope = json!({
                 "artifact_version": ARTIFACT_VERSION,
                 "schema_uri": draft.schema_uri,
                 "role": draft.role,
                 "lineage": lineage,
-                "content": draft.content,
             });
+            // Moved, not copied: an artifact can be megabytes of JSON.
+            envelope["content"] = draft.content;
             match self.data.put_artifact(&envelope) {
                 Ok((digest, bytes)) => result.artifacts.push(ArtifactRef {
-                    role: draft.role.clone(),
+                    role: draft.role,
                     uri: digest.artifact_uri(),
-                    schema_uri: draft.schema_uri.clone(),
+                    schema_uri: draft.schema_uri,
                     bytes,
                 }),
                 Err(e) => {

@@ -241,15 +241,13 @@ pub fn enumerate(family: Family, n: usize) -> (Vec<u128>, u64) {
         for &code in &level {
             let base = decode(k, code);
             let mut extend = |neighbours: u16| {
-                let mut grown = base.clone();
-                for (v, row) in grown.iter_mut().enumerate() {
-                    if neighbours >> v & 1 == 1 {
-                        *row |= 1 << k;
-                    }
+                let mut grown = [0u16; 16];
+                for (v, (row, &old)) in grown.iter_mut().zip(&base).enumerate() {
+                    *row = old | (neighbours >> v & 1) << k;
                 }
-                grown.push(neighbours);
+                grown[k] = neighbours;
                 candidates += 1;
-                next.insert(canonical_code(&grown));
+                next.insert(canonical_code(&grown[..=k]));
             };
             match family {
                 Family::Trees => (0..k).for_each(|v| extend(1 << v)),

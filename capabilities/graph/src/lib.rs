@@ -374,10 +374,22 @@ recomputes canonical forms with its own code and compares the count with Burnsid
         let (codes, candidates) = enumerate::enumerate(family, n);
         let graphs: Vec<String> = codes.iter().map(|&code| enumerate::graph6(&enumerate::decode(n, code))).collect();
         let output = EnumerateOutput { family: input.family, order: n, count: graphs.len(), candidates };
-        let artifact = serde_json::json!({
-            "format": "graph-enumeration/1", "family": input.family, "order": n, "count": graphs.len(),
-            "graphs": graphs,
-        });
+        // Serialized from borrowed parts: the listing can be megabytes.
+        #[derive(Serialize)]
+        struct Listing<'a> {
+            format: &'static str,
+            family: FamilyName,
+            order: usize,
+            count: usize,
+            graphs: &'a [String],
+        }
+        let artifact = Listing {
+            format: "graph-enumeration/1",
+            family: input.family,
+            order: n,
+            count: graphs.len(),
+            graphs: &graphs,
+        };
         let scope = Scope::exhaustive(format!(
             "every {} on exactly {n} vertices, one per isomorphism class",
             match input.family {
