@@ -401,7 +401,7 @@ compiled natively {:.0} ms (sandbox/native {:.2})",
         assert_eq!(result.assurance, jacobian::contract::Assurance::Verified);
     }
     let sandboxed = start.elapsed();
-    // The same calls on an engine without epoch checks (no cancellation or progress).
+    // The same calls on an engine whose calls never yield (no cancellation or progress).
     let plain = open_plain(dir.path());
     let start = Instant::now();
     for (_, _, cnf, certificate) in &proofs {
@@ -410,8 +410,8 @@ compiled natively {:.0} ms (sandbox/native {:.2})",
     }
     let fuel_only = start.elapsed();
     println!(
-        "LRAT checking ({} proofs, {lines} lines): sandbox {:.0} lines/s (whole verify call; fuel + epochs), \
-{:.0} lines/s (fuel only), native {:.0} lines/s; ratios to native {:.2} and {:.2}",
+        "LRAT checking ({} proofs, {lines} lines): sandbox {:.0} lines/s (whole verify call), \
+{:.0} lines/s (calls that never yield), native {:.0} lines/s; ratios to native {:.2} and {:.2}",
         proofs.len(),
         lines as f64 / sandboxed.as_secs_f64(),
         lines as f64 / fuel_only.as_secs_f64(),
@@ -421,7 +421,7 @@ compiled natively {:.0} ms (sandbox/native {:.2})",
     );
 }
 
-/// A runtime whose engine compiles no epoch checks.
+/// A runtime whose calls never yield (so cannot be cancelled or report progress).
 fn open_plain(dir: &std::path::Path) -> Runtime {
     let engine = EngineConfig { interruptible: false, ..EngineConfig::default() };
     Runtime::open(RuntimeConfig { engine, ..RuntimeConfig::new(dir.to_path_buf()) }).expect("runtime")
@@ -635,7 +635,7 @@ fn enumeration_figures() {
         let listed = geng.stdout.iter().filter(|&&b| b == b'\n').count();
         println!(
             "all graphs on {order} vertices ({count} classes; geng lists {listed}): sandboxed producer {:.0} ms \
-(fuel {}; {:.0} ms without epoch checks), the same code compiled natively {:.0} ms (sandbox/native {:.2}), \
+(fuel {}; {:.0} ms without yields), the same code compiled natively {:.0} ms (sandbox/native {:.2}), \
 nauty-geng {:.0} ms, ratio {:.1}; sandboxed checker {:.0} ms (fuel {})",
             produce.as_secs_f64() * 1e3,
             result.fuel_consumed,
@@ -998,10 +998,11 @@ fn main() {
 
 /// Where the sandbox's cost on real work comes from. The bundled components'
 /// own exports are called on bench-local engines that differ only in their
-/// instrumentation: no fuel and no epoch checks (what Cranelift's code costs
-/// against LLVM's), fuel alone, epoch checks alone, and both (the product's
-/// engine). Each call instantiates the component afresh, as the runtime does;
-/// host imports read the call's input artifacts and drop log lines.
+/// instrumentation: none (what Cranelift's code costs against LLVM's), fuel
+/// (what the runtime compiles in), epoch checks alone, and fuel with epoch
+/// checks (the alternative for cancellation; ARCHITECTURE.md). Each call
+/// instantiates the component afresh, as the runtime does; host imports read
+/// the call's input artifacts and drop log lines.
 mod split {
     use std::collections::HashMap;
     use std::time::{Duration, Instant};
@@ -1030,10 +1031,10 @@ mod split {
 
     /// The four instrumentation settings, in the order they are reported.
     pub const SETTINGS: [(&str, bool, bool); 4] = [
-        ("no fuel, no epochs", false, false),
+        ("no instrumentation", false, false),
         ("fuel", true, false),
-        ("epochs", false, true),
-        ("fuel + epochs", true, true),
+        ("epoch checks", false, true),
+        ("fuel + epoch checks", true, true),
     ];
 
     fn prepare(bytes: &[u8], fuel: bool, epochs: bool) -> (Engine, InstancePre<State>) {

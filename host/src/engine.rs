@@ -9,13 +9,14 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use jacobian_guest::protocol::BundleKind;
 use wasmtime::component::{
     Component, ComponentExportIndex, ComponentType, InstancePre, Lift, Linker, Lower, ResourceTable, WasmList,
 };
-use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store};
+use wasmtime::{CallHook, Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{Deterministic, HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
@@ -40,8 +41,9 @@ pub struct EngineConfig {
     /// Calls allowed to wait for a slot when all are busy; a call beyond
     /// them fails at once with [`CallFailure::Overloaded`] (back-pressure).
     pub max_queued_calls: u32,
-    /// Compile epoch checks into guest code so calls can be cancelled and
-    /// report progress (costs 10-35% on tight loops; see the benchmark).
+    /// Run ordinary calls on a fiber that yields every [`YIELD_FUEL`] fuel,
+    /// so they can be cancelled and report progress (see [`CallControl`]).
+    /// Without it a call runs to its end; host calls still stop a cancelled one.
     pub interruptible: bool,
 }
 
@@ -62,8 +64,9 @@ impl Default for EngineConfig {
 /// (fuel used so far, fuel budget) every [`PROGRESS_INTERVAL`] or so.
 #[derive(Clone, Default)]
 pub struct CallControl {
-    /// Set to interrupt the guest at its next epoch check.
-    pub cancel: Arc<std::sync::atomic::AtomicBool>,
+    /// Set to stop the guest at its next yield (every [`YIELD_FUEL`] fuel)
+    /// or host call, whichever comes first.
+    pub cancel: Arc<AtomicBool>,
     /// Called from the calling thread while the guest runs.
     pub progress: Option<Arc<dyn Fn(u64, u64) + Send + Sync>>,
     /// Set for an optimistic attempt on a thread that must not be held long
@@ -71,14 +74,14 @@ pub struct CallControl {
     pub inline: Option<InlineLimits>,
     /// Set when an inline attempt went beyond its limits and its work was
     /// thrown away: the call must be run again as an ordinary call.
-    pub abandoned: Arc<std::sync::atomic::AtomicBool>,
+    pub abandoned: Arc<AtomicBool>,
 }
 
 /// Bounds of an optimistic inline attempt. A call that stays within them is
 /// answered exactly as an ordinary call would be (fuel is deterministic and
 /// components are pure functions of their input); one that needs more fuel
 /// or memory, a slot that is not free at once, a larger answer or more time
-/// than [`INLINE_TICKS`] is abandoned before it has any effect and then run
+/// than [`INLINE_DEADLINE`] is abandoned before it has any effect and then run
 /// again from the start as an ordinary call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct InlineLimits {
@@ -87,8 +90,7 @@ pub struct InlineLimits {
     /// Answer bytes the attempt may return.
     pub output_bytes: u64,
     /// Linear memory the attempt may grow to. It also bounds what one host
-    /// call or one bulk memory operation can take, which no deadline checked
-    /// in guest code can interrupt.
+    /// call can take, which no deadline can interrupt.
     pub memory_bytes: u64,
 }
 
@@ -99,36 +101,39 @@ impl InlineLimits {
         InlineLimits { fuel: 20_000_000, output_bytes: 256 << 10, memory_bytes: 32 << 20 };
 }
 
-/// Epoch ticks an inline attempt may run (20-30 ms of wall time; ticks are
-/// 10 ms). Fuel does not bound time spent in host functions (a guest can pass
-/// the same large string to `log` again and again for a few fuel each), so an
-/// attempt is also abandoned at its first epoch check past this deadline; a
-/// host call or bulk memory operation under way finishes first, bounded by
-/// the attempt's memory. Attempts need an interruptible engine.
-const INLINE_TICKS: u64 = 3;
+/// Wall time an inline attempt may take. Guest code and bulk memory
+/// operations are bounded by the attempt's fuel (wasmtime charges
+/// `memory.copy` and `memory.fill` per byte), but fuel does not bound time
+/// spent in host functions: a guest can pass the same large string to `log`
+/// again and again for a few fuel each. So an attempt is also abandoned at
+/// its first host call (or libcall) past this deadline; a host call under way
+/// finishes first, bounded by the attempt's memory.
+const INLINE_DEADLINE: Duration = Duration::from_millis(20);
 
 impl CallControl {
-    /// Interrupt the call.
+    /// Stop the call.
     pub fn cancel(&self) {
-        self.cancel.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.cancel.store(true, Ordering::SeqCst);
     }
 
     /// Whether the call was cancelled.
     pub fn cancelled(&self) -> bool {
-        self.cancel.load(std::sync::atomic::Ordering::SeqCst)
+        self.cancel.load(Ordering::SeqCst)
     }
 
     /// Whether an inline attempt was abandoned (see [`InlineLimits`]).
     pub fn abandoned(&self) -> bool {
-        self.abandoned.load(std::sync::atomic::Ordering::SeqCst)
+        self.abandoned.load(Ordering::SeqCst)
     }
 }
 
-/// How often the epoch ticks (the granularity of cancellation).
-pub const EPOCH_TICK: Duration = Duration::from_millis(10);
-/// Epoch ticks between progress reports.
-const PROGRESS_TICKS: u64 = 10;
-/// About how often a running call reports progress.
+/// Fuel an ordinary call spends between two yields to its driver, which then
+/// checks for cancellation and reports progress: about half a millisecond of
+/// guest work. A yield is the out-of-fuel check guest code makes anyway.
+pub const YIELD_FUEL: u64 = 10_000_000;
+/// How often a call waiting for a slot checks whether it was cancelled.
+const WAIT_POLL: Duration = Duration::from_millis(10);
+/// At most how often a running call reports progress.
 pub const PROGRESS_INTERVAL: Duration = Duration::from_millis(100);
 
 /// Which export to call.
@@ -236,7 +241,7 @@ impl Slots {
         }
     }
 
-    fn acquire(&self, cancel: &std::sync::atomic::AtomicBool) -> Result<SlotGuard<'_>, CallFailure> {
+    fn acquire(&self, cancel: &AtomicBool) -> Result<SlotGuard<'_>, CallFailure> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if state.free == 0 {
             if state.waiting >= self.max_queued {
@@ -245,11 +250,11 @@ impl Slots {
             state.waiting += 1;
             while state.free == 0 {
                 // A caller who cancels while waiting leaves the queue at once.
-                if cancel.load(std::sync::atomic::Ordering::SeqCst) {
+                if cancel.load(Ordering::SeqCst) {
                     state.waiting -= 1;
                     return Err(CallFailure::Cancelled);
                 }
-                state = self.released.wait_timeout(state, EPOCH_TICK).unwrap_or_else(|e| e.into_inner()).0;
+                state = self.released.wait_timeout(state, WAIT_POLL).unwrap_or_else(|e| e.into_inner()).0;
             }
             state.waiting -= 1;
         }
@@ -334,7 +339,6 @@ impl Sandbox {
         let mut wasm = Config::new();
         wasm.wasm_component_model(true)
             .consume_fuel(true)
-            .epoch_interruption(config.interruptible)
             .max_wasm_stack(config.max_stack_bytes)
             .wasm_backtrace_max_frames(None)
             .parallel_compilation(true);
@@ -345,6 +349,7 @@ impl Sandbox {
                 .total_core_instances(n * 16)
                 .total_memories(n * 4)
                 .total_tables(n * 16)
+                .total_stacks(n)
                 .max_core_instances_per_component(16)
                 .max_memories_per_component(4)
                 .max_tables_per_component(16)
@@ -357,17 +362,6 @@ impl Sandbox {
             wasm.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
         }
         let engine = Engine::new(&wasm)?;
-        // Epochs drive cancellation, progress and the inline deadline; budgets are fuel.
-        if config.interruptible {
-            let weak = engine.weak();
-            std::thread::Builder::new().name("jacobian-epoch".into()).spawn(move || {
-                while let Some(engine) = weak.upgrade() {
-                    engine.increment_epoch();
-                    drop(engine);
-                    std::thread::sleep(EPOCH_TICK);
-                }
-            })?;
-        }
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
         add_host_interface(&mut linker)?;
@@ -436,7 +430,7 @@ impl Sandbox {
     }
 
     /// Run one call in a fresh store. Blocking, unless `control` makes it an
-    /// inline attempt (bounded by [`InlineLimits`] and [`INLINE_TICKS`]).
+    /// inline attempt (bounded by [`InlineLimits`] and [`INLINE_DEADLINE`]).
     pub fn call(
         &self,
         loaded: &Loaded,
@@ -455,7 +449,7 @@ impl Sandbox {
             Ok(slot) => slot,
             Err(failure) => {
                 if failure == CallFailure::Abandoned {
-                    control.abandoned.store(true, std::sync::atomic::Ordering::SeqCst);
+                    control.abandoned.store(true, Ordering::SeqCst);
                 }
                 return CallReport::never_ran(failure);
             }
@@ -475,46 +469,44 @@ impl Sandbox {
             },
         );
         store.limiter(|state| &mut state.limiter);
-        let (cancel, progress, fuel) = (control.cancel.clone(), control.progress.clone(), budgets.fuel);
-        let abandoned = control.abandoned.clone();
-        // Every tick: check for cancellation; every PROGRESS_TICKS ticks: report progress.
-        let mut ticks = 0u64;
-        let interruptible = self.config.interruptible;
-        store.epoch_deadline_callback(move |context| {
-            if cancel.load(std::sync::atomic::Ordering::SeqCst) {
-                return Ok(wasmtime::UpdateDeadline::Interrupt);
+        // Every host call and libcall is a cancellation point, and for an
+        // inline attempt a deadline check too (fuel does not bound host work).
+        let (cancel, abandoned) = (control.cancel.clone(), control.abandoned.clone());
+        let deadline = inline.map(|_| Instant::now() + INLINE_DEADLINE);
+        store.call_hook(move |_, hook| {
+            if !matches!(hook, CallHook::CallingHost) {
+                return Ok(());
             }
-            ticks += 1;
-            if inline.is_some() && ticks >= INLINE_TICKS {
-                abandoned.store(true, std::sync::atomic::Ordering::SeqCst);
-                return Ok(wasmtime::UpdateDeadline::Interrupt);
+            if cancel.load(Ordering::SeqCst) {
+                return Err(wasmtime::Error::new(Stopped));
             }
-            if let Some(report) = &progress
-                && ticks.is_multiple_of(PROGRESS_TICKS)
-            {
-                report(fuel.saturating_sub(context.get_fuel().unwrap_or(0)), fuel);
+            if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+                abandoned.store(true, Ordering::SeqCst);
+                return Err(wasmtime::Error::new(Stopped));
             }
-            Ok(wasmtime::UpdateDeadline::Continue(1))
+            Ok(())
         });
-        if interruptible {
-            store.set_epoch_deadline(1);
-        }
         // An inline attempt gets at most its own fuel; running out of that
         // (but not of the budget) abandons it, as does an answer above its
-        // bound. Either way nothing of it is kept.
+        // bound. Either way nothing of it is kept. It never yields: it is
+        // short by construction and runs on a thread that must not be held.
         let fuel = inline.map_or(budgets.fuel, |limits| limits.fuel.min(budgets.fuel));
+        let yields = self.config.interruptible && inline.is_none();
         let run = |store: &mut Store<CallState>| {
-            store
-                .set_fuel(fuel)
-                .map_err(|e| CallFailure::Instantiation { message: format!("{e:#}") })
-                .and_then(|()| run_entry(store, loaded, entry, request, budgets))
+            store.set_fuel(fuel).map_err(|e| CallFailure::Instantiation { message: format!("{e:#}") })?;
+            if yields {
+                store
+                    .fuel_async_yield_interval(Some(YIELD_FUEL))
+                    .map_err(|e| CallFailure::Instantiation { message: format!("{e:#}") })?;
+            }
+            drive(run_entry(store, loaded, entry, request, budgets, yields), control, fuel)
         };
         let mut result = match inline {
             None => run(&mut store),
             Some(_) => match attempt(|| run(&mut store)) {
                 Some(result) => result,
                 None => {
-                    control.abandoned.store(true, std::sync::atomic::Ordering::SeqCst);
+                    control.abandoned.store(true, Ordering::SeqCst);
                     return CallReport::never_ran(CallFailure::Abandoned);
                 }
             },
@@ -532,7 +524,7 @@ impl Sandbox {
                     Ok(answer) => answer.len() as u64 > limits.output_bytes,
                 };
             if beyond {
-                control.abandoned.store(true, std::sync::atomic::Ordering::SeqCst);
+                control.abandoned.store(true, Ordering::SeqCst);
                 result = Err(CallFailure::Abandoned);
             }
         }
@@ -571,27 +563,82 @@ fn attempt<T>(run: impl FnOnce() -> T) -> Option<T> {
     caught.ok()
 }
 
-fn run_entry(
+/// Drive a call to its end on this thread. An ordinary call's future is
+/// pending each time its guest has spent another [`YIELD_FUEL`] fuel (the
+/// yield wakes itself, so no waker is needed): the driver then stops a
+/// cancelled call, dropping the future, which unwinds the guest off its
+/// fiber, and reports progress, fuel spent to the nearest yield, at most
+/// every [`PROGRESS_INTERVAL`]. Any other call is ready at its first poll.
+fn drive(
+    call: impl std::future::Future<Output = Result<Vec<u8>, CallFailure>>,
+    control: &CallControl,
+    budget: u64,
+) -> Result<Vec<u8>, CallFailure> {
+    let mut call = std::pin::pin!(call);
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    let (mut yields, mut reported) = (0u64, Instant::now());
+    loop {
+        if let std::task::Poll::Ready(result) = call.as_mut().poll(&mut context) {
+            return result;
+        }
+        if control.cancelled() {
+            return Err(CallFailure::Cancelled);
+        }
+        yields += 1;
+        if let Some(report) = &control.progress
+            && reported.elapsed() >= PROGRESS_INTERVAL
+        {
+            report(yields.saturating_mul(YIELD_FUEL).min(budget), budget);
+            reported = Instant::now();
+        }
+    }
+}
+
+/// Why a host call ended the guest: its call was cancelled, or an inline
+/// attempt ran past its deadline (the attempt's `abandoned` flag says which).
+#[derive(Debug)]
+struct Stopped;
+
+impl std::fmt::Display for Stopped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the call was stopped")
+    }
+}
+
+impl std::error::Error for Stopped {}
+
+/// Instantiate and call `entry`: on a fiber that yields (`yields`, see
+/// [`drive`]), or synchronously, in which case the future is ready at once.
+async fn run_entry(
     store: &mut Store<CallState>,
     loaded: &Loaded,
     entry: Entry,
     request: &[u8],
     budgets: &CallBudgets,
+    yields: bool,
 ) -> Result<Vec<u8>, CallFailure> {
-    let instance = loaded.pre.instantiate(&mut *store).map_err(|e| classify(store, e, CallStage::Instantiate))?;
+    let instance =
+        if yields { loaded.pre.instantiate_async(&mut *store).await } else { loaded.pre.instantiate(&mut *store) };
+    let instance = instance.map_err(|e| classify(store, e, CallStage::Instantiate))?;
     let answer: Result<WasmList<u8>, String> = match entry {
         Entry::Describe => {
             let func = instance
                 .get_typed_func::<(), (WasmList<u8>,)>(&mut *store, &loaded.describe)
                 .map_err(|e| CallFailure::Instantiation { message: format!("{e:#}") })?;
-            let (list,) = func.call(&mut *store, ()).map_err(|e| classify(store, e, CallStage::Run))?;
+            let called = if yields { func.call_async(&mut *store, ()).await } else { func.call(&mut *store, ()) };
+            let (list,) = called.map_err(|e| classify(store, e, CallStage::Run))?;
             Ok(list)
         }
         Entry::Run => {
             let func = instance
                 .get_typed_func::<(&[u8],), (Result<WasmList<u8>, String>,)>(&mut *store, &loaded.run)
                 .map_err(|e| CallFailure::Instantiation { message: format!("{e:#}") })?;
-            let (answer,) = func.call(&mut *store, (request,)).map_err(|e| classify(store, e, CallStage::Run))?;
+            let called = if yields {
+                func.call_async(&mut *store, (request,)).await
+            } else {
+                func.call(&mut *store, (request,))
+            };
+            let (answer,) = called.map_err(|e| classify(store, e, CallStage::Run))?;
             answer
         }
     };
@@ -625,10 +672,11 @@ fn classify(store: &Store<CallState>, error: wasmtime::Error, stage: CallStage) 
     // Running out of fuel or being interrupted says why the call ended even
     // after a refused memory.grow the guest coped with; any other trap after
     // a refusal is the abort that refusal caused.
-    match error.downcast_ref::<wasmtime::Trap>() {
-        Some(wasmtime::Trap::OutOfFuel) => return CallFailure::FuelExhausted,
-        Some(wasmtime::Trap::Interrupt) => return CallFailure::Cancelled,
-        _ => {}
+    if error.is::<Stopped>() {
+        return CallFailure::Cancelled;
+    }
+    if let Some(wasmtime::Trap::OutOfFuel) = error.downcast_ref::<wasmtime::Trap>() {
+        return CallFailure::FuelExhausted;
     }
     if let Some(limit) = store.data().limiter.refused {
         return CallFailure::MemoryLimit { limit };

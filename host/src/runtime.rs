@@ -457,8 +457,7 @@ impl Runtime {
     }
 
     /// Answer `capability.invoke` on the calling thread if it is quick: a
-    /// local store, an interruptible engine (the attempt's deadline is an
-    /// epoch check), an input of at most [`crate::limits::INLINE_INPUT_BYTES`]
+    /// local store, an input of at most [`crate::limits::INLINE_INPUT_BYTES`]
     /// that names no artifact, and a component call within
     /// [`InlineLimits::DEFAULT`]. The MCP edge calls this on its async thread
     /// before handing the call to a blocking thread, which costs two thread
@@ -468,7 +467,6 @@ impl Runtime {
     /// is deterministic).
     pub fn try_invoke_inline(&self, request: &InvokeRequest) -> Option<CapabilityResult> {
         if !self.experiments.local()
-            || !self.sandbox.config().interruptible
             || crate::limits::json_size(&request.input) > crate::limits::INLINE_INPUT_BYTES
             || names_an_artifact(&request.input)
             || self.catalog.get(&request.capability_id).is_some_and(|e| e.kind == EntryKind::Router)

@@ -241,6 +241,53 @@ fn cancelling_a_running_invocation_interrupts_the_guest_and_stores_nothing() {
     assert_eq!(after.status, Status::Completed);
 }
 
+#[test]
+fn cancellation_stops_guests_that_spend_host_time_or_bulk_memory_work_for_little_fuel() {
+    // A call is stopped at its next fuel yield or host call. Neither attack
+    // spends much fuel on code: one loops over host calls, the other over
+    // 16 MiB `memory.fill`s. Both run for many seconds under the default
+    // budget, and both must be stopped promptly.
+    let (runtime, dir) = support::runtime();
+    runtime.install(&support::test_guest("hostile"), None).unwrap();
+    let runtime = support::open(dir.path().to_path_buf());
+    for attack in ["host_time", "bulk_fill"] {
+        let control = CallControl::default();
+        let canceller = {
+            let control = control.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(300));
+                control.cancel();
+            })
+        };
+        let started = std::time::Instant::now();
+        let request = InvokeRequest {
+            capability_id: "test.hostile.attack".into(),
+            input: json!({"attack": attack, "argument": "forever"}),
+            ..Default::default()
+        };
+        let result = runtime.invoke_with(&request, &control);
+        canceller.join().unwrap();
+        let elapsed = started.elapsed();
+        let d = result.diagnostic.as_ref().expect("cancelled");
+        assert_eq!(d.code, Code::Cancelled, "{attack}: {}", d.message);
+        assert!(elapsed < Duration::from_secs(3), "{attack} stopped promptly: {elapsed:?}");
+    }
+    // What makes the bulk work stoppable: it is charged per byte, so it
+    // reaches a fuel yield as often as ordinary code does.
+    let filled = support::invoke(
+        &runtime,
+        "test.hostile.attack",
+        Mode::Explore,
+        json!({"attack": "bulk_fill", "argument": "8"}),
+    );
+    assert_eq!(filled.status, Status::Completed, "{:?}", filled.diagnostic);
+    assert!(
+        filled.accounting.fuel_consumed >= 8 << 24,
+        "8 fills of 16 MiB cost at least a fuel per byte: {}",
+        filled.accounting.fuel_consumed
+    );
+}
+
 /// `jacobian ARGS…` with its exit code, stdout and stderr.
 fn jacobian(args: &[&str]) -> (i32, String, String) {
     let output = Command::new(BIN).args(args).output().expect("run jacobian");

@@ -14,9 +14,11 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct Input {
     /// none, loop, memory, grow_storm, recursion, panic, output, log_flood,
-    /// read_artifact, ambient, claim_verified, malformed, off_schema.
+    /// host_time, bulk_fill, read_artifact, ambient, claim_verified,
+    /// malformed, off_schema.
     pub attack: String,
-    /// Bytes of output for `output`; digest for `read_artifact`.
+    /// Bytes of output for `output`; digest for `read_artifact`; `then_spin`
+    /// for `grow_storm`; `forever` for `host_time`; rounds for `bulk_fill`.
     #[serde(default)]
     pub argument: Option<String>,
 }
@@ -93,11 +95,27 @@ impl Capability for Hostile {
                 // Host work that costs almost no fuel: the same 64 KiB line
                 // sent to the host's log again and again (the host copies and
                 // checks every byte of it each time, then drops it).
-                let line = "x".repeat(64 << 10);
-                for _ in 0..20_000 {
+                // `forever`: a 16 MiB line, each call milliseconds of host work.
+                let (bytes, rounds) = if input.argument.as_deref() == Some("forever") {
+                    (16 << 20, u64::MAX)
+                } else {
+                    (64 << 10, 20_000)
+                };
+                let line = "x".repeat(bytes);
+                for _ in 0..rounds {
                     jacobian_guest::log(jacobian_guest::LogLevel::Info, &line);
                 }
                 "logged".to_owned()
+            }
+            "bulk_fill" => {
+                // Bulk memory work for almost no code: one 16 MiB fill (a
+                // `memory.fill`) per round, forever unless rounds are given.
+                let rounds: u64 = input.argument.and_then(|a| a.parse().ok()).unwrap_or(u64::MAX);
+                let mut buffer = vec![0u8; 16 << 20];
+                for round in 0..rounds {
+                    black_box(&mut buffer[..]).fill(round as u8);
+                }
+                format!("filled {rounds} times")
             }
             "read_artifact" => {
                 let digest = input.argument.unwrap_or_default();
