@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use jacobian_guest::protocol::BundleKind;
@@ -103,11 +103,11 @@ impl InlineLimits {
 
 /// Wall time an inline attempt may take. Guest code and bulk memory
 /// operations are bounded by the attempt's fuel (wasmtime charges
-/// `memory.copy` and `memory.fill` per byte), but fuel does not bound time
-/// spent in host functions: a guest can pass the same large string to `log`
-/// again and again for a few fuel each. So an attempt is also abandoned at
-/// its first host call (or libcall) past this deadline; a host call under way
-/// finishes first, bounded by the attempt's memory.
+/// `memory.copy` and `memory.fill` per byte, before they run), but fuel does
+/// not bound time spent in host functions: a guest can pass the same large
+/// string to `log` again and again for a few fuel each. So an attempt is also
+/// abandoned at its first host call (or fallible libcall) past this deadline;
+/// a host call under way finishes first, bounded by the attempt's memory.
 const INLINE_DEADLINE: Duration = Duration::from_millis(20);
 
 impl CallControl {
@@ -340,6 +340,8 @@ impl Sandbox {
         wasm.wasm_component_model(true)
             .consume_fuel(true)
             .max_wasm_stack(config.max_stack_bytes)
+            // A call's fiber: its wasm stack, and 1 MiB for the host code it calls.
+            .async_stack_size(config.max_stack_bytes + (1 << 20))
             .wasm_backtrace_max_frames(None)
             .parallel_compilation(true);
         if config.pooling {
@@ -364,6 +366,7 @@ impl Sandbox {
         let engine = Engine::new(&wasm)?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+        add_elapsed_sleeps(&mut linker)?;
         add_host_interface(&mut linker)?;
         let slots = Slots::new(config.max_concurrent_calls.max(1), config.max_queued_calls);
         Ok(Sandbox { engine, linker, config, slots })
@@ -469,14 +472,26 @@ impl Sandbox {
             },
         );
         store.limiter(|state| &mut state.limiter);
-        // Every host call and libcall is a cancellation point, and for an
-        // inline attempt a deadline check too (fuel does not bound host work).
+        // An inline attempt gets at most its own fuel; running out of that
+        // (but not of the budget) abandons it, as does an answer above its
+        // bound. Either way nothing of it is kept. It never yields: it is
+        // short by construction and runs on a thread that must not be held.
+        let fuel = inline.map_or(budgets.fuel, |limits| limits.fuel.min(budgets.fuel));
+        let yields = self.config.interruptible && inline.is_none();
+        // Every host call, and every libcall that can fail (among them the
+        // out-of-fuel check where a call yields, `memory.grow` and table
+        // operations), is a cancellation point, and for an inline attempt a
+        // deadline check too (fuel does not bound host work). It also notes
+        // the fuel spent so far, for progress reports.
         let (cancel, abandoned) = (control.cancel.clone(), control.abandoned.clone());
+        let spent = Arc::new(AtomicU64::new(0));
+        let noted = spent.clone();
         let deadline = inline.map(|_| Instant::now() + INLINE_DEADLINE);
-        store.call_hook(move |_, hook| {
+        store.call_hook(move |cx, hook| {
             if !matches!(hook, CallHook::CallingHost) {
                 return Ok(());
             }
+            noted.store(fuel.saturating_sub(cx.get_fuel().unwrap_or(fuel)), Ordering::Relaxed);
             if cancel.load(Ordering::SeqCst) {
                 return Err(wasmtime::Error::new(Stopped));
             }
@@ -486,12 +501,6 @@ impl Sandbox {
             }
             Ok(())
         });
-        // An inline attempt gets at most its own fuel; running out of that
-        // (but not of the budget) abandons it, as does an answer above its
-        // bound. Either way nothing of it is kept. It never yields: it is
-        // short by construction and runs on a thread that must not be held.
-        let fuel = inline.map_or(budgets.fuel, |limits| limits.fuel.min(budgets.fuel));
-        let yields = self.config.interruptible && inline.is_none();
         let run = |store: &mut Store<CallState>| {
             store.set_fuel(fuel).map_err(|e| CallFailure::Instantiation { message: format!("{e:#}") })?;
             if yields {
@@ -499,7 +508,7 @@ impl Sandbox {
                     .fuel_async_yield_interval(Some(YIELD_FUEL))
                     .map_err(|e| CallFailure::Instantiation { message: format!("{e:#}") })?;
             }
-            drive(run_entry(store, loaded, entry, request, budgets, yields), control, fuel)
+            drive(run_entry(store, loaded, entry, request, budgets, yields), control, fuel, &spent)
         };
         let mut result = match inline {
             None => run(&mut store),
@@ -567,16 +576,18 @@ fn attempt<T>(run: impl FnOnce() -> T) -> Option<T> {
 /// pending each time its guest has spent another [`YIELD_FUEL`] fuel (the
 /// yield wakes itself, so no waker is needed): the driver then stops a
 /// cancelled call, dropping the future, which unwinds the guest off its
-/// fiber, and reports progress, fuel spent to the nearest yield, at most
-/// every [`PROGRESS_INTERVAL`]. Any other call is ready at its first poll.
+/// fiber, and reports progress at most every [`PROGRESS_INTERVAL`]: the fuel
+/// `spent` as the store's call hook last noted it (at the yield itself, or a
+/// later host call). Any other call is ready at its first poll.
 fn drive(
     call: impl std::future::Future<Output = Result<Vec<u8>, CallFailure>>,
     control: &CallControl,
     budget: u64,
+    spent: &AtomicU64,
 ) -> Result<Vec<u8>, CallFailure> {
     let mut call = std::pin::pin!(call);
     let mut context = std::task::Context::from_waker(std::task::Waker::noop());
-    let (mut yields, mut reported) = (0u64, Instant::now());
+    let mut reported = Instant::now();
     loop {
         if let std::task::Poll::Ready(result) = call.as_mut().poll(&mut context) {
             return result;
@@ -584,11 +595,10 @@ fn drive(
         if control.cancelled() {
             return Err(CallFailure::Cancelled);
         }
-        yields += 1;
         if let Some(report) = &control.progress
             && reported.elapsed() >= PROGRESS_INTERVAL
         {
-            report(yields.saturating_mul(YIELD_FUEL).min(budget), budget);
+            report(spent.load(Ordering::Relaxed).min(budget), budget);
             reported = Instant::now();
         }
     }
@@ -748,7 +758,7 @@ impl HostWallClock for FrozenWallClock {
     }
 }
 
-/// Monotonic clock frozen at zero.
+/// Monotonic clock frozen at zero. Sleeping on it ends at once (see [`Elapsed`]).
 struct FrozenMonotonicClock;
 
 impl HostMonotonicClock for FrozenMonotonicClock {
@@ -818,6 +828,39 @@ impl Level {
             Level::Error => "error",
         }
     }
+}
+
+/// A `wasi:io/poll` pollable that is always ready.
+struct Elapsed;
+
+#[async_trait::async_trait]
+impl wasmtime_wasi::p2::Pollable for Elapsed {
+    async fn ready(&mut self) {}
+}
+
+/// The interface whose sleeps [`add_elapsed_sleeps`] replaces (the version
+/// wasmtime-wasi defines; guests' older 0.2 imports resolve to it).
+const MONOTONIC_CLOCK: &str = "wasi:clocks/monotonic-clock@0.2.12";
+
+/// Replace WASI's sleeps: wasmtime-wasi's wait on the host's real time, even
+/// under a frozen clock, so a guest sleeping for ever would hold its slot inside
+/// one host call that no cancellation reaches. With the clocks frozen, every
+/// deadline has already passed: `subscribe-duration` and `subscribe-instant`
+/// give a pollable that is ready at once.
+fn add_elapsed_sleeps(linker: &mut Linker<CallState>) -> anyhow::Result<()> {
+    fn elapsed(
+        mut cx: wasmtime::StoreContextMut<'_, CallState>,
+    ) -> wasmtime::Result<(wasmtime::component::Resource<wasmtime_wasi::p2::DynPollable>,)> {
+        let table = &mut cx.data_mut().table;
+        let ready = table.push(Elapsed)?;
+        Ok((wasmtime_wasi::p2::subscribe(table, ready)?,))
+    }
+    linker.allow_shadowing(true);
+    let mut clock = linker.instance(MONOTONIC_CLOCK)?;
+    clock.func_wrap("subscribe-duration", |cx, (_nanos,): (u64,)| elapsed(cx))?;
+    clock.func_wrap("subscribe-instant", |cx, (_when,): (u64,)| elapsed(cx))?;
+    linker.allow_shadowing(false);
+    Ok(())
 }
 
 fn add_host_interface(linker: &mut Linker<CallState>) -> anyhow::Result<()> {

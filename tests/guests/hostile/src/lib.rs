@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct Input {
     /// none, loop, memory, grow_storm, recursion, panic, output, log_flood,
-    /// host_time, bulk_fill, read_artifact, ambient, claim_verified,
+    /// host_time, bulk_fill, sleep, read_artifact, ambient, claim_verified,
     /// malformed, off_schema.
     pub attack: String,
     /// Bytes of output for `output`; digest for `read_artifact`; `then_spin`
@@ -116,6 +116,11 @@ impl Capability for Hostile {
                     black_box(&mut buffer[..]).fill(round as u8);
                 }
                 format!("filled {rounds} times")
+            }
+            "sleep" => {
+                // An hour on the host's clock, were WASI's sleeps left to it.
+                std::thread::sleep(std::time::Duration::from_secs(3600));
+                "slept".to_owned()
             }
             "read_artifact" => {
                 let digest = input.argument.unwrap_or_default();
