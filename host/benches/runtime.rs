@@ -427,6 +427,15 @@ fn open_plain(dir: &std::path::Path) -> Runtime {
     Runtime::open(RuntimeConfig { engine, ..RuntimeConfig::new(dir.to_path_buf()) }).expect("runtime")
 }
 
+/// The monomial order a Gröbner case names.
+fn order_of(case: &serde_json::Value) -> poly::Order {
+    match case["order"].as_str() {
+        Some("lex") => poly::Order::Lex,
+        Some("grlex") => poly::Order::Grlex,
+        _ => poly::Order::Grevlex,
+    }
+}
+
 /// Twelve seeded random ideals in two or three variables, over the three orders.
 fn random_ideals() -> Vec<serde_json::Value> {
     let mut cases = Vec::new();
@@ -476,11 +485,7 @@ fn groebner_figures() {
     for (i, case) in cases.iter().enumerate() {
         let vars: Vec<String> =
             case["vars"].as_array().expect("vars").iter().map(|v| v.as_str().expect("var").to_owned()).collect();
-        let order = match case["order"].as_str() {
-            Some("lex") => poly::Order::Lex,
-            Some("grlex") => poly::Order::Grlex,
-            _ => poly::Order::Grevlex,
-        };
+        let order = order_of(case);
         let start = Instant::now();
         let generators: Vec<poly::Poly> = case["generators"]
             .as_array()
@@ -1188,11 +1193,7 @@ fn split_figures() {
     let native = best(3, &mut || {
         for case in &ideals {
             let vars: Vec<String> = serde_json::from_value(case["vars"].clone()).expect("vars");
-            let order = match case["order"].as_str() {
-                Some("lex") => poly::Order::Lex,
-                Some("grlex") => poly::Order::Grlex,
-                _ => poly::Order::Grevlex,
-            };
+            let order = order_of(case);
             let texts: Vec<String> = serde_json::from_value(case["generators"].clone()).expect("generators");
             let generators: Vec<poly::Poly> =
                 texts.iter().map(|g| poly::parse(g, &vars, order, 10).expect("parses")).collect();

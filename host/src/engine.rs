@@ -487,11 +487,14 @@ impl Sandbox {
         let spent = Arc::new(AtomicU64::new(0));
         let noted = spent.clone();
         let deadline = inline.map(|_| Instant::now() + INLINE_DEADLINE);
+        let reports = control.progress.is_some();
         store.call_hook(move |cx, hook| {
             if !matches!(hook, CallHook::CallingHost) {
                 return Ok(());
             }
-            noted.store(fuel.saturating_sub(cx.get_fuel().unwrap_or(fuel)), Ordering::Relaxed);
+            if reports {
+                noted.store(fuel.saturating_sub(cx.get_fuel().unwrap_or(fuel)), Ordering::Relaxed);
+            }
             if cancel.load(Ordering::SeqCst) {
                 return Err(wasmtime::Error::new(Stopped));
             }

@@ -206,13 +206,7 @@ fn cancelling_a_running_invocation_interrupts_the_guest_and_stores_nothing() {
     let mut with_progress = control.clone();
     let sink = reports.clone();
     with_progress.progress = Some(Arc::new(move |used, total| sink.lock().unwrap().push((used, total))));
-    let canceller = {
-        let control = control.clone();
-        std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(400));
-            control.cancel();
-        })
-    };
+    let canceller = cancel_after(&control, Duration::from_millis(400));
     let started = std::time::Instant::now();
     let artifacts = count_files(&dir.path().join("artifacts"));
     let request = InvokeRequest {
@@ -252,13 +246,7 @@ fn cancellation_stops_guests_that_spend_host_time_or_bulk_memory_work_for_little
     let runtime = support::open(dir.path().to_path_buf());
     for attack in ["host_time", "bulk_fill"] {
         let control = CallControl::default();
-        let canceller = {
-            let control = control.clone();
-            std::thread::spawn(move || {
-                std::thread::sleep(Duration::from_millis(300));
-                control.cancel();
-            })
-        };
+        let canceller = cancel_after(&control, Duration::from_millis(300));
         let started = std::time::Instant::now();
         let request = InvokeRequest {
             capability_id: "test.hostile.attack".into(),
@@ -303,6 +291,15 @@ fn a_guest_that_sleeps_is_answered_at_once_not_after_the_hosts_time() {
     let result = receive.recv_timeout(Duration::from_secs(60)).expect("a sleep of an hour ends at once");
     assert_eq!(result.status, Status::Completed, "{:?}", result.diagnostic);
     assert_eq!(result.output.as_ref().unwrap()["result"], "slept");
+}
+
+/// Cancel `control` from another thread after `delay`.
+fn cancel_after(control: &CallControl, delay: Duration) -> std::thread::JoinHandle<()> {
+    let control = control.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(delay);
+        control.cancel();
+    })
 }
 
 /// `jacobian ARGS…` with its exit code, stdout and stderr.
