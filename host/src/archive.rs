@@ -388,13 +388,29 @@ pub fn compare(left: &Value, right: &Value) -> Comparison {
     Comparison { identical: diffs.is_empty(), diffs }
 }
 
+/// What replaying one episode showed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ReplayOutcome {
+    /// Re-executed, byte for byte the archived episode.
+    Identical,
+    /// Re-executed, with the fields in `diffs` differing.
+    Different,
+    /// Not re-executed, for the `reason` given: it stopped before an answer
+    /// (a budget, a cancellation, no slot), or the pack does not carry the
+    /// component that would run it.
+    Skipped,
+}
+
 /// One replayed episode.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ReplayedEpisode {
     pub ordinal: u64,
     pub capability_id: String,
-    /// `IDENTICAL`, `DIFFERENT`, or `SKIPPED` (stopped by a budget or cancelled: it never ran to an answer).
-    pub outcome: &'static str,
+    pub outcome: ReplayOutcome,
+    /// Why it was skipped (SKIPPED only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
     /// The fields that differ (DIFFERENT only).
     pub diffs: Vec<FieldDiff>,
 }
@@ -406,8 +422,8 @@ pub struct ReplayReport {
     /// Every re-executed episode was byte-identical.
     pub identical: bool,
     pub replayed: usize,
-    /// Invocations the archive records as stopped before an answer (budget,
-    /// cancellation, no slot): not re-executed.
+    /// Invocations not re-executed: stopped before an answer (budget,
+    /// cancellation, no slot), or run by a component the pack does not carry.
     pub skipped: usize,
     pub episodes: Vec<ReplayedEpisode>,
 }
@@ -426,30 +442,36 @@ pub fn replay(bytes: &[u8], dir: &Path, trust: &Trust) -> Result<ReplayReport, A
     let runtime = archive.runtime(&unpacked, dir, trust)?;
     let mut episodes = Vec::new();
     for (i, archived) in archive.episodes.iter().enumerate() {
+        let replayed = |outcome, reason: Option<String>, diffs| ReplayedEpisode {
+            ordinal: archived.ordinal,
+            capability_id: archived.capability_id.clone(),
+            outcome,
+            reason,
+            diffs,
+        };
         let Some(original) = archived.episode.as_ref().filter(|_| archived.stop_reason.replayable()) else {
-            episodes.push(ReplayedEpisode {
-                ordinal: archived.ordinal,
-                capability_id: archived.capability_id.clone(),
-                outcome: "SKIPPED",
-                diffs: Vec::new(),
-            });
+            let reason = format!("it stopped before an answer ({})", archived.stop_reason);
+            episodes.push(replayed(ReplayOutcome::Skipped, Some(reason), Vec::new()));
             continue;
         };
         let request = request_of(original).map_err(|e| refuse(format!("episodes.{i}.episode"), e))?;
+        if runtime.catalog().get(&request.capability_id).is_none() {
+            let reason = format!("the pack carries no component that provides {}", request.capability_id);
+            episodes.push(replayed(ReplayOutcome::Skipped, Some(reason), Vec::new()));
+            continue;
+        }
         let result = runtime.invoke(&request);
         let again = episode_value(&request, &result);
-        let same = canonical_json(&again) == canonical_json(original);
-        episodes.push(ReplayedEpisode {
-            ordinal: archived.ordinal,
-            capability_id: archived.capability_id.clone(),
-            outcome: if same { "IDENTICAL" } else { "DIFFERENT" },
-            diffs: if same { Vec::new() } else { compare(original, &again).diffs },
+        episodes.push(if canonical_json(&again) == canonical_json(original) {
+            replayed(ReplayOutcome::Identical, None, Vec::new())
+        } else {
+            replayed(ReplayOutcome::Different, None, compare(original, &again).diffs)
         });
     }
-    let replayed = episodes.iter().filter(|e| e.outcome != "SKIPPED").count();
+    let replayed = episodes.iter().filter(|e| e.outcome != ReplayOutcome::Skipped).count();
     Ok(ReplayReport {
         pack_hash: archive.pack_hash,
-        identical: episodes.iter().all(|e| e.outcome != "DIFFERENT"),
+        identical: episodes.iter().all(|e| e.outcome != ReplayOutcome::Different),
         replayed,
         skipped: episodes.len() - replayed,
         episodes,

@@ -148,10 +148,11 @@ pub enum Status {
 }
 
 /// Assurance of a result. Only an authorized checker's acceptance gives `VERIFIED`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, EnumIter)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema, EnumIter)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Assurance {
     /// No evidence (failed call, rejected or unconcluded verification).
+    #[default]
     None,
     /// A proposed candidate.
     Proposed,
@@ -520,35 +521,6 @@ pub struct CapabilityResult {
     pub text: String,
     /// Non-deterministic figures; excluded from byte-identity.
     pub accounting: Accounting,
-}
-
-impl CapabilityResult {
-    /// A failed result carrying `diagnostic`.
-    pub fn failed(capability_id: &str, mode: Option<Mode>, diagnostic: Diagnostic) -> Self {
-        CapabilityResult {
-            contract: RESULT_CONTRACT.into(),
-            capability_id: capability_id.to_owned(),
-            mode,
-            status: Status::Failed,
-            output: None,
-            artifacts: Vec::new(),
-            relationships: Vec::new(),
-            scope: None,
-            qualifiers: Vec::new(),
-            assurance: Assurance::None,
-            obligations: Vec::new(),
-            check_with: None,
-            verification: None,
-            diagnostic: Some(diagnostic),
-            provenance: None,
-            fuel_consumed: 0,
-            guest_log: Vec::new(),
-            scope_rule: SCOPE_RULE.into(),
-            transport: None,
-            text: String::new(),
-            accounting: Accounting::default(),
-        }
-    }
 }
 
 /// Budgets of one call.

@@ -123,48 +123,54 @@ pub trait ExperimentStore: Send + Sync {
     fn policy(&self, digest: &str) -> Result<Option<String>, DbError>;
     /// Every record of an experiment, in ordinal order.
     fn invocations(&self, experiment: &str) -> Result<Vec<InvocationRecord>, DbError>;
-    /// Admit one invocation against `budgets` and hold its place until it is
-    /// recorded: atomically over every host sharing the store, which returns
-    /// a reservation id. The default judges the stored spend (no reservation),
-    /// which is exact only for a single process.
-    fn reserve(
-        &self,
-        experiment: &str,
-        capability_id: &str,
-        budgets: &ExperimentBudgets,
-    ) -> Result<Result<Option<String>, (StopReason, String)>, DbError> {
-        let mut spent = self.spent(experiment)?;
-        Ok(judge(&mut spent, capability_id, budgets).map(|()| None))
+    /// How a store shared by several hosts holds places under the experiment
+    /// budgets; `None` for a local store, whose spend this process keeps in
+    /// memory (it is the store's only writer).
+    fn reservations(&self) -> Option<&dyn Reservations> {
+        None
     }
-    /// [`ExperimentStore::append`], releasing `reservation` in the same transaction.
+}
+
+/// Admission in a store shared by several hosts: a reservation row per
+/// admitted call, taken under a per-experiment lock and swapped for the
+/// call's record in one transaction, so caps are exact across hosts.
+pub trait Reservations: Send + Sync {
+    /// Admit one invocation against `budgets` and hold its place until it is recorded.
+    fn reserve(&self, experiment: &str, capability_id: &str, budgets: &ExperimentBudgets)
+    -> Result<Admission, DbError>;
+    /// Append `record` and release `reservation` in the same transaction; returns the ordinal.
     fn append_reserved(
         &self,
         experiment: &str,
         record: &InvocationRecord,
-        reservation: Option<&str>,
-    ) -> Result<u64, DbError> {
-        let _ = reservation;
-        self.append(experiment, record)
-    }
-    /// Whether other hosts write this store too. Then an admission re-reads
-    /// the spend every time instead of trusting this process's memory.
-    fn shared(&self) -> bool {
-        false
-    }
+        reservation: &Reservation,
+    ) -> Result<u64, DbError>;
 }
+
+/// Whether an invocation may run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[must_use]
+pub enum Admission {
+    /// It may run. In a shared store `reservation` holds its place under a
+    /// cap until [`Experiments::record`] releases it with the call's record.
+    Admitted { reservation: Option<Reservation> },
+    /// A budget of the experiment is spent: it does not run.
+    Refused { stop: StopReason, message: String },
+}
+
+/// A place held under an experiment's caps in a shared store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reservation(pub String);
 
 /// The experiment service: admission against the operator's budgets, and
 /// records. With a local store the spend is kept in memory per experiment,
 /// loaded on first use. With a shared store an admission that has a budget
-/// to enforce is a reservation in the store ([`ExperimentStore::reserve`]),
+/// to enforce is a reservation in the store ([`Reservations::reserve`]),
 /// made under a per-experiment lock and released when the call is recorded,
 /// so caps are exact across hosts; one with no budget reads nothing.
 pub struct Experiments {
     store: Box<dyn ExperimentStore>,
     spent: Mutex<HashMap<String, Spent>>,
-    /// Shared stores: reservations of calls admitted here and not yet recorded,
-    /// per (experiment, capability) (interchangeable, so any one is released).
-    pending: Mutex<HashMap<(String, String), Vec<String>>>,
     policies: Mutex<std::collections::HashSet<String>>,
 }
 
@@ -184,38 +190,25 @@ pub fn mint_id() -> String {
 impl Experiments {
     /// The experiment service over `store`.
     pub fn new(store: Box<dyn ExperimentStore>) -> Self {
-        Experiments {
-            store,
-            spent: Mutex::new(HashMap::new()),
-            pending: Mutex::new(HashMap::new()),
-            policies: Mutex::new(Default::default()),
-        }
+        Experiments { store, spent: Mutex::new(HashMap::new()), policies: Mutex::new(Default::default()) }
     }
 
-    /// Admit one invocation of `capability_id` under `budgets`, reserving its
-    /// place against the invocation cap; or say why it may not run. A store
-    /// that cannot be read refuses the call rather than forgetting the spend.
+    /// Admit one invocation of `capability_id` under `budgets`, holding its
+    /// place against the invocation cap until [`Experiments::record`]; or say
+    /// why it may not run. A store that cannot be read refuses the call rather
+    /// than forgetting the spend.
     pub fn admit(
         &self,
         experiment: &str,
         capability_id: &str,
         budgets: &ExperimentBudgets,
-    ) -> Result<Result<(), (StopReason, String)>, ExperimentError> {
-        if self.store.shared() {
+    ) -> Result<Admission, ExperimentError> {
+        if let Some(shared) = self.store.reservations() {
             // Nothing to enforce: no read of the shared spend at all.
             if budgets.fuel.is_none() && !budgets.max_invocations.contains_key(capability_id) {
-                return Ok(Ok(()));
+                return Ok(Admission::Admitted { reservation: None });
             }
-            return Ok(match self.store.reserve(experiment, capability_id, budgets)? {
-                Ok(reservation) => {
-                    if let Some(id) = reservation {
-                        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-                        pending.entry((experiment.to_owned(), capability_id.to_owned())).or_default().push(id);
-                    }
-                    Ok(())
-                }
-                Err(refusal) => Err(refusal),
-            });
+            return Ok(shared.reserve(experiment, capability_id, budgets)?);
         }
         let mut spent = self.spent.lock().unwrap_or_else(|e| e.into_inner());
         if !spent.contains_key(experiment) {
@@ -229,45 +222,45 @@ impl Experiments {
     /// Whether this process is the store's only writer (a local SQLite
     /// store): then admission and records never wait on a network.
     pub fn local(&self) -> bool {
-        !self.store.shared()
+        self.store.reservations().is_none()
+    }
+
+    /// The experiments whose spend this process keeps in memory (local
+    /// stores: each one admitted a call here).
+    pub fn tracked(&self) -> usize {
+        self.spent.lock().unwrap_or_else(|e| e.into_inner()).len()
     }
 
     /// Give back the place of an admitted call that will be admitted again
     /// (an abandoned inline attempt, local stores only): nothing was spent.
     pub fn withdraw(&self, experiment: &str, capability_id: &str) {
-        if self.store.shared() {
-            return;
-        }
         let mut spent = self.spent.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(count) = spent.get_mut(experiment).and_then(|s| s.invocations.get_mut(capability_id)) {
             *count = count.saturating_sub(1);
         }
     }
 
-    /// Record a finished invocation; returns its ordinal. Fuel of invocations
-    /// that ran counts against the experiment's budget.
-    pub fn record(&self, experiment: &str, record: &InvocationRecord) -> Result<u64, ExperimentError> {
+    /// Record a finished invocation, releasing the place its admission held;
+    /// returns its ordinal. Fuel of invocations that ran counts against the
+    /// experiment's budget.
+    pub fn record(
+        &self,
+        experiment: &str,
+        record: &InvocationRecord,
+        reservation: Option<&Reservation>,
+    ) -> Result<u64, ExperimentError> {
+        if let (Some(shared), Some(reservation)) = (self.store.reservations(), reservation) {
+            // The row (or, for a call that never ran, nothing) takes the reservation's place.
+            return Ok(shared.append_reserved(experiment, record, reservation)?);
+        }
         let admitted =
             !matches!(record.stop_reason, StopReason::ExperimentFuelSpent | StopReason::InvocationCapReached);
-        if admitted && self.store.shared() {
-            // The row (or, for a call that never ran, nothing) takes the reservation's place.
-            let reservation = {
-                let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-                let key = (experiment.to_owned(), record.capability_id.clone());
-                let id = pending.get_mut(&key).and_then(Vec::pop);
-                if pending.get(&key).is_some_and(Vec::is_empty) {
-                    pending.remove(&key);
-                }
-                id
-            };
-            return Ok(self.store.append_reserved(experiment, record, reservation.as_deref())?);
-        }
-        if admitted {
+        if admitted && self.local() {
             let mut spent = self.spent.lock().unwrap_or_else(|e| e.into_inner());
             if let Some(state) = spent.get_mut(experiment) {
                 state.fuel = state.fuel.saturating_add(record.fuel);
-                // A call that never ran (OVERLOADED, shutting down, storage) gives
-                // back the place admit() reserved, as a reload would count it.
+                // A call that never ran (OVERLOADED, storage) gives back the
+                // place admit() reserved, as a reload would count it.
                 if record.stop_reason == StopReason::Unavailable
                     && let Some(count) = state.invocations.get_mut(&record.capability_id)
                 {
@@ -302,24 +295,24 @@ impl Experiments {
     }
 }
 
-/// Admit one more invocation of `capability_id` against `spent`, or say why not.
-pub fn judge(spent: &mut Spent, capability_id: &str, budgets: &ExperimentBudgets) -> Result<(), (StopReason, String)> {
+/// Admit one more invocation of `capability_id` against `spent` (counting
+/// it), or say why not. The judgement of both the local and the shared store.
+pub fn judge(spent: &mut Spent, capability_id: &str, budgets: &ExperimentBudgets) -> Admission {
     if let Some(limit) = budgets.fuel
         && spent.fuel >= limit
     {
-        return Err((StopReason::ExperimentFuelSpent, format!("the experiment has spent its {limit} fuel")));
+        let message = format!("the experiment has spent its {limit} fuel");
+        return Admission::Refused { stop: StopReason::ExperimentFuelSpent, message };
     }
     let count = spent.invocations.entry(capability_id.to_owned()).or_default();
     if let Some(&cap) = budgets.max_invocations.get(capability_id)
         && *count >= cap
     {
-        return Err((
-            StopReason::InvocationCapReached,
-            format!("the experiment's cap of {cap} invocations of {capability_id} is reached"),
-        ));
+        let message = format!("the experiment's cap of {cap} invocations of {capability_id} is reached");
+        return Admission::Refused { stop: StopReason::InvocationCapReached, message };
     }
     *count += 1;
-    Ok(())
+    Admission::Admitted { reservation: None }
 }
 
 /// Experiment records in the data directory's SQLite database.

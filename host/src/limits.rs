@@ -11,7 +11,7 @@ pub const MAX_MESSAGE_BYTES: usize = 4 << 20;
 /// fails with `OVERSIZED` at `input` before anything runs.
 pub const MAX_INPUT_BYTES: usize = 1 << 20;
 /// Largest input a call may have to be tried on the MCP edge's own thread
-/// ([`crate::runtime::Runtime::try_invoke_inline`]); larger ones go straight
+/// ([`crate::runtime::Runtime::try_invoke_quick`]); larger ones go straight
 /// to a blocking thread, so validating them never holds the transport.
 pub const INLINE_INPUT_BYTES: usize = 64 << 10;
 
@@ -104,6 +104,19 @@ pub fn bounded_text(text: impl std::fmt::Display) -> String {
         text.push_str(&format!("… ({} more bytes)", total - cut));
     }
     text
+}
+
+/// `text`, or its first `max` bytes (at a character boundary) followed by
+/// `…` when it is longer: a caller's string quoted back in a message.
+pub fn clip(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    if text.len() <= max {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut cut = max;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    std::borrow::Cow::Owned(format!("{}…", &text[..cut]))
 }
 
 #[cfg(all(test, feature = "sandbox"))]

@@ -4,7 +4,7 @@
 //! arguments into core requests and core results into tool results; all
 //! behaviour lives in [`crate::runtime`] and [`crate::resources`]. A quick
 //! component call is answered on the async thread, within fixed bounds
-//! ([`Runtime::try_invoke_inline`]); every other call, and every other tool
+//! ([`Runtime::try_invoke_quick`]); every other call, and every other tool
 //! that touches a store, runs on a blocking thread.
 
 use std::sync::Arc;
@@ -145,7 +145,7 @@ never conclusions.",
         let span = tracing::info_span!("invoke", request_id = %request_id, capability_id = %request.capability_id);
         // A quick call is answered right here: handing it to a blocking
         // thread and back would cost more than the call (see ARCHITECTURE.md).
-        if let Some(result) = span.in_scope(|| self.runtime.try_invoke_inline(&request)) {
+        if let Some(result) = span.in_scope(|| self.runtime.try_invoke_quick(&request)) {
             return Ok(invoke_tool_result(&result));
         }
         let mut control = CallControl::default();
@@ -171,7 +171,7 @@ never conclusions.",
         let mut guard = CancelOnDrop(Some(control.clone()));
         let mut task = tokio::task::spawn_blocking(move || {
             let _entered = span.enter();
-            runtime.invoke_with(&request, &running)
+            runtime.invoke_cancellable(&request, &running)
         });
         // Over HTTP, the exchange that carries this call: when the client goes
         // away, nobody can receive the result.

@@ -42,7 +42,8 @@ use crate::database::DbError;
 use crate::digest::Digest;
 use crate::episodes::EpisodeStore;
 use crate::experiments::{
-    ExperimentBudgets, ExperimentStore, InvocationRecord, RECORD_COLUMNS, Spent, StopReason, judge,
+    Admission, ExperimentBudgets, ExperimentStore, InvocationRecord, RECORD_COLUMNS, Reservation, Reservations, Spent,
+    StopReason, judge,
 };
 use crate::store::{ObjectKind, ObjectStore, PolicyStamp, StoreError};
 use crate::workspace::store::{Appended, Remembered, RevisionRow, StoreFailure, WorkspaceStore};
@@ -377,6 +378,18 @@ impl Postgres {
         self.block(async move {
             let client = pool.get().await.map_err(pg)?;
             client.batch_execute(&sql).await.map_err(query_error)
+        })
+    }
+
+    /// The one integer a query returns (`SELECT count(*) …`): for operators'
+    /// checks and tests.
+    pub fn query_i64(&self, sql: &str) -> Result<i64, DbError> {
+        let pool = self.inner.pool.clone();
+        let sql = sql.to_owned();
+        self.block(async move {
+            let client = pool.get().await.map_err(pg)?;
+            let row = client.query_one(&sql, &[]).await.map_err(query_error)?;
+            row.try_get(0).map_err(query_error)
         })
     }
 
@@ -733,89 +746,6 @@ impl ExperimentStore for Postgres {
         })
     }
 
-    fn reserve(
-        &self,
-        experiment: &str,
-        capability_id: &str,
-        budgets: &ExperimentBudgets,
-    ) -> Result<Result<Option<String>, (StopReason, String)>, DbError> {
-        let (pool, experiment, capability) = (self.pool(), experiment.to_owned(), capability_id.to_owned());
-        let budgets = budgets.clone();
-        self.block(async move {
-            let mut client = pool.get().await.map_err(pg)?;
-            let tx = begin(&mut client).await?;
-            // One admission per experiment at a time, on every host.
-            tx.execute("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", &[&experiment])
-                .await
-                .map_err(query_error)?;
-            // One statement, one snapshot: a call is counted as its row or as
-            // its reservation, never neither (they swap in one transaction).
-            let rows = tx
-                .query(
-                    &format!(
-                        "SELECT capability_id, COUNT(*), COALESCE(SUM(fuel), 0)::BIGINT FROM (
-                            SELECT capability_id, fuel FROM experiment_invocations
-                            WHERE experiment = $1 AND stop_reason IN ('COMPLETED', 'FAILED', 'CANCELLED')
-                            UNION ALL
-                            SELECT capability_id, 0 FROM experiment_reservations
-                            WHERE experiment = $1 AND created_at > now() - {RESERVATION_TTL_SQL}
-                         ) spend GROUP BY capability_id"
-                    ),
-                    &[&experiment],
-                )
-                .await
-                .map_err(query_error)?;
-            let mut spent = spent_of(&rows);
-            if let Err(refusal) = judge(&mut spent, &capability, &budgets) {
-                tx.rollback().await.map_err(query_error)?;
-                return Ok(Err(refusal));
-            }
-            let id = uuid::Uuid::new_v4().simple().to_string();
-            tx.execute(
-                "INSERT INTO experiment_reservations (id, experiment, capability_id) VALUES ($1, $2, $3)",
-                &[&id, &experiment, &capability],
-            )
-            .await
-            .map_err(query_error)?;
-            tx.commit().await.map_err(query_error)?;
-            Ok(Ok(Some(id)))
-        })
-    }
-
-    fn append_reserved(
-        &self,
-        experiment: &str,
-        record: &InvocationRecord,
-        reservation: Option<&str>,
-    ) -> Result<u64, DbError> {
-        let Some(reservation) = reservation else { return ExperimentStore::append(self, experiment, record) };
-        let (pool, experiment, record, reservation) =
-            (self.pool(), experiment.to_owned(), record.clone(), reservation.to_owned());
-        self.block(async move {
-            let mut client = pool.get().await.map_err(pg)?;
-            let mut attempts = 0;
-            loop {
-                let tx = begin(&mut client).await?;
-                tx.execute("DELETE FROM experiment_reservations WHERE id = $1", &[&reservation])
-                    .await
-                    .map_err(query_error)?;
-                let statement = tx.prepare_cached(INSERT_RECORD).await.map_err(query_error)?;
-                match insert_record(&tx, &statement, &experiment, &record).await {
-                    Ok(ordinal) => {
-                        tx.commit().await.map_err(query_error)?;
-                        return Ok(ordinal);
-                    }
-                    // Another host took the ordinal: the transaction is void, start again.
-                    Err(e) if attempts < 64 && e.code() == Some(&SqlState::UNIQUE_VIOLATION) => {
-                        tx.rollback().await.map_err(query_error)?;
-                        attempts += 1;
-                    }
-                    Err(e) => return Err(query_error(e)),
-                }
-            }
-        })
-    }
-
     fn put_policy(&self, digest: &str, body: &str) -> Result<(), DbError> {
         let (pool, digest, body) = (self.pool(), digest.to_owned(), body.to_owned());
         self.block(async move {
@@ -874,8 +804,92 @@ impl ExperimentStore for Postgres {
         })
     }
 
-    fn shared(&self) -> bool {
-        true
+    fn reservations(&self) -> Option<&dyn Reservations> {
+        Some(self)
+    }
+}
+
+impl Reservations for Postgres {
+    fn reserve(
+        &self,
+        experiment: &str,
+        capability_id: &str,
+        budgets: &ExperimentBudgets,
+    ) -> Result<Admission, DbError> {
+        let (pool, experiment, capability) = (self.pool(), experiment.to_owned(), capability_id.to_owned());
+        let budgets = budgets.clone();
+        self.block(async move {
+            let mut client = pool.get().await.map_err(pg)?;
+            let tx = begin(&mut client).await?;
+            // One admission per experiment at a time, on every host.
+            tx.execute("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", &[&experiment])
+                .await
+                .map_err(query_error)?;
+            // One statement, one snapshot: a call is counted as its row or as
+            // its reservation, never neither (they swap in one transaction).
+            let rows = tx
+                .query(
+                    &format!(
+                        "SELECT capability_id, COUNT(*), COALESCE(SUM(fuel), 0)::BIGINT FROM (
+                            SELECT capability_id, fuel FROM experiment_invocations
+                            WHERE experiment = $1 AND stop_reason IN ('COMPLETED', 'FAILED', 'CANCELLED')
+                            UNION ALL
+                            SELECT capability_id, 0 FROM experiment_reservations
+                            WHERE experiment = $1 AND created_at > now() - {RESERVATION_TTL_SQL}
+                         ) spend GROUP BY capability_id"
+                    ),
+                    &[&experiment],
+                )
+                .await
+                .map_err(query_error)?;
+            let mut spent = spent_of(&rows);
+            if let refused @ Admission::Refused { .. } = judge(&mut spent, &capability, &budgets) {
+                tx.rollback().await.map_err(query_error)?;
+                return Ok(refused);
+            }
+            let id = uuid::Uuid::new_v4().simple().to_string();
+            tx.execute(
+                "INSERT INTO experiment_reservations (id, experiment, capability_id) VALUES ($1, $2, $3)",
+                &[&id, &experiment, &capability],
+            )
+            .await
+            .map_err(query_error)?;
+            tx.commit().await.map_err(query_error)?;
+            Ok(Admission::Admitted { reservation: Some(Reservation(id)) })
+        })
+    }
+
+    fn append_reserved(
+        &self,
+        experiment: &str,
+        record: &InvocationRecord,
+        reservation: &Reservation,
+    ) -> Result<u64, DbError> {
+        let (pool, experiment, record, reservation) =
+            (self.pool(), experiment.to_owned(), record.clone(), reservation.0.clone());
+        self.block(async move {
+            let mut client = pool.get().await.map_err(pg)?;
+            let mut attempts = 0;
+            loop {
+                let tx = begin(&mut client).await?;
+                tx.execute("DELETE FROM experiment_reservations WHERE id = $1", &[&reservation])
+                    .await
+                    .map_err(query_error)?;
+                let statement = tx.prepare_cached(INSERT_RECORD).await.map_err(query_error)?;
+                match insert_record(&tx, &statement, &experiment, &record).await {
+                    Ok(ordinal) => {
+                        tx.commit().await.map_err(query_error)?;
+                        return Ok(ordinal);
+                    }
+                    // Another host took the ordinal: the transaction is void, start again.
+                    Err(e) if attempts < 64 && e.code() == Some(&SqlState::UNIQUE_VIOLATION) => {
+                        tx.rollback().await.map_err(query_error)?;
+                        attempts += 1;
+                    }
+                    Err(e) => return Err(query_error(e)),
+                }
+            }
+        })
     }
 }
 

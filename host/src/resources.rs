@@ -141,7 +141,7 @@ pub fn read(runtime: &Runtime, uri: &str) -> Result<ResourceText, Diagnostic> {
                 input: json!({}),
                 ..Default::default()
             };
-            let result = runtime.run_request(&request, &crate::engine::CallControl::default());
+            let result = runtime.run_unrecorded(&request);
             match (result.output, result.diagnostic) {
                 (Some(output), None) => Ok(ResourceText { mime_type: "application/json", text: output.to_string() }),
                 (_, Some(diagnostic)) => Err(not_found(uri, diagnostic.message)),

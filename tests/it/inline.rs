@@ -1,5 +1,5 @@
 //! Quick calls answered on the MCP edge's own thread
-//! ([`Runtime::try_invoke_inline`]): the answer and the records are those of
+//! ([`Runtime::try_invoke_quick`]): the answer and the records are those of
 //! an ordinary call, and an attempt that goes beyond its bounds leaves no
 //! trace (no episode, no experiment record, no place under a cap) before it
 //! is run again as an ordinary call.
@@ -55,7 +55,7 @@ fn a_quick_call_answered_inline_is_the_ordinary_answer() {
     let (runtime, dir) = with_guests();
     for message in ["hi", "", "ünïcödé", &"x".repeat(1024)] {
         let call = request("test.echo.message", json!({"message": message}), None, "quick");
-        let inline = runtime.try_invoke_inline(&call).expect("a quick call is answered inline");
+        let inline = runtime.try_invoke_quick(&call).expect("a quick call is answered inline");
         let ordinary = runtime.invoke(&call);
         assert_eq!(inline.diagnostic, None);
         assert_eq!(support::without_accounting(&inline), support::without_accounting(&ordinary));
@@ -76,7 +76,7 @@ fn a_call_beyond_the_inline_fuel_is_abandoned_without_a_trace_and_runs_in_full()
     let before = episodes(dir.path());
     let budget = 5 * InlineLimits::DEFAULT.fuel;
     let call = request("test.hostile.attack", json!({"attack": "loop"}), Some(budget), "long");
-    assert!(runtime.try_invoke_inline(&call).is_none(), "a long call is not answered inline");
+    assert!(runtime.try_invoke_quick(&call).is_none(), "a long call is not answered inline");
     assert_eq!(records(&runtime, "long"), vec![]);
     assert_eq!(episodes(dir.path()), before);
     // Run ordinarily, it spends its whole budget, not the inline bound.
@@ -87,7 +87,7 @@ fn a_call_beyond_the_inline_fuel_is_abandoned_without_a_trace_and_runs_in_full()
     // A budget within the inline bound is the call's own limit: running out
     // of it is the call's answer, given inline.
     let small = request("test.hostile.attack", json!({"attack": "loop"}), Some(1_000_000), "long");
-    let inline = runtime.try_invoke_inline(&small).expect("within the inline bound");
+    let inline = runtime.try_invoke_quick(&small).expect("within the inline bound");
     assert_eq!(code(&inline), "FUEL_EXHAUSTED");
     assert_eq!(inline.fuel_consumed, 1_000_000);
     assert_eq!(support::without_accounting(&inline), support::without_accounting(&runtime.invoke(&small)));
@@ -105,11 +105,11 @@ fn an_abandoned_attempt_takes_no_place_under_an_invocation_cap() {
     let call =
         request("test.hostile.attack", json!({"attack": "loop"}), Some(3 * InlineLimits::DEFAULT.fuel), "capped");
     for _ in 0..3 {
-        assert!(runtime.try_invoke_inline(&call).is_none());
+        assert!(runtime.try_invoke_quick(&call).is_none());
     }
     // Three abandoned attempts spent nothing: the one admitted call runs.
     assert_eq!(code(&runtime.invoke(&call)), "FUEL_EXHAUSTED");
-    let capped = runtime.try_invoke_inline(&call).expect("a refusal is quick");
+    let capped = runtime.try_invoke_quick(&call).expect("a refusal is quick");
     assert_eq!(code(&capped), "EXPERIMENT_BUDGET_SPENT");
     assert_eq!(records(&runtime, "capped").len(), 2);
 }
@@ -121,22 +121,22 @@ fn large_answers_inputs_and_artifact_references_are_not_tried_inline() {
     // An answer above the inline bound: abandoned, then given in full.
     let bytes = InlineLimits::DEFAULT.output_bytes as usize + 1000;
     let big = request("test.hostile.attack", json!({"attack": "output", "argument": bytes.to_string()}), None, "big");
-    assert!(runtime.try_invoke_inline(&big).is_none());
+    assert!(runtime.try_invoke_quick(&big).is_none());
     assert_eq!(episodes(dir.path()), before);
     let answer = runtime.invoke(&big);
     assert_eq!(answer.diagnostic, None);
     assert_eq!(answer.output.as_ref().unwrap()["result"].as_str().unwrap().len(), bytes);
     let small = request("test.hostile.attack", json!({"attack": "output", "argument": "1000"}), None, "big");
-    assert!(runtime.try_invoke_inline(&small).is_some());
+    assert!(runtime.try_invoke_quick(&small).is_some());
     // An input above the inline bound goes straight to an ordinary call.
     let message = "y".repeat(jacobian::limits::INLINE_INPUT_BYTES);
     assert!(
-        runtime.try_invoke_inline(&request("test.echo.message", json!({"message": message}), None, "big")).is_none()
+        runtime.try_invoke_quick(&request("test.echo.message", json!({"message": message}), None, "big")).is_none()
     );
     // So does one that names an artifact (reading it is not bounded by fuel).
     let digest = "0".repeat(64);
     let reads = json!({"attack": "read_artifact", "argument": format!("artifact://sha256/{digest}")});
-    assert!(runtime.try_invoke_inline(&request("test.hostile.attack", reads, None, "big")).is_none());
+    assert!(runtime.try_invoke_quick(&request("test.hostile.attack", reads, None, "big")).is_none());
     assert_eq!(records(&runtime, "big").len(), 2);
 }
 
@@ -148,7 +148,8 @@ fn an_inline_attempt_never_waits_for_a_busy_slot() {
     let busy = jacobian::engine::CallControl::default();
     std::thread::scope(|scope| {
         let holder = scope.spawn(|| {
-            runtime.invoke_with(&request("test.hostile.attack", json!({"attack": "loop"}), None, "holder"), &busy)
+            runtime
+                .invoke_cancellable(&request("test.hostile.attack", json!({"attack": "loop"}), None, "holder"), &busy)
         });
         std::thread::sleep(std::time::Duration::from_millis(300));
         // The only slot is taken: the attempt gives up at once instead of
@@ -158,7 +159,7 @@ fn an_inline_attempt_never_waits_for_a_busy_slot() {
         let runtime = &runtime;
         scope.spawn(move || {
             let call = request("test.echo.message", json!({"message": "hi"}), None, "waiting");
-            sender.send(runtime.try_invoke_inline(&call).is_none()).unwrap();
+            sender.send(runtime.try_invoke_quick(&call).is_none()).unwrap();
         });
         let gave_up = receiver.recv_timeout(std::time::Duration::from_secs(60));
         assert_eq!(gave_up, Ok(true), "the attempt waited for the busy slot");
@@ -167,7 +168,7 @@ fn an_inline_attempt_never_waits_for_a_busy_slot() {
         assert_eq!(code(&holder.join().unwrap()), "CANCELLED");
     });
     let call = request("test.echo.message", json!({"message": "hi"}), None, "waiting");
-    assert!(runtime.try_invoke_inline(&call).is_some(), "with the slot free again, the call is quick");
+    assert!(runtime.try_invoke_quick(&call).is_some(), "with the slot free again, the call is quick");
 }
 
 #[test]
@@ -180,7 +181,7 @@ fn a_guest_that_writes_its_console_on_the_async_thread_is_run_again_off_it() {
     let before = episodes(dir.path());
     let call = request("test.hostile.attack", json!({"attack": "panic"}), None, "console");
     let edge = tokio::runtime::Builder::new_current_thread().build().unwrap();
-    assert!(edge.block_on(async { runtime.try_invoke_inline(&call) }).is_none());
+    assert!(edge.block_on(async { runtime.try_invoke_quick(&call) }).is_none());
     assert_eq!(episodes(dir.path()), before);
     assert_eq!(records(&runtime, "console"), vec![]);
     let ordinary = runtime.invoke(&call);
@@ -188,7 +189,7 @@ fn a_guest_that_writes_its_console_on_the_async_thread_is_run_again_off_it() {
     let console = ordinary.diagnostic.unwrap().details["console"].as_str().unwrap_or_default().to_owned();
     assert!(console.contains("hostile guest panics on purpose"), "{console}");
     // Off any runtime the same attempt is answered inline, identically.
-    let inline = runtime.try_invoke_inline(&call).expect("no runtime on this thread");
+    let inline = runtime.try_invoke_quick(&call).expect("no runtime on this thread");
     assert_eq!(code(&inline), "GUEST_TRAP");
 }
 
@@ -201,7 +202,7 @@ fn an_attempt_that_spends_host_time_instead_of_fuel_is_abandoned_at_its_deadline
     let (runtime, dir) = with_guests();
     let before = episodes(dir.path());
     let call = request("test.hostile.attack", json!({"attack": "host_time"}), None, "host-time");
-    assert!(runtime.try_invoke_inline(&call).is_none(), "the attempt outlived its deadline");
+    assert!(runtime.try_invoke_quick(&call).is_none(), "the attempt outlived its deadline");
     assert_eq!(episodes(dir.path()), before);
     assert_eq!(records(&runtime, "host-time"), vec![]);
     let ordinary = runtime.invoke(&call);
@@ -223,7 +224,7 @@ fn running_out_of_fuel_after_a_refused_grow_is_told_apart_and_abandoned_inline()
         ..request("test.hostile.attack", json!({"attack": "grow_storm", "argument": "then_spin"}), None, "grow")
     };
     let before = episodes(dir.path());
-    assert!(runtime.try_invoke_inline(&call).is_none());
+    assert!(runtime.try_invoke_quick(&call).is_none());
     assert_eq!(episodes(dir.path()), before);
     let ordinary = runtime.invoke(&call);
     assert_eq!(code(&ordinary), "FUEL_EXHAUSTED");
@@ -238,7 +239,7 @@ fn an_attempt_that_needs_more_memory_than_its_bound_is_abandoned() {
     let (runtime, dir) = with_guests();
     let before = episodes(dir.path());
     let call = request("test.hostile.attack", json!({"attack": "grow_storm"}), None, "memory");
-    assert!(runtime.try_invoke_inline(&call).is_none());
+    assert!(runtime.try_invoke_quick(&call).is_none());
     assert_eq!(episodes(dir.path()), before);
     assert_eq!(records(&runtime, "memory"), vec![]);
     let ordinary = runtime.invoke(&call);

@@ -1,6 +1,7 @@
 //! The one integration-test binary: features tested through the real
 //! `jacobian` binary (MCP over stdio, CLI) and the public core API.
 
+mod archives;
 mod certificates;
 mod claims;
 mod concurrency;
@@ -18,6 +19,7 @@ mod knowledge;
 mod mcp_e2e;
 mod mcp_http;
 mod operations;
+mod pipeline;
 mod policy;
 mod sat;
 mod scaleout;

@@ -215,7 +215,7 @@ fn cancelling_a_running_invocation_interrupts_the_guest_and_stores_nothing() {
         experiment: Some("exp-cancel".into()),
         ..Default::default()
     };
-    let result = runtime.invoke_with(&request, &with_progress);
+    let result = runtime.invoke_cancellable(&request, &with_progress);
     canceller.join().unwrap();
     let elapsed = started.elapsed();
     let d = result.diagnostic.as_ref().expect("cancelled");
@@ -253,7 +253,7 @@ fn cancellation_stops_guests_that_spend_host_time_or_bulk_memory_work_for_little
             input: json!({"attack": attack, "argument": "forever"}),
             ..Default::default()
         };
-        let result = runtime.invoke_with(&request, &control);
+        let result = runtime.invoke_cancellable(&request, &control);
         canceller.join().unwrap();
         let elapsed = started.elapsed();
         let d = result.diagnostic.as_ref().expect("cancelled");
@@ -496,14 +496,15 @@ fn calls_refused_as_overloaded_do_not_use_up_an_invocation_cap() {
         experiment: Some(experiment.into()),
     };
     let echo = |experiment: &str, control: &CallControl| {
-        runtime.invoke_with(&request("test.echo.message", json!({"message": "hi"}), experiment), control)
+        runtime.invoke_cancellable(&request("test.echo.message", json!({"message": "hi"}), experiment), control)
     };
     let busy = CallControl::default();
     let queued = CallControl::default();
     std::thread::scope(|scope| {
         // A long call holds the slot until it is cancelled.
-        let holder = scope
-            .spawn(|| runtime.invoke_with(&request("test.hostile.attack", json!({"attack": "loop"}), "other"), &busy));
+        let holder = scope.spawn(|| {
+            runtime.invoke_cancellable(&request("test.hostile.attack", json!({"attack": "loop"}), "other"), &busy)
+        });
         std::thread::sleep(Duration::from_millis(300));
         // A queued echo, cancelled while it waits: it leaves the queue at once.
         let waiter = scope.spawn(|| echo("capped", &queued));

@@ -9,7 +9,8 @@ use std::sync::Arc;
 use jacobian::digest::Digest;
 use jacobian::episodes::{EpisodeStore, SqliteEpisodes};
 use jacobian::experiments::{
-    ExperimentBudgets, ExperimentStore, Experiments, InvocationRecord, SqliteExperiments, StopReason,
+    Admission, ExperimentBudgets, ExperimentStore, Experiments, InvocationRecord, Reservation, SqliteExperiments,
+    StopReason,
 };
 use jacobian::postgres::Postgres;
 use jacobian::store::{DataDir, StoreError};
@@ -347,40 +348,46 @@ fn experiment_caps_hold_across_hosts_while_calls_run() {
         let name = backend.name;
         let hosts = backend.experiment_services(2);
         let budgets = ExperimentBudgets { fuel: None, max_invocations: [("cap.x".to_owned(), 5)].into() };
-        // Sixteen calls admitted at once over two hosts, none finished yet.
-        let admitted: Vec<usize> = std::thread::scope(|scope| {
+        // Sixteen calls admitted at once over two hosts, none finished yet;
+        // each admitted call holds its reservation (a shared store's) until recorded.
+        let held: Vec<Vec<Option<Reservation>>> = std::thread::scope(|scope| {
             let tasks: Vec<_> = (0..16)
                 .map(|i| {
                     let (host, budgets) = (hosts[i % 2].clone(), &budgets);
-                    scope.spawn(move || (i % 2, host.admit("exp-cap", "cap.x", budgets).unwrap().is_ok()))
+                    scope.spawn(move || (i % 2, host.admit("exp-cap", "cap.x", budgets).unwrap()))
                 })
                 .collect();
-            let mut per_host = vec![0; 2];
+            let mut per_host = vec![Vec::new(), Vec::new()];
             for task in tasks {
-                let (host, ok) = task.join().unwrap();
-                per_host[host] += usize::from(ok);
+                if let (host, Admission::Admitted { reservation }) = task.join().unwrap() {
+                    per_host[host].push(reservation);
+                }
             }
             per_host
         });
+        let admitted: Vec<usize> = held.iter().map(Vec::len).collect();
         assert_eq!(admitted.iter().sum::<usize>(), 5, "{name}: exactly the cap runs at once: {admitted:?}");
         // A capability without a cap is not limited.
         for _ in 0..8 {
-            assert!(hosts[0].admit("exp-cap", "cap.free", &budgets).unwrap().is_ok(), "{name}");
-            hosts[0].record("exp-cap", &record("cap.free", StopReason::Completed, 1)).unwrap();
+            let Admission::Admitted { reservation } = hosts[0].admit("exp-cap", "cap.free", &budgets).unwrap() else {
+                panic!("{name}: uncapped");
+            };
+            hosts[0].record("exp-cap", &record("cap.free", StopReason::Completed, 1), reservation.as_ref()).unwrap();
         }
         // One call that never ran gives its place back; the others finish.
         let giver = if admitted[0] > 0 { 0 } else { 1 };
-        hosts[giver].record("exp-cap", &record("cap.x", StopReason::Unavailable, 0)).unwrap();
-        for (host, count) in admitted.iter().enumerate() {
-            let finished = if host == giver { count - 1 } else { *count };
-            for _ in 0..finished {
-                hosts[host].record("exp-cap", &record("cap.x", StopReason::Completed, 1)).unwrap();
+        for (host, reservations) in held.iter().enumerate() {
+            for (i, reservation) in reservations.iter().enumerate() {
+                let stop = if host == giver && i == 0 { StopReason::Unavailable } else { StopReason::Completed };
+                let fuel = u64::from(stop == StopReason::Completed);
+                hosts[host].record("exp-cap", &record("cap.x", stop, fuel), reservation.as_ref()).unwrap();
             }
         }
         let other = 1 - giver;
-        assert!(hosts[other].admit("exp-cap", "cap.x", &budgets).unwrap().is_ok(), "{name}: the freed place");
+        let freed = hosts[other].admit("exp-cap", "cap.x", &budgets).unwrap();
+        assert!(matches!(freed, Admission::Admitted { .. }), "{name}: the freed place");
         let refused = hosts[giver].admit("exp-cap", "cap.x", &budgets).unwrap();
-        assert_eq!(refused.map_err(|(stop, _)| stop), Err(StopReason::InvocationCapReached), "{name}");
+        assert!(matches!(refused, Admission::Refused { stop: StopReason::InvocationCapReached, .. }), "{name}");
     }
 }
 

@@ -1,6 +1,11 @@
 use serde_json::json;
 
-use super::*;
+use super::diagnostics::{artifact_references, dot_path};
+use super::validate::resolve_budgets;
+use super::verification_binding;
+use crate::contract::{BudgetRequest, Code, VerificationRecord, VerificationStatus};
+use crate::digest::Digest;
+use crate::policy::Policy;
 
 #[test]
 fn json_pointers_become_dot_paths() {

@@ -1,0 +1,223 @@
+//! Stage 4, `execute`: run the component in a fresh store and turn its
+//! answer into result parts. A producer's outcome is checked against its
+//! descriptor and its artifacts are stored; a checker's verdict goes to
+//! `verify.rs`, the only place `VERIFIED` is set.
+
+use jacobian_guest::protocol::{ARTIFACT_VERSION, Lineage, Mode, Outcome, ProducerAssurance};
+use serde_json::{Value, json};
+
+use crate::catalog::EntryKind;
+use crate::contract::{
+    ArtifactRef, Assurance, CheckRoute, Diagnostic, InvokeRequest, Provenance, RESULT_CONTRACT, Relation, Relationship,
+};
+use crate::engine::{CallControl, CallReport, Entry};
+use crate::experiments::StopReason;
+use crate::limits::bounded_text;
+use crate::registry::Tier;
+
+use super::Runtime;
+use super::diagnostics::{diagnose, malformed, storage_failed};
+use super::pipeline::{Concluded, Prepared, Unrouted, Validated, Work};
+use super::result::{Body, Completed, ResultParts, RunFacts};
+
+/// What a component call concluded: its answer's parts, or a failure with its stop reason.
+pub(super) type Answer = Result<Completed, (Diagnostic, StopReason)>;
+
+impl Runtime {
+    pub(super) fn execute(&self, validated: &Validated<'_>, control: &CallControl) -> Concluded {
+        let request = validated.request;
+        let prepared = match &validated.work {
+            Work::Unrouted(unrouted) => return unrouted_answer(request, unrouted),
+            Work::Run(prepared) => prepared,
+        };
+        let (run, answer) = match prepared.call.entry.kind {
+            EntryKind::Producer => self.produce(prepared, control),
+            EntryKind::Verifier | EntryKind::Router => self.check(prepared, &validated.policy, control),
+        };
+        let (body, stop) = match answer {
+            Ok(mut completed) => {
+                if prepared.call.routed
+                    && let Some(Value::Object(output)) = completed.output.as_mut()
+                {
+                    output.insert("routed_to".into(), json!(prepared.call.entry.id));
+                }
+                (Body::Completed(Box::new(completed)), StopReason::Completed)
+            }
+            Err((diagnostic, stop)) => {
+                (Body::Failed(diagnostic.with("component", prepared.call.entry.component)), stop)
+            }
+        };
+        let parts = ResultParts {
+            capability_id: request.capability_id.clone(),
+            mode: Some(prepared.call.mode),
+            provenance: Some(provenance(prepared)),
+            run,
+            body,
+        };
+        Concluded { parts, stop }
+    }
+
+    /// Run a producer and check its outcome against its descriptor.
+    fn produce(&self, prepared: &Prepared<'_>, control: &CallControl) -> (RunFacts, Answer) {
+        let call = &prepared.call;
+        let id = &call.entry.id;
+        let request = json!({"capability_id": id, "mode": call.mode, "input": &*call.input});
+        let report = self.call_component(prepared, request.to_string().as_bytes(), control);
+        let (run, bytes) = match facts(report, id, prepared) {
+            (run, Ok(bytes)) => (run, bytes),
+            (run, Err(failure)) => return (run, Err(failure)),
+        };
+        let failed = |message: String| Err((malformed(id, message), StopReason::Failed));
+        let mut outcome: Outcome = match serde_json::from_slice(&bytes) {
+            Ok(outcome) => outcome,
+            Err(e) => return (run, failed(format!("the answer is not a valid outcome: {}", bounded_text(e)))),
+        };
+        if let Some(validator) = &call.entry.output_validator
+            && let Some(error) = validator.iter_errors(&outcome.output).next()
+        {
+            let message = format!("output does not match the declared output schema: {}", bounded_text(error));
+            return (run, failed(message));
+        }
+        if let Some(undeclared) = outcome.artifacts.iter().find(|a| !call.entry.artifact_types.contains(&a.schema_uri))
+        {
+            return (run, failed(format!("artifact type {} is not declared in the descriptor", undeclared.schema_uri)));
+        }
+        let lineage = Lineage {
+            capability_id: id.clone(),
+            input_digest: prepared.input_digest.to_hex(),
+            provider_digest: call.entry.component.to_hex(),
+        };
+        let mut artifacts = Vec::with_capacity(outcome.artifacts.len());
+        for draft in std::mem::take(&mut outcome.artifacts) {
+            let mut envelope = json!({
+                "artifact_version": ARTIFACT_VERSION,
+                "schema_uri": draft.schema_uri,
+                "role": draft.role,
+                "lineage": lineage,
+            });
+            // Moved, not copied: an artifact can be megabytes of JSON.
+            envelope["content"] = draft.content;
+            match self.data.put_artifact(&envelope) {
+                Ok((digest, bytes)) => artifacts.push(ArtifactRef {
+                    role: draft.role,
+                    uri: digest.artifact_uri(),
+                    schema_uri: draft.schema_uri,
+                    bytes,
+                }),
+                Err(e) => return (run, Err((storage_failed(e), StopReason::Unavailable))),
+            }
+        }
+        let check_with = outcome.verification.as_ref().map(|route| CheckRoute {
+            checker_role: route.checker_role.clone(),
+            verify_capability_id: route.verify_capability_id.clone(),
+            certificate_format: route.certificate_format.clone(),
+            certificate_artifact: artifacts
+                .iter()
+                .find(|a| a.role == route.certificate_artifact_role)
+                .map(|a| a.uri.clone()),
+        });
+        let relationships = artifacts
+            .iter()
+            .map(|a| Relationship {
+                subject: a.uri.clone(),
+                relation: Relation::ProducedFrom,
+                object: prepared.input_digest.to_string(),
+            })
+            .chain(check_with.iter().filter_map(|route| {
+                Some(Relationship {
+                    subject: route.certificate_artifact.clone()?,
+                    relation: Relation::CertificateFor,
+                    object: route.checker_role.clone(),
+                })
+            }))
+            .collect();
+        let completed = Completed {
+            output: Some(outcome.output),
+            artifacts,
+            relationships,
+            scope: Some(outcome.scope),
+            qualifiers: outcome.qualifiers,
+            obligations: outcome.obligations,
+            check_with,
+            verification: None,
+            assurance: match outcome.assurance {
+                ProducerAssurance::Proposed => Assurance::Proposed,
+                ProducerAssurance::Heuristic => Assurance::Heuristic,
+                ProducerAssurance::Computed => Assurance::Computed,
+            },
+        };
+        (run, Ok(completed))
+    }
+
+    /// One call of the prepared component, in a fresh store, under its budgets.
+    pub(super) fn call_component(&self, prepared: &Prepared<'_>, request: &[u8], control: &CallControl) -> CallReport {
+        let span = tracing::info_span!(
+            "component_call",
+            capability_id = %prepared.call.entry.id,
+            component = %prepared.call.entry.component,
+        );
+        let _guard = span.enter();
+        let report = self.sandbox.call(
+            &prepared.call.installed.loaded,
+            Entry::Run,
+            request,
+            &prepared.budgets,
+            prepared.access.clone(),
+            control,
+        );
+        tracing::info!(fuel = report.fuel_consumed, ok = report.result.is_ok(), "call finished");
+        report
+    }
+}
+
+/// What a call spent and logged, and its answer bytes or the diagnosed failure.
+pub(super) fn facts(
+    report: CallReport,
+    id: &str,
+    prepared: &Prepared<'_>,
+) -> (RunFacts, Result<Vec<u8>, (Diagnostic, StopReason)>) {
+    let run = RunFacts { fuel_consumed: report.fuel_consumed, guest_log: report.log };
+    let answer = report.result.map_err(|failure| diagnose(&failure, id, &prepared.budgets, &report.console));
+    (run, answer)
+}
+
+/// Who ran, from which install, on which input, under which budgets.
+fn provenance(prepared: &Prepared<'_>) -> Provenance {
+    let entry = prepared.call.entry;
+    Provenance {
+        provider: entry.provider.name.clone(),
+        provider_version: entry.provider.version.clone(),
+        digest_kind: "sha256".into(),
+        provider_digest: entry.component.to_string(),
+        install_tier: match prepared.call.installed.record.tier {
+            Tier::Bundled => "BUNDLED".into(),
+            Tier::Operator => "OPERATOR".into(),
+        },
+        input_digest: prepared.input_digest.to_string(),
+        budgets: prepared.budgets,
+        contracts: vec![
+            RESULT_CONTRACT.into(),
+            jacobian_guest::protocol::PROTOCOL_VERSION.into(),
+            ARTIFACT_VERSION.into(),
+        ],
+    }
+}
+
+/// `certificate.verify` with no checker to run: completed, nothing concluded, the obligation named.
+fn unrouted_answer(request: &InvokeRequest, unrouted: &Unrouted) -> Concluded {
+    let Unrouted { format, schema_uri } = unrouted;
+    let obligation = format!("an independent check by a checker authorized for format {format} (schema {schema_uri})");
+    let completed = Completed {
+        output: Some(json!({"routed_to": null, "format": format, "schema_uri": schema_uri})),
+        obligations: vec![obligation],
+        ..Completed::default()
+    };
+    let parts = ResultParts {
+        capability_id: request.capability_id.clone(),
+        mode: Some(Mode::Verify),
+        provenance: None,
+        run: RunFacts::default(),
+        body: Body::Completed(Box::new(completed)),
+    };
+    Concluded { parts, stop: StopReason::Completed }
+}

@@ -1,0 +1,291 @@
+//! Opening a runtime: the stores, the engine, the bundled portfolio
+//! (installed idempotently), the operator's components (re-hashed and
+//! loaded; one that fails is listed, not fatal) and the catalog.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use crate::bundled::BUNDLED;
+use crate::catalog::Catalog;
+use crate::digest::Digest;
+use crate::engine::{CallBudgets, EngineConfig, Sandbox};
+use crate::episodes::{EpisodeError, Episodes, SqliteEpisodes};
+use crate::experiments::{ExperimentError, Experiments, SqliteExperiments};
+use crate::metrics::Metrics;
+use crate::policy::{Policy, PolicyError};
+use crate::registry::{self, InstallError, InstallRecord, Installed, TakenIds, Tier};
+use crate::store::{DataDir, StoreError};
+use crate::workspace::Workspaces;
+use crate::workspace::store::{SqliteStore, WorkspaceStore};
+
+use super::Runtime;
+
+/// The SQLite database inside the data directory (a fixed name).
+pub const DATABASE_FILE: &str = "jacobian.db";
+
+/// How to open a runtime.
+#[derive(Debug, Clone)]
+pub struct RuntimeConfig {
+    /// The data directory.
+    pub data_dir: PathBuf,
+    /// Engine settings.
+    pub engine: EngineConfig,
+    /// Which components count as bundled.
+    pub portfolio: Portfolio,
+    /// Where the shared state lives.
+    pub store: StoreConfig,
+}
+
+impl RuntimeConfig {
+    /// The bundled portfolio over `data_dir` with default engine settings.
+    pub fn new(data_dir: PathBuf) -> Self {
+        RuntimeConfig {
+            data_dir,
+            engine: EngineConfig::default(),
+            portfolio: Portfolio::Bundled,
+            store: StoreConfig::DataDir,
+        }
+    }
+}
+
+/// Where a runtime keeps what every host must see alike (components,
+/// artifacts, install records, policy, episodes, experiments, workspaces).
+/// Its `Debug` never shows the connection string (it carries a password).
+#[derive(Clone, Default, PartialEq, Eq)]
+pub enum StoreConfig {
+    /// The data directory itself: files and its SQLite database (one host).
+    #[default]
+    DataDir,
+    /// A PostgreSQL database shared by several hosts (`postgres://…`); the
+    /// data directory keeps only this host's precompiled-code cache.
+    Postgres(String),
+}
+
+impl std::fmt::Debug for StoreConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StoreConfig::DataDir => f.write_str("DataDir"),
+            StoreConfig::Postgres(_) => f.write_str("Postgres(<connection string>)"),
+        }
+    }
+}
+
+/// The components a runtime installs as bundled at open.
+#[derive(Debug, Clone, Default)]
+pub enum Portfolio {
+    /// The components built into this binary.
+    #[default]
+    Bundled,
+    /// These (name, bytes) instead: an archive's components that this binary
+    /// also bundles, for replay.
+    Given(Vec<(String, Vec<u8>)>),
+}
+
+/// A runtime that could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+    #[error("engine: {0}")]
+    Engine(String),
+    #[error(transparent)]
+    Episodes(#[from] EpisodeError),
+    #[error(transparent)]
+    Experiments(#[from] ExperimentError),
+    #[error("bundled component {package}: {source}")]
+    Bundled { package: String, source: Box<InstallError> },
+    #[error(transparent)]
+    Postgres(#[from] crate::postgres::PgOpenError),
+    #[error("{0}")]
+    Database(#[from] crate::database::DbError),
+}
+
+/// A component that is installed but could not be loaded (e.g. tampered bytes).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct LoadFailure {
+    /// Its recorded digest.
+    pub digest: Digest,
+    /// Why it is unavailable.
+    pub reason: String,
+}
+
+/// Every store a runtime uses, opened as `config.store` says.
+pub(super) struct Stores {
+    pub data: DataDir,
+    pub episodes: Episodes,
+    pub experiments: Experiments,
+    pub workspaces: Box<dyn WorkspaceStore>,
+    pub postgres: Option<crate::postgres::Postgres>,
+}
+
+fn open_stores(config: &RuntimeConfig) -> Result<Stores, OpenError> {
+    Ok(match &config.store {
+        StoreConfig::DataDir => {
+            let data = DataDir::open(&config.data_dir)?;
+            let database = data.path().join(DATABASE_FILE);
+            Stores {
+                episodes: Episodes::new(Box::new(SqliteEpisodes::open(&database)?)),
+                experiments: Experiments::new(Box::new(SqliteExperiments::open(&database)?)),
+                workspaces: Box::new(SqliteStore::open(&database).map_err(|e| e.0)?),
+                data,
+                postgres: None,
+            }
+        }
+        StoreConfig::Postgres(url) => {
+            let shared = crate::postgres::Postgres::connect(url)?;
+            let report = shared.migrate()?;
+            if !report.applied.is_empty() {
+                tracing::info!(target = %report.target, applied = ?report.applied, "database schema migrated");
+            }
+            Stores {
+                data: DataDir::with_objects(&config.data_dir, Box::new(shared.clone()))?,
+                episodes: Episodes::new(Box::new(shared.clone())),
+                experiments: Experiments::new(Box::new(shared.clone())),
+                workspaces: Box::new(shared.clone()),
+                postgres: Some(shared),
+            }
+        }
+    })
+}
+
+/// The shared state alone, without loading any component: what operator
+/// commands that must work on a broken deployment (`jacobian policy`) use.
+pub fn open_state(config: &RuntimeConfig) -> Result<DataDir, OpenError> {
+    Ok(open_stores(config)?.data)
+}
+
+impl Runtime {
+    /// Open the data directory, install the bundled portfolio (idempotent) and
+    /// load every operator-installed component.
+    pub fn open(config: RuntimeConfig) -> Result<Self, OpenError> {
+        let Stores { data, episodes, experiments, workspaces, postgres } = open_stores(&config)?;
+        let sandbox = Sandbox::new(config.engine).map_err(|e| OpenError::Engine(format!("{e:#}")))?;
+        let ceiling = sandbox.config().max_memory_bytes;
+        // Hosts starting together: the first writes the default, all read the same.
+        let policy = match data.read_policy()? {
+            Some(text) => Policy::parse(&text, ceiling)?,
+            None => {
+                data.create_policy(&Policy::default().to_toml())?;
+                Policy::parse(&data.read_policy()?.unwrap_or_default(), ceiling)?
+            }
+        };
+        let budgets: CallBudgets = policy.budgets.into();
+        let records: BTreeMap<Digest, InstallRecord> = data
+            .records()?
+            .into_iter()
+            .filter_map(|v| serde_json::from_value::<InstallRecord>(v).ok())
+            .map(|r| (r.digest, r))
+            .collect();
+
+        let mut components = BTreeMap::new();
+        let mut bundled = BTreeSet::new();
+        let mut taken = TakenIds::new();
+        let portfolio: Vec<(String, Digest, &[u8])> = match &config.portfolio {
+            Portfolio::Bundled => BUNDLED
+                .iter()
+                .map(|c| {
+                    let digest =
+                        c.sha256.parse().map_err(|e: crate::digest::DigestError| OpenError::Engine(e.to_string()));
+                    digest.map(|d| (c.package.to_owned(), d, c.bytes))
+                })
+                .collect::<Result<_, _>>()?,
+            Portfolio::Given(list) => {
+                list.iter().map(|(name, bytes)| (name.clone(), Digest::of(bytes), &bytes[..])).collect()
+            }
+        };
+        for (package, expected, bytes) in portfolio {
+            let bundle_error = |e| OpenError::Bundled { package: package.clone(), source: Box::new(e) };
+            let installed = match records.get(&expected) {
+                Some(record) if record.tier == Tier::Bundled => {
+                    data.put_component(bytes)?;
+                    let loaded = registry::load(&sandbox, &data, expected, bytes).map_err(bundle_error)?;
+                    Installed { record: record.clone(), loaded }
+                }
+                _ => registry::install(&sandbox, &data, bytes, Tier::Bundled, Some(expected), &taken, &budgets)
+                    .map_err(bundle_error)?,
+            };
+            claim_ids(&mut taken, &installed);
+            bundled.insert(expected);
+            components.insert(expected, Arc::new(installed));
+        }
+        let mut load_failures = Vec::new();
+        for record in records.into_values().filter(|r| r.tier == Tier::Operator) {
+            let digest = record.digest;
+            let clash = ids_of(&record).into_iter().find(|id| taken.contains_key(id));
+            let result = match clash {
+                Some(id) => Err(format!("capability id {id} is already provided by another component")),
+                None => registry::reload(&sandbox, &data, record).map_err(|e| e.to_string()),
+            };
+            match result {
+                Ok(installed) => {
+                    claim_ids(&mut taken, &installed);
+                    components.insert(digest, Arc::new(installed));
+                }
+                Err(reason) => {
+                    tracing::warn!(component = %digest, %reason, "installed component not loaded");
+                    load_failures.push(LoadFailure { digest, reason });
+                }
+            }
+        }
+        let catalog = Catalog::build(components.values().map(Arc::as_ref));
+        let stamp = data.policy_stamp();
+        Ok(Runtime {
+            data,
+            sandbox,
+            components,
+            bundled,
+            catalog,
+            policy: Mutex::new((stamp, Arc::new(policy))),
+            load_failures,
+            episodes,
+            experiments,
+            default_experiment: crate::experiments::mint_id(),
+            metrics: Metrics::default(),
+            in_flight: Default::default(),
+            draining: Default::default(),
+            workspaces: Workspaces::new(workspaces),
+            postgres,
+        })
+    }
+
+    /// Install an operator bundle. Idempotent by digest.
+    pub fn install(&self, bytes: &[u8], expect: Option<Digest>) -> Result<(InstallRecord, bool), InstallError> {
+        let digest = Digest::of(bytes);
+        if let Some(expected) = expect
+            && expected != digest
+        {
+            return Err(InstallError::DigestMismatch { expected, actual: digest });
+        }
+        if let Some(existing) = self.components.get(&digest) {
+            return Ok((existing.record.clone(), false));
+        }
+        let mut taken = TakenIds::new();
+        for installed in self.components.values() {
+            claim_ids(&mut taken, installed);
+        }
+        let budgets: CallBudgets = self.policy().budgets.into();
+        let installed = registry::install(&self.sandbox, &self.data, bytes, Tier::Operator, expect, &taken, &budgets)?;
+        Ok((installed.record, true))
+    }
+}
+
+/// Record the capability ids a component provides as taken.
+fn claim_ids(taken: &mut TakenIds, installed: &Installed) {
+    for id in ids_of(&installed.record) {
+        taken.insert(id, installed.record.digest);
+    }
+}
+
+/// The capability ids a component provides (verifier ids for checkers).
+fn ids_of(record: &InstallRecord) -> Vec<String> {
+    let descriptor = &record.descriptor;
+    descriptor
+        .capabilities
+        .iter()
+        .map(|c| c.id.clone())
+        .chain(descriptor.checkers.iter().map(|k| k.capability_id.clone()))
+        .collect()
+}

@@ -1,0 +1,238 @@
+//! The invoke pipeline: `resolve → validate → admit → execute → record`.
+//!
+//! Each stage is a function from one typed value to the next, or to a
+//! [`Refusal`] that carries its stage and dot-path in its diagnostic.
+//!
+//! **Invariant: a request is validated completely before anything is
+//! written.** A request refused by `resolve` or `validate` is admitted to no
+//! experiment, reserves nothing and stores nothing: no experiment row, no
+//! reservation, no episode, no entry in any per-experiment map. `admit` is
+//! the first stage that writes (a reservation in a shared store), and only
+//! for a request that will run; `record` writes the episode and the
+//! experiment row.
+//!
+//! The stop reason travels as data from where the call ended
+//! ([`Concluded::stop`]), and the result is built once, from its parts
+//! ([`super::result::build`]), at the end.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::time::Instant;
+
+use jacobian_guest::protocol::Mode;
+use serde_json::Value;
+
+use crate::catalog::{CatalogEntry, EntryKind};
+use crate::contract::{Accounting, CallBudgets, CapabilityResult, Diagnostic, InvokeRequest};
+use crate::digest::Digest;
+use crate::engine::{ArtifactAccess, CallControl, InlineLimits};
+use crate::experiments::{Reservation, StopReason};
+use crate::policy::Policy;
+use crate::registry::Installed;
+
+use super::Runtime;
+use super::diagnostics::names_an_artifact;
+use super::result::{ResultParts, build, deliver};
+
+/// Why a request went no further: nothing was admitted, reserved or stored for it.
+#[derive(Debug)]
+pub(super) struct Refusal {
+    /// The mode, once known.
+    pub mode: Option<Mode>,
+    /// What was wrong, with its stage and (where a field is at fault) `path`.
+    pub diagnostic: Diagnostic,
+}
+
+impl Refusal {
+    pub fn new(mode: Option<Mode>, diagnostic: Diagnostic) -> Self {
+        Refusal { mode, diagnostic }
+    }
+}
+
+/// What `resolve` found: the experiment, the policy, and what will run.
+pub(super) struct Resolved<'a> {
+    pub request: &'a InvokeRequest,
+    pub experiment: String,
+    pub policy: Arc<Policy>,
+    pub target: Target<'a>,
+}
+
+/// What a resolved request will do.
+pub(super) enum Target<'a> {
+    /// Call a component: the capability named, or the checker
+    /// `certificate.verify` chose for the certificate.
+    Call(Call<'a>),
+    /// `certificate.verify` found no authorized checker for the certificate:
+    /// nothing runs, and the answer names the open obligation.
+    Unrouted(Unrouted),
+}
+
+/// One component call, resolved.
+pub(super) struct Call<'a> {
+    /// The catalog entry that runs (the checker, for a routed request).
+    pub entry: &'a CatalogEntry,
+    pub installed: Arc<Installed>,
+    pub mode: Mode,
+    /// The request's input, or the checker input `certificate.verify` built.
+    pub input: Cow<'a, Value>,
+    /// Whether `certificate.verify` rewrote the request to this checker.
+    pub routed: bool,
+}
+
+/// A certificate no authorized checker accepts.
+pub(super) struct Unrouted {
+    pub format: String,
+    pub schema_uri: String,
+}
+
+/// What `validate` hands on: everything the call needs, checked.
+pub(super) struct Validated<'a> {
+    pub request: &'a InvokeRequest,
+    pub experiment: String,
+    pub policy: Arc<Policy>,
+    pub work: Work<'a>,
+}
+
+/// The work of a validated request.
+pub(super) enum Work<'a> {
+    Run(Prepared<'a>),
+    Unrouted(Unrouted),
+}
+
+/// A component call with its budgets and the artifacts it may read.
+pub(super) struct Prepared<'a> {
+    pub call: Call<'a>,
+    pub budgets: CallBudgets,
+    pub access: ArtifactAccess,
+    /// The artifact URIs the input names, in input order.
+    pub references: Vec<String>,
+    pub input_digest: Digest,
+}
+
+/// How an invocation ended: its parts and its stop reason.
+pub(super) struct Concluded {
+    pub parts: ResultParts,
+    pub stop: StopReason,
+}
+
+/// What `admit` decided for a request that will be recorded.
+pub(super) enum Admitted {
+    /// Run it; `reservation` holds its place in a shared store until it is recorded.
+    Run { reservation: Option<Reservation> },
+    /// An experiment budget is spent: recorded, not run.
+    Stopped(Box<Concluded>),
+}
+
+/// Counts an invocation as in flight while alive.
+struct InFlight<'a>(&'a std::sync::atomic::AtomicUsize);
+
+impl<'a> InFlight<'a> {
+    fn enter(counter: &'a std::sync::atomic::AtomicUsize) -> Self {
+        counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        InFlight(counter)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl Runtime {
+    /// Answer `capability.invoke` and record it: the episode (when the call ran
+    /// to an answer or a diagnostic of its own) and its line in the experiment.
+    /// Never panics on anything a request can influence; every failure is a
+    /// typed diagnostic in the result.
+    pub fn invoke(&self, request: &InvokeRequest) -> CapabilityResult {
+        self.invoke_cancellable(request, &CallControl::default())
+    }
+
+    /// [`Runtime::invoke`] under the caller's control: `control` cancels the
+    /// call (then nothing is stored) and receives progress reports.
+    pub fn invoke_cancellable(&self, request: &InvokeRequest, control: &CallControl) -> CapabilityResult {
+        let ordinary = CallControl { inline: None, ..control.clone() };
+        self.answer(request, &ordinary).unwrap_or_else(|| {
+            // Unreachable: only an inline attempt is ever abandoned.
+            let d = super::diagnostics::diagnose(
+                &crate::engine::CallFailure::Abandoned,
+                &request.capability_id,
+                &CallBudgets { fuel: 0, memory_bytes: 0, output_bytes: 0 },
+                "",
+            )
+            .0;
+            build(ResultParts::failed(&request.capability_id, request.mode, d))
+        })
+    }
+
+    /// Answer `capability.invoke` on the calling thread if it is quick: a
+    /// local store, an input of at most [`crate::limits::INLINE_INPUT_BYTES`]
+    /// that names no artifact, and a component call within
+    /// [`InlineLimits::DEFAULT`]. The MCP edge calls this on its async thread
+    /// before handing the call to a blocking thread, which costs two thread
+    /// switches. `None`: the call is not quick, nothing of it was stored or
+    /// counted, and it must be run with [`Runtime::invoke_cancellable`]. A
+    /// quick call's answer and records are exactly those of an ordinary call
+    /// (fuel is deterministic).
+    pub fn try_invoke_quick(&self, request: &InvokeRequest) -> Option<CapabilityResult> {
+        if !self.experiments.local()
+            || crate::limits::json_size(&request.input) > crate::limits::INLINE_INPUT_BYTES
+            || names_an_artifact(&request.input)
+            || self.catalog.get(&request.capability_id).is_some_and(|e| e.kind == EntryKind::Router)
+        {
+            return None;
+        }
+        let control = CallControl { inline: Some(InlineLimits::DEFAULT), ..CallControl::default() };
+        self.answer(request, &control)
+    }
+
+    /// Run a request to its answer without admitting or recording it: no
+    /// episode, no experiment line (`reference://catalog` reads the reference
+    /// pack this way, under the same policy as any call).
+    pub(crate) fn run_unrecorded(&self, request: &InvokeRequest) -> CapabilityResult {
+        let policy = self.policy();
+        match self.resolve(request, policy).and_then(|resolved| self.validate(resolved)) {
+            Ok(validated) => build(self.execute(&validated, &CallControl::default()).parts),
+            Err(refusal) => build(ResultParts::failed(&request.capability_id, refusal.mode, refusal.diagnostic)),
+        }
+    }
+
+    /// The pipeline. `None` only when `control` is an inline attempt that was
+    /// abandoned (then nothing was stored or counted).
+    fn answer(&self, request: &InvokeRequest, control: &CallControl) -> Option<CapabilityResult> {
+        let _in_flight = InFlight::enter(&self.in_flight);
+        let started = Instant::now();
+        let policy = self.policy();
+        let validated = match self.resolve(request, policy).and_then(|resolved| self.validate(resolved)) {
+            Ok(validated) => validated,
+            Err(refusal) => return Some(self.refused(request, refusal, started)),
+        };
+        let (concluded, reservation) = match self.admit(&validated) {
+            Err(refusal) => return Some(self.refused(request, refusal, started)),
+            Ok(Admitted::Stopped(concluded)) => (*concluded, None),
+            Ok(Admitted::Run { reservation }) => {
+                let concluded = self.execute(&validated, control);
+                if control.abandoned() {
+                    self.experiments.withdraw(&validated.experiment, &request.capability_id);
+                    return None;
+                }
+                (concluded, reservation)
+            }
+        };
+        Some(self.record(&validated, concluded, reservation.as_ref(), started))
+    }
+
+    /// The answer to a refused request: a diagnostic, and nothing written.
+    fn refused(&self, request: &InvokeRequest, refusal: Refusal, started: Instant) -> CapabilityResult {
+        let mut result = build(ResultParts::failed(&request.capability_id, refusal.mode, refusal.diagnostic));
+        let accounting = Accounting {
+            wall_time_us: started.elapsed().as_micros() as u64,
+            stop_reason: Some(StopReason::Failed),
+            ..Accounting::default()
+        };
+        let text = super::record::unrecorded_text(&result);
+        deliver(&mut result, None, text, accounting);
+        self.count(&result, StopReason::Failed);
+        result
+    }
+}

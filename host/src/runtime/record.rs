@@ -1,0 +1,184 @@
+//! Stage 5, `record`: the episode (for calls that ran to an answer or a
+//! diagnostic of their own), the experiment line with its accounting, the
+//! text view and the metrics.
+//!
+//! An episode is the result without accounting and transport, plus the
+//! request that produced it and an ordinal event trace: nothing in it
+//! depends on the clock or the experiment, so identical invocations
+//! serialize identically and a replay re-derives it byte for byte.
+
+use std::time::Instant;
+
+use serde_json::{Value, json};
+
+use crate::contract::{Accounting, CapabilityResult, Diagnostic, InvokeRequest, ResultView, Transport};
+use crate::digest::{Digest, canonical_json};
+use crate::episodes::episode_uri;
+use crate::experiments::{InvocationRecord, Reservation, StopReason};
+
+use super::Runtime;
+use super::diagnostics::storage_failed;
+use super::pipeline::{Concluded, Validated};
+use super::result::{ResultParts, build, deliver};
+
+impl Runtime {
+    pub(super) fn record(
+        &self,
+        validated: &Validated<'_>,
+        concluded: Concluded,
+        reservation: Option<&Reservation>,
+        started: Instant,
+    ) -> CapabilityResult {
+        let request = validated.request;
+        let Concluded { parts, mut stop } = concluded;
+        let mut result = build(parts);
+        let view = request.view.unwrap_or_default();
+        let (transport, text) = match stop.replayable().then(|| self.store_episode(request, &result, view)) {
+            Some(Ok((stored, text))) => (Some(stored), text),
+            Some(Err(failed)) => {
+                // An answer without its durable record is no answer.
+                result = build(ResultParts::failed(&result.capability_id, result.mode, failed));
+                stop = StopReason::Unavailable;
+                (None, unrecorded_text(&result))
+            }
+            None => (None, unrecorded_text(&result)),
+        };
+        let accounting = Accounting {
+            wall_time_us: started.elapsed().as_micros() as u64,
+            fuel_consumed: result.fuel_consumed,
+            experiment: Some(validated.experiment.clone()),
+            ordinal: None,
+            stop_reason: Some(stop),
+        };
+        deliver(&mut result, transport, text, accounting);
+        let transport = result.transport.as_ref();
+        let policy = &validated.policy;
+        let line = InvocationRecord {
+            ordinal: 0,
+            capability_id: result.capability_id.clone(),
+            stop_reason: stop,
+            episode: transport.map(|t| t.full_result_digest.clone()),
+            fuel: result.fuel_consumed,
+            wall_time_us: result.accounting.wall_time_us,
+            logical_bytes: transport.map_or(0, |t| t.logical_bytes),
+            model_visible_bytes: transport.map_or(0, |t| t.model_visible_bytes),
+            wire_bytes: crate::limits::json_size(&result) as u64 + result.text.len() as u64,
+            policy_digest: policy.digest().to_string(),
+        };
+        let body = || serde_json::to_string(&**policy).unwrap_or_default();
+        if let Err(e) = self.experiments.remember_policy(&line.policy_digest, body) {
+            tracing::warn!(error = %e, "policy not remembered");
+        }
+        match self.experiments.record(&validated.experiment, &line, reservation) {
+            Ok(ordinal) => result.accounting.ordinal = Some(ordinal),
+            Err(e) => tracing::warn!(error = %e, "experiment record not written"),
+        }
+        self.count(&result, stop);
+        result
+    }
+
+    /// Store the result as an episode; its transport metadata and text view.
+    fn store_episode(
+        &self,
+        request: &InvokeRequest,
+        result: &CapabilityResult,
+        view: ResultView,
+    ) -> Result<(Transport, String), Diagnostic> {
+        let episode = episode_value(request, result);
+        let body = canonical_json(&episode);
+        let digest = self.episodes.put(&result.capability_id, &body).map_err(storage_failed)?;
+        let uri = episode_uri(&digest);
+        let projection = crate::projection::project(&episode, view, &digest, &uri);
+        let transport = Transport {
+            view,
+            logical_bytes: body.len() as u64,
+            model_visible_bytes: projection.text.len() as u64,
+            output_complete_in_text: projection.output_complete,
+            full_result_digest: digest.to_string(),
+            full_result_episode_uri: uri,
+        };
+        Ok((transport, projection.text))
+    }
+
+    /// Count an answered invocation for `/metrics` (its id only if installed).
+    pub(super) fn count(&self, result: &CapabilityResult, stop: StopReason) {
+        let known = self.catalog.get(&result.capability_id).is_some();
+        self.metrics.invocation(
+            if known { &result.capability_id } else { "unknown" },
+            stop,
+            result.fuel_consumed,
+            result.verification.as_ref().map(|v| v.status),
+        );
+    }
+}
+
+/// The text view of a result that is not stored (a refused request, a
+/// budget stop, a cancellation, no slot): the result itself, which is small.
+pub(super) fn unrecorded_text(result: &CapabilityResult) -> String {
+    let mut value = serde_json::to_value(result).unwrap_or_default();
+    if let Some(map) = value.as_object_mut() {
+        map.remove("accounting");
+        map.remove("transport");
+    }
+    serde_json::to_string(&value).unwrap_or_default()
+}
+
+/// The result as an episode: everything but accounting, transport and text,
+/// plus the request that produced it (what a replay re-executes) and its
+/// ordinal event trace.
+pub fn episode_value(request: &InvokeRequest, result: &CapabilityResult) -> Value {
+    let mut value = serde_json::to_value(result).unwrap_or_default();
+    if let Some(map) = value.as_object_mut() {
+        map.remove("accounting");
+        map.remove("transport");
+        map.insert(
+            "request".into(),
+            json!({
+                "capability_id": request.capability_id,
+                "mode": request.mode,
+                "input": request.input,
+                "budget": request.budget,
+            }),
+        );
+        map.insert("trace".into(), Value::Array(trace(request, result)));
+    }
+    value
+}
+
+/// What happened, in order; `offset` is an ordinal, never a timestamp.
+fn trace(request: &InvokeRequest, result: &CapabilityResult) -> Vec<Value> {
+    let mut events = vec![json!({"event": "request", "payload": {
+        "capability_id": request.capability_id, "mode": request.mode,
+        "input_digest": Digest::of_json(&request.input).to_string(),
+    }})];
+    if let Some(p) = &result.provenance {
+        events.push(json!({"event": "component_resolved", "payload": {
+            "component": p.provider_digest, "install_tier": p.install_tier, "budgets": p.budgets,
+        }}));
+        events.push(json!({"event": "component_returned", "payload": {
+            "fuel_consumed": result.fuel_consumed, "log_lines": result.guest_log.len(),
+        }}));
+    }
+    for artifact in &result.artifacts {
+        events.push(json!({"event": "artifact_stored", "payload": {
+            "role": artifact.role, "uri": artifact.uri, "schema_uri": artifact.schema_uri,
+        }}));
+    }
+    if let Some(v) = &result.verification {
+        events.push(json!({"event": "verdict", "payload": {
+            "status": v.status, "checker": v.checker_digest, "authorized": v.checker_authorized,
+        }}));
+    }
+    events.push(json!({"event": "stop", "payload": {
+        "status": result.status, "assurance": result.assurance,
+        "code": result.diagnostic.as_ref().map(|d| d.code),
+    }}));
+    events
+        .into_iter()
+        .enumerate()
+        .map(|(offset, mut event)| {
+            event["offset"] = json!(offset);
+            event
+        })
+        .collect()
+}

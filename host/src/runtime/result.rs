@@ -1,0 +1,129 @@
+//! The one place a [`CapabilityResult`] is built: from typed parts, once,
+//! after the pipeline has concluded. What the episode holds is fixed then;
+//! the record stage adds only what lies outside the episode (transport, the
+//! text view and accounting).
+
+use jacobian_guest::protocol::{Mode, Qualifier, Scope};
+use serde_json::Value;
+
+use crate::contract::{
+    Accounting, ArtifactRef, Assurance, CapabilityResult, CheckRoute, Diagnostic, LogLine, Provenance, RESULT_CONTRACT,
+    Relationship, SCOPE_RULE, Status, Transport, VerificationRecord,
+};
+
+/// Everything an invocation concluded, before it is recorded.
+#[derive(Debug, Clone)]
+pub(crate) struct ResultParts {
+    /// The capability id the caller invoked (`certificate.verify` for a routed check).
+    pub capability_id: String,
+    /// The mode, once known.
+    pub mode: Option<Mode>,
+    /// The resolved component, from the `resolve` stage on.
+    pub provenance: Option<Provenance>,
+    /// What the component spent and logged (nothing if it never ran).
+    pub run: RunFacts,
+    /// The answer, or why there is none.
+    pub body: Body,
+}
+
+/// What a component call left besides its answer.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RunFacts {
+    pub fuel_consumed: u64,
+    pub guest_log: Vec<LogLine>,
+}
+
+/// Completed or failed.
+#[derive(Debug, Clone)]
+pub(crate) enum Body {
+    /// The operation ran to its end (its output may still say "not found", or
+    /// a verification may have concluded nothing).
+    Completed(Box<Completed>),
+    /// No conclusion.
+    Failed(Diagnostic),
+}
+
+/// The parts of a completed answer.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Completed {
+    pub output: Option<Value>,
+    pub artifacts: Vec<ArtifactRef>,
+    pub relationships: Vec<Relationship>,
+    pub scope: Option<Scope>,
+    pub qualifiers: Vec<Qualifier>,
+    pub obligations: Vec<String>,
+    pub check_with: Option<CheckRoute>,
+    /// The verification record of a VERIFY call; it alone decides whether
+    /// the assurance is `VERIFIED` (see `verify.rs`).
+    pub verification: Option<VerificationRecord>,
+    pub assurance: Assurance,
+}
+
+impl ResultParts {
+    /// A failure before anything was resolved or ran.
+    pub fn failed(capability_id: &str, mode: Option<Mode>, diagnostic: Diagnostic) -> Self {
+        ResultParts {
+            capability_id: capability_id.to_owned(),
+            mode,
+            provenance: None,
+            run: RunFacts::default(),
+            body: Body::Failed(diagnostic),
+        }
+    }
+}
+
+/// Build the result. The only `CapabilityResult` literal in the crate.
+pub(crate) fn build(parts: ResultParts) -> CapabilityResult {
+    let ResultParts { capability_id, mode, provenance, run, body } = parts;
+    let (status, diagnostic, completed) = match body {
+        Body::Completed(completed) => (Status::Completed, None, *completed),
+        Body::Failed(diagnostic) => (Status::Failed, Some(diagnostic), Completed::default()),
+    };
+    let Completed {
+        output,
+        artifacts,
+        relationships,
+        scope,
+        qualifiers,
+        obligations,
+        check_with,
+        verification,
+        assurance,
+    } = completed;
+    CapabilityResult {
+        contract: RESULT_CONTRACT.into(),
+        capability_id,
+        mode,
+        status,
+        output,
+        artifacts,
+        relationships,
+        scope,
+        qualifiers,
+        assurance,
+        obligations,
+        check_with,
+        verification,
+        diagnostic,
+        provenance,
+        fuel_consumed: run.fuel_consumed,
+        guest_log: run.guest_log,
+        scope_rule: SCOPE_RULE.into(),
+        transport: None,
+        text: String::new(),
+        accounting: Accounting::default(),
+    }
+}
+
+/// What a result carries beyond its episode: where the episode is and what
+/// the model saw, and the run's accounting.
+pub(crate) fn deliver(
+    result: &mut CapabilityResult,
+    transport: Option<Transport>,
+    text: String,
+    accounting: Accounting,
+) {
+    result.transport = transport;
+    result.text = text;
+    result.accounting = accounting;
+}

@@ -1,0 +1,102 @@
+//! `certificate.verify`, resolved by rewriting: the request becomes a
+//! `VERIFY` call of the visible, operator-authorized checker that declares
+//! the certificate's schema and format (the first by id), with its required
+//! input fields filled from the same-named artifact references inside the
+//! certificate, otherwise with the certificate itself. From here on it is an
+//! ordinary checker call: `validate` checks the rewritten input once, and no
+//! stage runs twice.
+
+use std::borrow::Cow;
+
+use jacobian_guest::protocol::Mode;
+use serde_json::{Value, json};
+
+use crate::catalog::{CatalogEntry, EntryKind};
+use crate::contract::{Code, Diagnostic, InvokeRequest, Stage};
+use crate::digest::Digest;
+use crate::limits::bounded_text;
+use crate::policy::Policy;
+
+use super::Runtime;
+use super::diagnostics::error_path;
+use super::pipeline::{Call, Refusal, Target, Unrouted};
+use super::resolve::hidden;
+
+impl Runtime {
+    /// Resolve `certificate.verify` (`router`) to the checker call it stands for.
+    pub(super) fn route<'a>(
+        &'a self,
+        request: &'a InvokeRequest,
+        router: &'a CatalogEntry,
+        policy: &Policy,
+    ) -> Result<Target<'a>, Refusal> {
+        let id = router.id.as_str();
+        if policy.allowed_modes(id, &router.tags, &router.modes).is_empty() {
+            return Err(Refusal::new(request.mode, hidden(id, policy)));
+        }
+        if request.mode.is_some_and(|m| m != Mode::Verify) {
+            let d =
+                Diagnostic::new(Code::ModeNotSupported, Stage::Request, format!("{id} runs in VERIFY mode only"), "")
+                    .with("path", "mode");
+            return Err(Refusal::new(request.mode, d));
+        }
+        let mode = Some(Mode::Verify);
+        if let Some(error) = router.input_validator.iter_errors(&request.input).next() {
+            let d = Diagnostic::new(
+                Code::InvalidInput,
+                Stage::Validation,
+                bounded_text(&error),
+                "pass {\"certificate\": \"artifact://sha256/...\"}",
+            )
+            .with("path", error_path(&error));
+            return Err(Refusal::new(mode, d));
+        }
+        let uri = request.input["certificate"].as_str().unwrap_or_default().to_owned();
+        let unreadable = |code, message: String| {
+            let d = Diagnostic::new(code, Stage::Validation, message, "pass a certificate URI from a result")
+                .with("path", "input.certificate");
+            Refusal::new(mode, d)
+        };
+        let digest = Digest::from_artifact_uri(&uri).map_err(|e| unreadable(Code::ArtifactNotFound, e.to_string()))?;
+        let bytes = self.data.read_artifact(&digest).map_err(|e| {
+            let code = if e.is_unavailable() { Code::StorageFailed } else { Code::ArtifactNotFound };
+            unreadable(code, e.to_string())
+        })?;
+        let envelope: Value =
+            serde_json::from_slice(&bytes).map_err(|e| unreadable(Code::ArtifactNotFound, e.to_string()))?;
+        let schema_uri = envelope["schema_uri"].as_str().unwrap_or_default().to_owned();
+        let Some(format) = envelope["content"]["format"].as_str().map(str::to_owned) else {
+            let d = Diagnostic::new(
+                Code::InvalidInput,
+                Stage::Validation,
+                format!("the artifact ({schema_uri}) declares no certificate format"),
+                "pass a certificate artifact, e.g. the certificate_artifact of a result's check_with",
+            )
+            .with("path", "input.certificate");
+            return Err(Refusal::new(mode, d));
+        };
+        let checker = self.catalog.entries().find(|e| {
+            e.kind == EntryKind::Verifier
+                && !policy.allowed_modes(&e.id, &e.tags, &e.modes).is_empty()
+                && self.checker_authorized(policy, e)
+                && e.artifact_types.contains(&schema_uri)
+                && e.certificate_formats.contains(&format)
+        });
+        let Some(checker) = checker else {
+            return Ok(Target::Unrouted(Unrouted { format, schema_uri }));
+        };
+        let mut input = serde_json::Map::new();
+        for field in checker.input_schema["required"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+            let inside = envelope["content"][field].as_str().filter(|v| v.starts_with("artifact://"));
+            input.insert(field.to_owned(), json!(inside.unwrap_or(&uri)));
+        }
+        let installed = self.installed(checker).map_err(|d| Refusal::new(mode, d))?;
+        Ok(Target::Call(Call {
+            entry: checker,
+            installed,
+            mode: Mode::Verify,
+            input: Cow::Owned(Value::Object(input)),
+            routed: true,
+        }))
+    }
+}

@@ -1,0 +1,90 @@
+//! Stage 2, `validate`: budgets against the policy (lower only), the input
+//! against the capability's JSON Schema, and every `artifact://` reference
+//! in it (each must exist and re-hash). What passes is everything a call
+//! needs; nothing has been written.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::contract::{BudgetRequest, CallBudgets, Code, Diagnostic, Stage};
+use crate::digest::Digest;
+use crate::engine::ArtifactAccess;
+use crate::policy::Policy;
+
+use super::Runtime;
+use super::diagnostics::{artifact_references, schema_violations, storage_failed, violation};
+use super::pipeline::{Prepared, Refusal, Resolved, Target, Validated, Work};
+
+impl Runtime {
+    pub(super) fn validate<'a>(&self, resolved: Resolved<'a>) -> Result<Validated<'a>, Refusal> {
+        let Resolved { request, experiment, policy, target } = resolved;
+        let work = match target {
+            Target::Unrouted(unrouted) => Work::Unrouted(unrouted),
+            Target::Call(call) => {
+                let mode = Some(call.mode);
+                let refuse = |d| Refusal::new(mode, d);
+                let budgets = resolve_budgets(&policy, request.budget).map_err(refuse)?;
+                let errors: Vec<Value> =
+                    call.entry.input_validator.iter_errors(&call.input).take(20).map(|e| violation(&e)).collect();
+                if !errors.is_empty() {
+                    return Err(refuse(schema_violations(&call.entry.id, errors)));
+                }
+                let (access, references) = self.read_references(&call.input).map_err(refuse)?;
+                let input_digest = Digest::of_json(&call.input);
+                Work::Run(Prepared { call, budgets, access, references, input_digest })
+            }
+        };
+        Ok(Validated { request, experiment, policy, work })
+    }
+
+    /// Read every artifact the input names: what the call may read, and the URIs in input order.
+    fn read_references(&self, input: &Value) -> Result<(ArtifactAccess, Vec<String>), Diagnostic> {
+        let mut access = ArtifactAccess::default();
+        let mut references = Vec::new();
+        for (path, uri) in artifact_references(input, "input") {
+            let not_found = |message: String| {
+                Diagnostic::new(
+                    Code::ArtifactNotFound,
+                    Stage::Validation,
+                    message,
+                    "pass an artifact URI returned by an earlier result",
+                )
+                .with("path", &path)
+            };
+            let digest = Digest::from_artifact_uri(&uri).map_err(|e| not_found(e.to_string()))?;
+            let bytes = self.data.read_artifact(&digest).map_err(|e| {
+                if e.is_unavailable() { storage_failed(e).with("path", &path) } else { not_found(e.to_string()) }
+            })?;
+            access.allow(&digest, Arc::new(bytes));
+            references.push(uri);
+        }
+        Ok((access, references))
+    }
+}
+
+/// The operator's budgets, lowered where the request asks (never raised).
+pub(super) fn resolve_budgets(policy: &Policy, request: Option<BudgetRequest>) -> Result<CallBudgets, Diagnostic> {
+    let mut budgets: CallBudgets = policy.budgets.into();
+    let Some(request) = request else { return Ok(budgets) };
+    for (field, asked, limit, slot) in [
+        ("fuel", request.fuel, policy.budgets.fuel, &mut budgets.fuel),
+        ("memory_bytes", request.memory_bytes, policy.budgets.memory_bytes, &mut budgets.memory_bytes),
+        ("output_bytes", request.output_bytes, policy.budgets.output_bytes, &mut budgets.output_bytes),
+    ] {
+        if let Some(asked) = asked {
+            if asked == 0 || asked > limit {
+                return Err(Diagnostic::new(
+                    Code::BudgetExceedsPolicy,
+                    Stage::Policy,
+                    format!("budget.{field} must be between 1 and the operator's {limit}, got {asked}"),
+                    "a request may lower the operator's budgets but never raise them",
+                )
+                .with("path", format!("budget.{field}"))
+                .with("limit", limit));
+            }
+            *slot = asked;
+        }
+    }
+    Ok(budgets)
+}

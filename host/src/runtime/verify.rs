@@ -1,0 +1,127 @@
+//! A checker's call and its verdict, bound to what it judged.
+//!
+//! **Invariant: this is the only place `VERIFIED` is set**, and only when the
+//! operator policy authorizes the checker's digest and the checker accepted.
+//! An unauthorized or revoked checker is not run: the answer is
+//! `NOT_CONCLUDED` with the open obligation named.
+
+use jacobian_guest::protocol::{CheckRequest, Verdict, VerdictKind};
+use serde_json::json;
+
+use crate::contract::{Assurance, Relation, Relationship, VerificationRecord, VerificationStatus};
+use crate::digest::Digest;
+use crate::engine::CallControl;
+use crate::experiments::StopReason;
+use crate::policy::Policy;
+
+use super::Runtime;
+use super::diagnostics::malformed;
+use super::execute::{Answer, facts};
+use super::pipeline::Prepared;
+use super::result::{Completed, RunFacts};
+
+impl Runtime {
+    /// Run a checker if the policy authorizes it, and bind its verdict.
+    pub(super) fn check(&self, prepared: &Prepared<'_>, policy: &Policy, control: &CallControl) -> (RunFacts, Answer) {
+        let entry = prepared.call.entry;
+        let role = entry.checker_roles.first().cloned().unwrap_or_default();
+        let authorized = self.checker_authorized(policy, entry);
+        let mut record = VerificationRecord {
+            status: VerificationStatus::NotConcluded,
+            reason: String::new(),
+            checker_role: role.clone(),
+            checker_digest: entry.component.to_string(),
+            checker_version: entry.provider.version.clone(),
+            checker_authorized: authorized,
+            certificate_format: entry.certificate_formats.first().cloned().unwrap_or_default(),
+            certificate_artifacts: prepared.references.clone(),
+            claim_digest: None,
+            candidate_digest: None,
+            semantics_digest: None,
+            scope_digest: None,
+            binding_digest: None,
+            checked: Vec::new(),
+            remaining_obligations: Vec::new(),
+        };
+        if !authorized {
+            let obligation =
+                format!("independent check of the evidence by a checker that the operator authorizes for role {role}");
+            record.reason = format!(
+                "checker {} is not authorized by the operator policy for role {role}; it was not run",
+                entry.component
+            );
+            record.remaining_obligations = vec![obligation.clone()];
+            let completed =
+                Completed { obligations: vec![obligation], verification: Some(record), ..Completed::default() };
+            return (RunFacts::default(), Ok(completed));
+        }
+        let request = CheckRequest { role, input: prepared.call.input.as_ref().clone() };
+        let bytes = serde_json::to_vec(&request).unwrap_or_default();
+        let report = self.call_component(prepared, &bytes, control);
+        let (run, answer) = match facts(report, &entry.id, prepared) {
+            (run, Ok(answer)) => (run, answer),
+            (run, Err(failure)) => return (run, Err(failure)),
+        };
+        let verdict: Verdict = match serde_json::from_slice(&answer) {
+            Ok(verdict) => verdict,
+            Err(e) => {
+                let d = malformed(&entry.id, format!("the answer is not a valid verdict: {e}"));
+                return (run, Err((d, StopReason::Failed)));
+            }
+        };
+        record.status = match verdict.verdict {
+            VerdictKind::Accepted => VerificationStatus::Verified,
+            VerdictKind::Rejected => VerificationStatus::Rejected,
+            VerdictKind::Unsupported => VerificationStatus::Unsupported,
+        };
+        record.reason = verdict.reason.clone();
+        record.claim_digest = Some(Digest::of_json(&verdict.claim).to_string());
+        record.candidate_digest = Some(Digest::of_json(&verdict.candidate).to_string());
+        record.scope_digest =
+            Some(Digest::of_json(&serde_json::to_value(&verdict.scope).unwrap_or_default()).to_string());
+        record.semantics_digest = Some(Digest::of_json(&verdict.semantics).to_string());
+        record.binding_digest = verification_binding(&record).map(|d| d.to_string());
+        record.checked = verdict.checked.clone();
+        record.remaining_obligations = verdict.remaining_obligations.clone();
+        let completed = Completed {
+            relationships: prepared
+                .references
+                .iter()
+                .map(|uri| Relationship { subject: "result".into(), relation: Relation::Checks, object: uri.clone() })
+                .collect(),
+            assurance: if record.status == VerificationStatus::Verified {
+                Assurance::Verified
+            } else {
+                Assurance::None
+            },
+            output: Some(json!({
+                "verdict": verdict.verdict,
+                "reason": verdict.reason,
+                "claim": verdict.claim,
+                "semantics": verdict.semantics,
+                "candidate": verdict.candidate,
+            })),
+            scope: Some(verdict.scope),
+            obligations: verdict.remaining_obligations,
+            verification: Some(record),
+            ..Completed::default()
+        };
+        (run, Ok(completed))
+    }
+}
+
+/// SHA-256 over everything a verdict is bound to: claim, semantics,
+/// candidate, scope, certificate format, checker digest and version. `None`
+/// until the checker has reported all of them.
+pub fn verification_binding(record: &VerificationRecord) -> Option<Digest> {
+    let binding = json!({
+        "claim": record.claim_digest.as_ref()?,
+        "semantics": record.semantics_digest.as_ref()?,
+        "candidate": record.candidate_digest.as_ref()?,
+        "scope": record.scope_digest.as_ref()?,
+        "certificate_format": record.certificate_format,
+        "checker_digest": record.checker_digest,
+        "checker_version": record.checker_version,
+    });
+    Some(Digest::of_json(&binding))
+}

@@ -1,0 +1,88 @@
+//! Archives replay whatever the outcome: packs written by an earlier binary
+//! (`tests/fixtures/archives`, made by `make.sh` there) keep replaying, and a
+//! new pack carries the component of every episode it holds.
+
+use std::path::PathBuf;
+
+use jacobian::archive::{Archive, ReplayOutcome, ReplayReport, Trust, replay};
+use jacobian::contract::{Code, InvokeRequest, Stage, Status};
+use serde_json::{Value, json};
+
+use crate::support;
+
+fn fixture(name: &str) -> Vec<u8> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/archives").join(name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn replay_pack(pack: &[u8]) -> ReplayReport {
+    let dir = tempfile::tempdir().unwrap();
+    replay(pack, dir.path(), &Trust::default()).expect("the pack is accepted")
+}
+
+fn outcomes(report: &ReplayReport) -> Vec<(u64, ReplayOutcome)> {
+    report.episodes.iter().map(|e| (e.ordinal, e.outcome)).collect()
+}
+
+#[test]
+fn a_countermodel_pack_from_before_the_pipeline_redesign_replays_identically() {
+    let report = replay_pack(&fixture("countermodel-052cb71.json"));
+    assert!(report.episodes.iter().all(|e| e.diffs.is_empty()), "{:?}", report.episodes);
+    // The search, its checker, the router, and the component's own refusal.
+    assert_eq!(outcomes(&report), (1..=4).map(|o| (o, ReplayOutcome::Identical)).collect::<Vec<_>>());
+    assert!(report.identical);
+}
+
+#[test]
+fn a_mixed_pack_from_before_the_redesign_replays_what_it_carries_and_names_what_it_cannot() {
+    let report = replay_pack(&fixture("mixed-052cb71.json"));
+    let mut expected: Vec<(u64, ReplayOutcome)> = (1..=9).map(|o| (o, ReplayOutcome::Identical)).collect();
+    // That pack left out the component of an episode refused by schema
+    // validation when no other episode used it: never a different result.
+    expected.push((10, ReplayOutcome::Skipped));
+    assert_eq!(outcomes(&report), expected, "{:?}", report.episodes);
+    let skipped = &report.episodes[9];
+    assert_eq!(skipped.capability_id, "claim.proposition.construct");
+    let reason = skipped.reason.as_deref().unwrap_or_default();
+    assert!(reason.contains("no component") && reason.contains("claim.proposition.construct"), "{reason}");
+    assert_eq!((report.replayed, report.skipped), (9, 1));
+    assert!(report.identical, "a skipped episode is not a difference");
+}
+
+#[test]
+fn a_new_pack_carries_the_component_of_every_episode_even_a_refused_one_and_replays_it() {
+    let (runtime, _dir) = support::runtime();
+    let call = |id: &str, input: Value| {
+        runtime.invoke(&InvokeRequest {
+            capability_id: id.into(),
+            input,
+            experiment: Some("exp-refusals".into()),
+            ..Default::default()
+        })
+    };
+    // Refused by the host's schema validation: no episode at all.
+    let misspelled =
+        call("polynomial.compute.groebner_basis", json!({"generator": ["x"], "vars": ["x"], "order": "lex"}));
+    let d = misspelled.diagnostic.unwrap();
+    assert_eq!((d.code, d.stage), (Code::InvalidInput, Stage::Validation));
+    let paths: Vec<&str> = d.details["errors"].as_array().unwrap().iter().filter_map(|e| e["path"].as_str()).collect();
+    assert_eq!(paths, ["input.generators", "input.generator"]);
+    assert!(misspelled.transport.is_none());
+    // Refused by the components themselves: episodes, whose components the pack carries.
+    let syntax =
+        call("polynomial.compute.groebner_basis", json!({"generators": ["x^"], "vars": ["x"], "order": "lex"}));
+    let prose = call("claim.proposition.construct", json!({"formula": "p ->"}));
+    for refused in [&syntax, &prose] {
+        assert_eq!(refused.status, Status::Failed);
+        assert_eq!(refused.diagnostic.as_ref().unwrap().code, Code::InvalidInput);
+        assert!(refused.provenance.is_some() && refused.transport.is_some(), "{:?}", refused.diagnostic);
+    }
+    let archive = Archive::build(&runtime, "exp-refusals").expect("archives");
+    assert_eq!(archive.episodes.len(), 2, "the schema refusal is in no experiment");
+    for refused in [&syntax, &prose] {
+        let digest = refused.provenance.as_ref().unwrap().provider_digest.strip_prefix("sha256:").unwrap().to_owned();
+        assert!(archive.components.contains_key(&digest), "{} carried", refused.capability_id);
+    }
+    let report = replay_pack(&serde_json::to_vec(&archive).unwrap());
+    assert_eq!(outcomes(&report), vec![(1, ReplayOutcome::Identical), (2, ReplayOutcome::Identical)]);
+}
