@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use jacobian::contract::InvokeRequest;
 use jacobian::digest::Digest;
 use jacobian::engine::{ArtifactAccess, CallBudgets, CallControl, EngineConfig, Entry, Sandbox};
-use jacobian::runtime::StoreConfig;
+use jacobian::store::StoreConfig;
 use jacobian::{Runtime, RuntimeConfig};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
@@ -833,12 +833,12 @@ fn scaleout_figures() {
     };
     let (invokes, writes) = hosts_throughput(None, 1, "sqlite");
     println!("scale-out, 16 HTTP clients: SQLite, 1 host: {invokes:.0} invokes/s, {writes:.0} workspace writes/s");
-    let server = jacobian::postgres::Postgres::connect(&admin).expect("the benchmark PostgreSQL server");
+    let server = jacobian::store::postgres::Postgres::connect(&admin).expect("the benchmark PostgreSQL server");
     for hosts in [1, 2, 4] {
         let name = format!("jb_{}_{hosts}", std::process::id());
         server.batch_execute(&format!("DROP DATABASE IF EXISTS {name}")).expect("drop database");
         server.batch_execute(&format!("CREATE DATABASE {name}")).expect("create database");
-        let url = jacobian::postgres::with_database(&admin, &name);
+        let url = jacobian::store::postgres::with_database(&admin, &name);
         let (pg_invokes, pg_writes) = hosts_throughput(Some(&url), hosts, &name);
         println!(
             "scale-out, 16 HTTP clients: PostgreSQL, {hosts} host(s): {pg_invokes:.0} invokes/s ({:.2}x SQLite), \

@@ -543,5 +543,13 @@ pub struct LogLine {
     pub message: String,
 }
 
+/// The URI scheme prefix of episodes.
+pub const EPISODE_URI_PREFIX: &str = "episode://sha256/";
+
+/// `episode://sha256/<hex>`.
+pub fn episode_uri(digest: &crate::digest::Digest) -> String {
+    format!("{EPISODE_URI_PREFIX}{}", digest.to_hex())
+}
+
 /// The format tag of an experiment archive.
 pub const ARCHIVE_FORMAT: &str = "jacobian-archive/1";

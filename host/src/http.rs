@@ -19,15 +19,14 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::store::{SessionState, SessionStore, SessionStoreError};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
 use crate::contract::{ErrorEnvelope, ErrorType};
-use crate::mcp::{JacobianServer, ToolNames};
+use crate::mcp::{ClientGone, JacobianServer, REQUEST_ID, ToolNames};
 use crate::runtime::Runtime;
 
-/// The request-id header.
-pub const REQUEST_ID: &str = "x-request-id";
 /// Longest caller request id echoed.
 pub const MAX_REQUEST_ID: usize = 128;
 /// Largest request body accepted, in bytes.
@@ -192,13 +191,6 @@ async fn not_found(request: Request) -> Response {
     response
 }
 
-/// Cancelled once the HTTP exchange that carried a request is over: the
-/// client disconnected, or its response was sent. An invocation still running
-/// then has nobody to answer, so it is cancelled (session-mode MCP would
-/// otherwise run it to the end for a stream nobody reads).
-#[derive(Clone)]
-pub struct ClientGone(pub CancellationToken);
-
 /// A response body that cancels a token when dropped.
 struct CancelOnDrop {
     inner: axum::body::Body,
@@ -238,7 +230,8 @@ pub fn app(runtime: Arc<Runtime>, config: &HttpConfig, shutdown: CancellationTok
     mcp_config.max_request_body_bytes = MAX_BODY_BYTES;
     // Several hosts on one PostgreSQL store share MCP sessions: a session
     // reaching a host that never saw it is restored from the store.
-    mcp_config.session_store = runtime.postgres().map(|shared| shared.sessions());
+    mcp_config.session_store =
+        runtime.sessions().map(|shared| Arc::new(SharedSessions(shared)) as Arc<dyn SessionStore>);
     let names = config.names;
     let factory_runtime = runtime.clone();
     let service = StreamableHttpService::new(
@@ -254,6 +247,27 @@ pub fn app(runtime: Arc<Runtime>, config: &HttpConfig, shutdown: CancellationTok
         .fallback(not_found)
         .layer(axum::middleware::from_fn_with_state(state.clone(), edge))
         .with_state(state)
+}
+
+/// The deployment's shared session store, as rmcp's: a session's state
+/// crosses the core as the JSON rmcp serializes.
+struct SharedSessions(Arc<dyn crate::store::SessionStore>);
+
+#[async_trait::async_trait]
+impl SessionStore for SharedSessions {
+    async fn load(&self, session_id: &str) -> Result<Option<SessionState>, SessionStoreError> {
+        let text = self.0.load(session_id).await.map_err(|e| Box::new(e) as SessionStoreError)?;
+        Ok(text.map(|text| serde_json::from_str(&text)).transpose()?)
+    }
+
+    async fn store(&self, session_id: &str, state: &SessionState) -> Result<(), SessionStoreError> {
+        let text = serde_json::to_string(state)?;
+        self.0.store(session_id, &text).await.map_err(|e| Box::new(e) as SessionStoreError)
+    }
+
+    async fn delete(&self, session_id: &str) -> Result<(), SessionStoreError> {
+        self.0.delete(session_id).await.map_err(|e| Box::new(e) as SessionStoreError)
+    }
 }
 
 /// Serve until `stop` completes; then drain: new invocations are refused

@@ -8,7 +8,6 @@ pub mod bundled;
 #[cfg(feature = "sandbox")]
 pub mod catalog;
 pub mod contract;
-pub mod database;
 #[cfg(feature = "sandbox")]
 pub mod demo;
 pub mod descriptor;
@@ -17,7 +16,6 @@ pub mod digest;
 pub mod discovery;
 #[cfg(feature = "sandbox")]
 pub mod engine;
-pub mod episodes;
 pub mod experiments;
 pub mod fuzzing;
 #[cfg(feature = "sandbox")]
@@ -27,8 +25,6 @@ pub mod limits;
 pub mod mcp;
 pub mod metrics;
 pub mod policy;
-#[cfg(feature = "sandbox")]
-pub mod postgres;
 pub mod projection;
 #[cfg(feature = "sandbox")]
 pub mod registry;

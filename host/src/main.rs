@@ -12,8 +12,9 @@ use jacobian::contract::{DescribeRequest, ErrorEnvelope, ErrorType, InvokeReques
 use jacobian::digest::Digest;
 use jacobian::engine::EngineConfig;
 use jacobian::mcp::ToolNames;
-use jacobian::postgres::{PgOpenError, Postgres};
-use jacobian::runtime::{OpenError, StoreConfig};
+use jacobian::runtime::OpenError;
+use jacobian::store::postgres::PgOpenError;
+use jacobian::store::{SchemaTooNew, StoreConfig};
 use jacobian::{Runtime, RuntimeConfig};
 use jacobian_guest::protocol::Mode;
 
@@ -187,8 +188,9 @@ enum Command {
         #[command(subcommand)]
         action: WorkspaceAction,
     },
-    /// Apply the PostgreSQL store's schema migrations (serve also applies them at start) and print
-    /// the schema version; refuses a database whose schema is newer than this binary.
+    /// Apply the store's schema migrations (the data directory's database, or the PostgreSQL store
+    /// with --store; every command also applies them when it opens the store) and print the schema
+    /// version; refuses a database whose schema is newer than this binary.
     Migrate,
     /// The operator policy (budgets, visibility, checker authorization, experiment budgets): print it,
     /// or replace it with a validated TOML file. With a PostgreSQL store this is how every host's policy
@@ -387,12 +389,22 @@ fn open_with(config: RuntimeConfig) -> anyhow::Result<Arc<Runtime>> {
     let dir = config.data_dir.display().to_string();
     let shared = matches!(config.store, StoreConfig::Postgres(_));
     let runtime = Runtime::open(config).map_err(|e| match e {
-        // Typed as they are: a bad --store, an unreachable database, a newer schema.
-        OpenError::Postgres(e) => anyhow::Error::new(e),
+        OpenError::Store(e) => store_failure(e, &dir, shared),
         e if shared => Unavailable(format!("--store (PostgreSQL) or data directory {dir}: {e}")).into(),
         e => Unavailable(format!("data directory {dir} (it must exist or be creatable, and be writable): {e}")).into(),
     })?;
     Ok(Arc::new(runtime))
+}
+
+/// A store that could not be opened, typed as it is: a bad --store, an
+/// unreachable database, a newer schema; anything else is unavailable.
+fn store_failure(error: jacobian::store::OpenError, dir: &str, shared: bool) -> anyhow::Error {
+    match error {
+        jacobian::store::OpenError::Postgres(e) => anyhow::Error::new(e),
+        jacobian::store::OpenError::SchemaTooNew(e) => anyhow::Error::new(e),
+        e if shared => Unavailable(format!("--store (PostgreSQL) or data directory {dir}: {e}")).into(),
+        e => Unavailable(format!("data directory {dir} (it must exist or be creatable, and be writable): {e}")).into(),
+    }
 }
 
 /// The store named by --store / $JACOBIAN_STORE.
@@ -431,6 +443,7 @@ fn main() {
             Some(ArchiveErrorKind::NotFound) => (ErrorType::NotFound, 3),
             Some(ArchiveErrorKind::Unavailable) => (ErrorType::Unavailable, 3),
             None if error.downcast_ref::<Unavailable>().is_some() => (ErrorType::Unavailable, 3),
+            None if error.downcast_ref::<SchemaTooNew>().is_some() => (ErrorType::SchemaTooNew, 3),
             None if let Some(e) = error.downcast_ref::<PgOpenError>() => match e {
                 PgOpenError::InvalidUrl(_) => (ErrorType::ValidationError, 3),
                 PgOpenError::NewerSchema { .. } => (ErrorType::SchemaTooNew, 3),
@@ -724,18 +737,19 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Migrate => {
-            let StoreConfig::Postgres(url) = &store else {
-                bail!("migrate applies to a PostgreSQL store: pass --store postgres://… (or set JACOBIAN_STORE)");
-            };
-            let report = Postgres::connect(url)?.migrate()?;
+            let shared = matches!(store, StoreConfig::Postgres(_));
+            let report = jacobian::store::migrate(&store, &data_dir)
+                .map_err(|e| store_failure(e, &data_dir.display().to_string(), shared))?;
             println!("{}", serde_json::to_string_pretty(&report)?);
             Ok(())
         }
         Command::Policy { action } => {
             // Without loading components: this is also how a broken policy is repaired.
             let config = RuntimeConfig { store, ..RuntimeConfig::new(data_dir) };
+            let shared = matches!(config.store, StoreConfig::Postgres(_));
+            let dir = config.data_dir.display().to_string();
             let state = jacobian::runtime::open_state(&config).map_err(|e| match e {
-                OpenError::Postgres(e) => anyhow::Error::new(e),
+                OpenError::Store(e) => store_failure(e, &dir, shared),
                 e => Unavailable(e.to_string()).into(),
             })?;
             match action {

@@ -1,6 +1,7 @@
-//! The MCP edge: two tools, resources and prompts over rmcp.
+//! The MCP edge: the five tools, resources and prompts over rmcp.
 //!
-//! **Boundary:** this is the only module that knows rmcp. It converts tool
+//! **Boundary:** this module and `http.rs` are the edge, the only modules
+//! that know rmcp and axum (a test checks every other module). It converts tool
 //! arguments into core requests and core results into tool results; all
 //! behaviour lives in [`crate::runtime`] and [`crate::resources`]. A quick
 //! component call is answered on the async thread, within fixed bounds
@@ -35,6 +36,17 @@ stated computation, or when computed evidence should be independently checked. D
 most COMPUTED; only a VERIFY call on the checker named in its check_with fields can make it VERIFIED. Results cover \
 exactly their input. Strategy, decomposition and stopping are yours. Read jacobian://instructions for the complete \
 operating model.";
+
+/// The request-id header an HTTP exchange carries (set by the HTTP edge).
+pub const REQUEST_ID: &str = "x-request-id";
+
+/// Cancelled once the HTTP exchange that carried a request is over: the
+/// client disconnected, or its response was sent. An invocation still running
+/// then has nobody to answer, so it is cancelled (session-mode MCP would
+/// otherwise run it to the end for a stream nobody reads). The HTTP edge puts
+/// it in each request's extensions.
+#[derive(Clone)]
+pub struct ClientGone(pub tokio_util::sync::CancellationToken);
 
 /// How tool names are spelled on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -138,7 +150,7 @@ never conclusions.",
         let request_id = context
             .extensions
             .get::<axum::http::request::Parts>()
-            .and_then(|parts| parts.headers.get(crate::http::REQUEST_ID))
+            .and_then(|parts| parts.headers.get(REQUEST_ID))
             .and_then(|v| v.to_str().ok())
             .unwrap_or("")
             .to_owned();
@@ -178,7 +190,7 @@ never conclusions.",
         let gone = context
             .extensions
             .get::<axum::http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<crate::http::ClientGone>())
+            .and_then(|parts| parts.extensions.get::<ClientGone>())
             .map(|gone| gone.0.clone())
             .unwrap_or_default();
         let joined = tokio::select! {

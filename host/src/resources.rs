@@ -3,9 +3,8 @@
 
 use serde_json::json;
 
-use crate::contract::{Code, Diagnostic, Stage};
+use crate::contract::{Code, Diagnostic, EPISODE_URI_PREFIX, Stage};
 use crate::digest::Digest;
-use crate::episodes::EPISODE_URI_PREFIX;
 use crate::runtime::Runtime;
 
 /// The complete operating model (`jacobian://instructions`).
@@ -199,7 +198,7 @@ fn experiment(runtime: &Runtime, uri: &str) -> Result<ResourceText, Diagnostic> 
                 "capability_id": r.capability_id,
                 "stop_reason": r.stop_reason,
                 "episode_uri": r.episode.as_deref().and_then(|d| d.parse::<Digest>().ok())
-                    .map(|d| crate::episodes::episode_uri(&d)),
+                    .map(|d| crate::contract::episode_uri(&d)),
             })).collect::<Vec<_>>(),
             "budgets": policy.experiments,
             "resources": views,

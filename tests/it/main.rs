@@ -26,6 +26,7 @@ mod scaleout;
 mod snapshots;
 mod stores;
 mod support;
+mod upgrade;
 mod workspace;
 mod workspace_props;
 mod workspace_server;

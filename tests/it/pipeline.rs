@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use jacobian::contract::{BudgetRequest, Code, InvokeRequest, Stage, Status};
-use jacobian::runtime::StoreConfig;
+use jacobian::store::StoreConfig;
 use jacobian::{Runtime, RuntimeConfig};
 use jacobian_guest::protocol::Mode;
 use serde_json::{Value, json};
@@ -83,7 +83,7 @@ fn solve(runtime: &Runtime, cnf: &str) -> Option<u64> {
 }
 
 fn sqlite_count(dir: &Path, sql: &str) -> i64 {
-    let db = rusqlite::Connection::open(dir.join(jacobian::runtime::DATABASE_FILE)).expect("jacobian.db");
+    let db = rusqlite::Connection::open(dir.join(jacobian::store::DATABASE_FILE)).expect("jacobian.db");
     db.query_row(sql, [], |row| row.get(0)).expect(sql)
 }
 
@@ -129,7 +129,7 @@ fn a_thousand_invalid_requests_leave_no_row_reservation_or_episode_on_postgres()
     .expect("runtime on PostgreSQL");
     // With an experiment budget every admission is a reservation row.
     runtime.update_policy(|p| p.experiments.fuel = Some(u64::MAX / 2)).unwrap();
-    let db = jacobian::postgres::Postgres::connect(&url).unwrap();
+    let db = jacobian::store::postgres::Postgres::connect(&url).unwrap();
     let count = |sql: &str| db.query_i64(sql).unwrap();
     let cnf = cnf(&runtime);
     let rows = format!("SELECT count(*) FROM experiment_invocations WHERE experiment = '{EXPERIMENT}'");

@@ -312,8 +312,8 @@ fn bad_store_urls_unreachable_databases_and_newer_schemas_are_typed_start_up_err
     let migrated = operator.run(&["migrate"]);
     assert!(migrated.status.success(), "{}", String::from_utf8_lossy(&migrated.stderr));
     let report: Value = serde_json::from_slice(&migrated.stdout).unwrap();
-    assert_eq!(report["applied"], json!((1..=jacobian::postgres::SCHEMA_VERSION).collect::<Vec<_>>()));
-    let database = jacobian::postgres::Postgres::connect(&store).unwrap();
+    assert_eq!(report["applied"], json!((1..=jacobian::store::postgres::SCHEMA_VERSION).collect::<Vec<_>>()));
+    let database = jacobian::store::postgres::Postgres::connect(&store).unwrap();
     database
         .batch_execute("INSERT INTO jacobian_schema (version, description) VALUES (99, 'from the future')")
         .unwrap();

@@ -7,14 +7,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use jacobian::digest::Digest;
-use jacobian::episodes::{EpisodeStore, SqliteEpisodes};
-use jacobian::experiments::{
-    Admission, ExperimentBudgets, ExperimentStore, Experiments, InvocationRecord, Reservation, SqliteExperiments,
-    StopReason,
+use jacobian::experiments::{Admission, ExperimentBudgets, InvocationRecord, Reservation, StopReason};
+use jacobian::runtime::Experiments;
+use jacobian::store::postgres::Postgres;
+use jacobian::store::sqlite::Sqlite;
+use jacobian::store::{
+    Appended, DataDir, EpisodeStore, ExperimentStore, Remembered, RevisionRow, StoreError, WorkspaceStore,
 };
-use jacobian::postgres::Postgres;
-use jacobian::store::{DataDir, StoreError};
-use jacobian::workspace::store::{Appended, Remembered, RevisionRow, SqliteStore, WorkspaceStore};
 use serde_json::json;
 
 use crate::support::postgres_database;
@@ -45,11 +44,11 @@ impl Backend {
     fn open(&self, host: usize) -> Handle {
         match &self.url {
             None => {
-                let database = self.dir.path().join("jacobian.db");
+                let database = Sqlite::open(&self.dir.path().join("jacobian.db")).unwrap();
                 Handle {
-                    workspaces: Box::new(SqliteStore::open(&database).unwrap()),
-                    episodes: Box::new(SqliteEpisodes::open(&database).unwrap()),
-                    experiments: Box::new(SqliteExperiments::open(&database).unwrap()),
+                    workspaces: Box::new(database.clone()),
+                    episodes: Box::new(database.clone()),
+                    experiments: Box::new(database),
                     data: DataDir::open(self.dir.path()).unwrap(),
                 }
             }
@@ -73,7 +72,7 @@ impl Backend {
         match &self.url {
             None => {
                 let database = self.dir.path().join("jacobian.db");
-                let one = Arc::new(Experiments::new(Box::new(SqliteExperiments::open(&database).unwrap())));
+                let one = Arc::new(Experiments::new(Box::new(Sqlite::open(&database).unwrap())));
                 vec![one; hosts]
             }
             Some(url) => (0..hosts)
@@ -334,10 +333,10 @@ fn migrations_upgrade_an_older_schema_in_place() {
     let output = std::process::Command::new(crate::support::BIN).args(["--store", &url, "migrate"]).output().unwrap();
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    let later: Vec<i32> = (2..=jacobian::postgres::SCHEMA_VERSION).collect();
+    let later: Vec<i32> = (2..=jacobian::store::postgres::SCHEMA_VERSION).collect();
     assert_eq!(report["from_version"], 1);
     assert_eq!(report["applied"], json!(later));
-    assert_eq!(report["schema_version"], jacobian::postgres::SCHEMA_VERSION);
+    assert_eq!(report["schema_version"], jacobian::store::postgres::SCHEMA_VERSION);
     assert_eq!(store.revisions("ws-old", 0, 0).unwrap(), vec![row(0, "open")]);
     assert_eq!(store.remembered("open", "k").unwrap(), Some(remember("opened")));
 }
@@ -400,7 +399,7 @@ fn hosts_starting_together_migrate_once_and_agree_on_one_policy() {
             (0..4).map(|_| scope.spawn(|| Postgres::connect(&url).unwrap().migrate().unwrap().applied)).collect();
         tasks.into_iter().map(|t| t.join().unwrap()).collect()
     });
-    let all: Vec<i32> = (1..=jacobian::postgres::SCHEMA_VERSION).collect();
+    let all: Vec<i32> = (1..=jacobian::store::postgres::SCHEMA_VERSION).collect();
     assert_eq!(applied.iter().filter(|a| **a == all).count(), 1, "one host migrates: {applied:?}");
     assert_eq!(applied.iter().filter(|a| a.is_empty()).count(), 3, "{applied:?}");
     let policies: Vec<String> = std::thread::scope(|scope| {
@@ -417,4 +416,60 @@ fn hosts_starting_together_migrate_once_and_agree_on_one_policy() {
         tasks.into_iter().map(|t| t.join().unwrap()).collect()
     });
     assert!(policies.iter().all(|p| *p == policies[0]), "every host reads the one policy: {policies:?}");
+}
+
+/// Table name → column names, in order.
+type Columns = std::collections::BTreeMap<String, Vec<String>>;
+
+fn sqlite_columns(path: &Path) -> Columns {
+    let db = rusqlite::Connection::open(path).unwrap();
+    let mut tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").unwrap();
+    let names: Vec<String> = tables.query_map([], |row| row.get(0)).unwrap().collect::<Result<_, _>>().unwrap();
+    names
+        .into_iter()
+        .map(|table| {
+            let mut info = db.prepare(&format!("PRAGMA table_info({table})")).unwrap();
+            let columns = info.query_map([], |row| row.get(1)).unwrap().collect::<Result<_, _>>().unwrap();
+            (table, columns)
+        })
+        .collect()
+}
+
+fn postgres_columns(url: &str) -> Columns {
+    let db = Postgres::connect(url).unwrap();
+    db.migrate().unwrap();
+    let tables =
+        db.query_texts("SELECT table_name::text FROM information_schema.tables WHERE table_schema = 'public'").unwrap();
+    tables
+        .into_iter()
+        .map(|table| {
+            let columns = db
+                .query_texts(&format!(
+                    "SELECT column_name::text FROM information_schema.columns WHERE table_schema = 'public' \
+                     AND table_name = '{table}' ORDER BY ordinal_position"
+                ))
+                .unwrap();
+            (table, columns)
+        })
+        .collect()
+}
+
+#[test]
+fn both_backends_keep_the_tables_they_share_with_the_same_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("jacobian.db");
+    Sqlite::open(&path).unwrap();
+    let sqlite = sqlite_columns(&path);
+    let postgres = postgres_columns(&postgres_database());
+    // What only PostgreSQL keeps: what the data directory keeps in files, and what only several hosts need.
+    let shared_only = ["objects", "install_records", "policy", "mcp_sessions", "experiment_reservations"];
+    for (table, columns) in &postgres {
+        if shared_only.contains(&table.as_str()) {
+            assert!(!sqlite.contains_key(table), "{table} would be kept twice on one host");
+            continue;
+        }
+        assert_eq!(sqlite.get(table), Some(columns), "{table}: the backends' schemas drifted");
+    }
+    let missing: Vec<&String> = sqlite.keys().filter(|t| !postgres.contains_key(*t)).collect();
+    assert!(missing.is_empty(), "tables only SQLite keeps: {missing:?}");
 }

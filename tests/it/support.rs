@@ -146,9 +146,9 @@ pub fn postgres_database() -> String {
         nanos % 1_000_000_000_000,
         COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     );
-    jacobian::postgres::Postgres::connect(&admin)
+    jacobian::store::postgres::Postgres::connect(&admin)
         .expect("the test PostgreSQL server")
         .batch_execute(&format!("CREATE DATABASE {name}"))
         .expect("create a test database");
-    jacobian::postgres::with_database(&admin, &name)
+    jacobian::store::postgres::with_database(&admin, &name)
 }

@@ -13,6 +13,7 @@
 mod admit;
 mod diagnostics;
 mod execute;
+mod experiments;
 mod open;
 mod pipeline;
 mod policy_cache;
@@ -35,15 +36,14 @@ use crate::catalog::{self, Catalog};
 use crate::contract::{Code, DescribeRequest, Diagnostic, Stage};
 use crate::digest::Digest;
 use crate::engine::Sandbox;
-use crate::episodes::{EpisodeError, Episodes};
-use crate::experiments::Experiments;
 use crate::metrics::Metrics;
 use crate::policy::Policy;
 use crate::registry::{InstallRecord, Installed};
-use crate::store::{DataDir, PolicyStamp};
+use crate::store::{DataDir, DbError, EpisodeStore, PolicyStamp, SessionStore};
 use crate::workspace::Workspaces;
 
-pub use open::{DATABASE_FILE, LoadFailure, OpenError, Portfolio, RuntimeConfig, StoreConfig, open_state};
+pub use experiments::{ExperimentError, Experiments};
+pub use open::{LoadFailure, OpenError, Portfolio, RuntimeConfig, open_state};
 pub use record::episode_value;
 pub use verify::verification_binding;
 
@@ -56,15 +56,15 @@ pub struct Runtime {
     catalog: Catalog,
     policy: Mutex<(PolicyStamp, Arc<Policy>)>,
     load_failures: Vec<LoadFailure>,
-    episodes: Episodes,
+    episodes: Box<dyn EpisodeStore>,
     experiments: Experiments,
     default_experiment: String,
     metrics: Metrics,
     in_flight: AtomicUsize,
     draining: AtomicBool,
     workspaces: Workspaces,
-    /// The shared PostgreSQL store, when one is configured.
-    postgres: Option<crate::postgres::Postgres>,
+    /// MCP sessions shared by the hosts of a deployment (a PostgreSQL store).
+    sessions: Option<Arc<dyn SessionStore>>,
 }
 
 impl Runtime {
@@ -125,13 +125,13 @@ impl Runtime {
     }
 
     /// The canonical bytes of a stored episode.
-    pub fn episode(&self, digest: &Digest) -> Result<Option<Vec<u8>>, EpisodeError> {
+    pub fn episode(&self, digest: &Digest) -> Result<Option<Vec<u8>>, DbError> {
         self.episodes.get(digest)
     }
 
-    /// The shared PostgreSQL store, when the runtime was opened on one.
-    pub fn postgres(&self) -> Option<&crate::postgres::Postgres> {
-        self.postgres.as_ref()
+    /// MCP sessions shared by every host of the deployment, when its store is shared.
+    pub fn sessions(&self) -> Option<Arc<dyn SessionStore>> {
+        self.sessions.clone()
     }
 
     /// Counters for `/metrics`.

@@ -10,19 +10,14 @@ use crate::bundled::BUNDLED;
 use crate::catalog::Catalog;
 use crate::digest::Digest;
 use crate::engine::{CallBudgets, EngineConfig, Sandbox};
-use crate::episodes::{EpisodeError, Episodes, SqliteEpisodes};
-use crate::experiments::{ExperimentError, Experiments, SqliteExperiments};
 use crate::metrics::Metrics;
 use crate::policy::{Policy, PolicyError};
 use crate::registry::{self, InstallError, InstallRecord, Installed, TakenIds, Tier};
-use crate::store::{DataDir, StoreError};
+use crate::store::{DataDir, StoreConfig, StoreError, Stores};
 use crate::workspace::Workspaces;
-use crate::workspace::store::{SqliteStore, WorkspaceStore};
 
 use super::Runtime;
-
-/// The SQLite database inside the data directory (a fixed name).
-pub const DATABASE_FILE: &str = "jacobian.db";
+use super::experiments::Experiments;
 
 /// How to open a runtime.
 #[derive(Debug, Clone)]
@@ -49,28 +44,6 @@ impl RuntimeConfig {
     }
 }
 
-/// Where a runtime keeps what every host must see alike (components,
-/// artifacts, install records, policy, episodes, experiments, workspaces).
-/// Its `Debug` never shows the connection string (it carries a password).
-#[derive(Clone, Default, PartialEq, Eq)]
-pub enum StoreConfig {
-    /// The data directory itself: files and its SQLite database (one host).
-    #[default]
-    DataDir,
-    /// A PostgreSQL database shared by several hosts (`postgres://…`); the
-    /// data directory keeps only this host's precompiled-code cache.
-    Postgres(String),
-}
-
-impl std::fmt::Debug for StoreConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            StoreConfig::DataDir => f.write_str("DataDir"),
-            StoreConfig::Postgres(_) => f.write_str("Postgres(<connection string>)"),
-        }
-    }
-}
-
 /// The components a runtime installs as bundled at open.
 #[derive(Debug, Clone, Default)]
 pub enum Portfolio {
@@ -85,22 +58,18 @@ pub enum Portfolio {
 /// A runtime that could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
+    /// A store could not be opened (see [`crate::store::OpenError`]).
     #[error(transparent)]
-    Store(#[from] StoreError),
+    Store(#[from] crate::store::OpenError),
+    /// The data directory or the shared objects failed while loading.
+    #[error(transparent)]
+    Objects(#[from] StoreError),
     #[error(transparent)]
     Policy(#[from] PolicyError),
     #[error("engine: {0}")]
     Engine(String),
-    #[error(transparent)]
-    Episodes(#[from] EpisodeError),
-    #[error(transparent)]
-    Experiments(#[from] ExperimentError),
     #[error("bundled component {package}: {source}")]
     Bundled { package: String, source: Box<InstallError> },
-    #[error(transparent)]
-    Postgres(#[from] crate::postgres::PgOpenError),
-    #[error("{0}")]
-    Database(#[from] crate::database::DbError),
 }
 
 /// A component that is installed but could not be loaded (e.g. tampered bytes).
@@ -112,56 +81,18 @@ pub struct LoadFailure {
     pub reason: String,
 }
 
-/// Every store a runtime uses, opened as `config.store` says.
-pub(super) struct Stores {
-    pub data: DataDir,
-    pub episodes: Episodes,
-    pub experiments: Experiments,
-    pub workspaces: Box<dyn WorkspaceStore>,
-    pub postgres: Option<crate::postgres::Postgres>,
-}
-
-fn open_stores(config: &RuntimeConfig) -> Result<Stores, OpenError> {
-    Ok(match &config.store {
-        StoreConfig::DataDir => {
-            let data = DataDir::open(&config.data_dir)?;
-            let database = data.path().join(DATABASE_FILE);
-            Stores {
-                episodes: Episodes::new(Box::new(SqliteEpisodes::open(&database)?)),
-                experiments: Experiments::new(Box::new(SqliteExperiments::open(&database)?)),
-                workspaces: Box::new(SqliteStore::open(&database).map_err(|e| e.0)?),
-                data,
-                postgres: None,
-            }
-        }
-        StoreConfig::Postgres(url) => {
-            let shared = crate::postgres::Postgres::connect(url)?;
-            let report = shared.migrate()?;
-            if !report.applied.is_empty() {
-                tracing::info!(target = %report.target, applied = ?report.applied, "database schema migrated");
-            }
-            Stores {
-                data: DataDir::with_objects(&config.data_dir, Box::new(shared.clone()))?,
-                episodes: Episodes::new(Box::new(shared.clone())),
-                experiments: Experiments::new(Box::new(shared.clone())),
-                workspaces: Box::new(shared.clone()),
-                postgres: Some(shared),
-            }
-        }
-    })
-}
-
 /// The shared state alone, without loading any component: what operator
 /// commands that must work on a broken deployment (`jacobian policy`) use.
 pub fn open_state(config: &RuntimeConfig) -> Result<DataDir, OpenError> {
-    Ok(open_stores(config)?.data)
+    Ok(crate::store::open(&config.store, &config.data_dir)?.data)
 }
 
 impl Runtime {
     /// Open the data directory, install the bundled portfolio (idempotent) and
     /// load every operator-installed component.
     pub fn open(config: RuntimeConfig) -> Result<Self, OpenError> {
-        let Stores { data, episodes, experiments, workspaces, postgres } = open_stores(&config)?;
+        let Stores { data, episodes, experiments, workspaces, sessions } =
+            crate::store::open(&config.store, &config.data_dir)?;
         let sandbox = Sandbox::new(config.engine).map_err(|e| OpenError::Engine(format!("{e:#}")))?;
         let ceiling = sandbox.config().max_memory_bytes;
         // Hosts starting together: the first writes the default, all read the same.
@@ -241,13 +172,13 @@ impl Runtime {
             policy: Mutex::new((stamp, Arc::new(policy))),
             load_failures,
             episodes,
-            experiments,
+            experiments: Experiments::new(experiments),
             default_experiment: crate::experiments::mint_id(),
             metrics: Metrics::default(),
             in_flight: Default::default(),
             draining: Default::default(),
             workspaces: Workspaces::new(workspaces),
-            postgres,
+            sessions,
         })
     }
 

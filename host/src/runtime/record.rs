@@ -11,9 +11,8 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
-use crate::contract::{Accounting, CapabilityResult, Diagnostic, InvokeRequest, ResultView, Transport};
+use crate::contract::{Accounting, CapabilityResult, Diagnostic, InvokeRequest, ResultView, Transport, episode_uri};
 use crate::digest::{Digest, canonical_json};
-use crate::episodes::episode_uri;
 use crate::experiments::{InvocationRecord, Reservation, StopReason};
 
 use super::Runtime;
@@ -86,7 +85,10 @@ impl Runtime {
     ) -> Result<(Transport, String), Diagnostic> {
         let episode = episode_value(request, result);
         let body = canonical_json(&episode);
-        let digest = self.episodes.put(&result.capability_id, &body).map_err(storage_failed)?;
+        let digest = Digest::of(&body);
+        self.episodes
+            .put(&digest, &result.capability_id, &body)
+            .map_err(|e| storage_failed(format!("episode store: {e}")))?;
         let uri = episode_uri(&digest);
         let projection = crate::projection::project(&episode, view, &digest, &uri);
         let transport = Transport {

@@ -10,7 +10,6 @@
 pub mod graph;
 pub mod model;
 pub mod query;
-pub mod store;
 pub mod wire;
 
 use std::collections::BTreeMap;
@@ -21,9 +20,8 @@ use serde_json::{Value, json};
 
 use crate::contract::{Code, Diagnostic, Stage};
 use crate::digest::{Digest, canonical_json};
-use crate::store::DataDir;
+use crate::store::{Appended, DataDir, Remembered, RevisionRow, StoreFailure, WorkspaceStore};
 use model::{State, WriteError, card_id, parse_numbered, revision_id};
-use store::{Appended, Remembered, RevisionRow, StoreFailure, WorkspaceStore};
 use wire::{OpenRequest, QueryRequest, QueryView, WriteRequest};
 
 /// Schema of revision artifacts.

@@ -1,6 +1,6 @@
 //! The data directory: components, artifacts, install records, the
-//! precompiled-code cache and the policy file; and the [`ObjectStore`] trait
-//! through which a PostgreSQL store replaces the shared part of it.
+//! precompiled-code cache and the policy file, kept in its own files unless
+//! a PostgreSQL store holds the shared part ([`ObjectStore`]).
 //!
 //! **Boundary:** everything here goes through a `cap_std::fs::Dir` handle
 //! opened once on the data directory. File names are built only from
@@ -17,6 +17,8 @@ use cap_std::fs::Dir;
 
 use crate::digest::{Digest, canonical_json};
 
+use super::{ObjectKind, ObjectStore, PolicyStamp, StoreError};
+
 const COMPONENTS: &str = "components";
 const ARTIFACTS: &str = "artifacts";
 const CACHE: &str = "cache";
@@ -24,80 +26,6 @@ const REGISTRY: &str = "registry";
 const TMP: &str = "tmp";
 /// The operator policy file inside the data directory.
 pub const POLICY_FILE: &str = "policy.toml";
-
-/// Storage failures.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    #[error("data directory {path}: {source}")]
-    Open { path: PathBuf, source: io::Error },
-    #[error("{what} {digest} not found")]
-    NotFound { what: &'static str, digest: Digest },
-    #[error("{what} {expected} is corrupt: its bytes hash to {actual}")]
-    DigestMismatch { what: &'static str, expected: Digest, actual: Digest },
-    #[error("{what}: {source}")]
-    Io { what: String, source: io::Error },
-    #[error("{what}: {source}")]
-    Database { what: String, source: crate::database::DbError },
-}
-
-impl StoreError {
-    /// Whether the store itself failed (I/O, database), as opposed to
-    /// something missing or corrupt: the caller should say STORAGE_FAILED.
-    pub fn is_unavailable(&self) -> bool {
-        matches!(self, StoreError::Open { .. } | StoreError::Io { .. } | StoreError::Database { .. })
-    }
-}
-
-/// What the shared store keeps by digest. Both kinds are immutable: a digest
-/// names one byte string forever.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ObjectKind {
-    /// A component's `.wasm` bytes.
-    Component,
-    /// An artifact's canonical JSON.
-    Artifact,
-}
-
-impl ObjectKind {
-    /// `component` or `artifact` (messages and the PostgreSQL `kind` column).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ObjectKind::Component => "component",
-            ObjectKind::Artifact => "artifact",
-        }
-    }
-}
-
-/// Identifies one version of the operator policy; a change of stamp means
-/// "read the policy again".
-pub type PolicyStamp = Option<u128>;
-
-/// What every host of a deployment must see alike: content-addressed
-/// components and artifacts, install records and the operator policy. The
-/// data directory keeps them in files; a PostgreSQL store keeps them in
-/// tables shared by several hosts. Callers re-hash what they read
-/// ([`DataDir`] does), so a store is never trusted for integrity.
-pub trait ObjectStore: Send + Sync {
-    /// Store `bytes` under `digest` (the caller computed it); a digest already stored is left alone.
-    fn put(&self, kind: ObjectKind, digest: &Digest, bytes: &[u8]) -> Result<(), StoreError>;
-    /// The bytes stored under `digest`, if any (not yet re-hashed).
-    fn get(&self, kind: ObjectKind, digest: &Digest) -> Result<Option<Vec<u8>>, StoreError>;
-    /// Write (or replace) the install record of a component.
-    fn put_record(&self, digest: &Digest, record: &serde_json::Value) -> Result<(), StoreError>;
-    /// Every install record, in digest order.
-    fn records(&self) -> Result<Vec<serde_json::Value>, StoreError>;
-    /// The policy text, if any.
-    fn read_policy(&self) -> Result<Option<String>, StoreError>;
-    /// Replace the policy text.
-    fn write_policy(&self, text: &str) -> Result<(), StoreError>;
-    /// Replace the policy text only if its stamp is still `expected`
-    /// (compare-and-set); `false` when another writer came first.
-    fn write_policy_if(&self, expected: PolicyStamp, text: &str) -> Result<bool, StoreError>;
-    /// Write the policy text only if there is none yet (several hosts may start at once).
-    fn create_policy(&self, text: &str) -> Result<(), StoreError>;
-    /// The current policy version (cheap: asked before every use of the policy).
-    fn policy_stamp(&self) -> PolicyStamp;
-}
 
 /// Handle on the data directory: the host's own files (the precompiled-code
 /// cache, scratch space) and the [`ObjectStore`] it shares with other hosts,

@@ -1,0 +1,67 @@
+//! Store failures: of the data directory's files, of either database, and
+//! a schema newer than this binary.
+
+use std::io;
+use std::path::PathBuf;
+
+use crate::digest::Digest;
+
+/// Storage failures.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("data directory {path}: {source}")]
+    Open { path: PathBuf, source: io::Error },
+    #[error("{what} {digest} not found")]
+    NotFound { what: &'static str, digest: Digest },
+    #[error("{what} {expected} is corrupt: its bytes hash to {actual}")]
+    DigestMismatch { what: &'static str, expected: Digest, actual: Digest },
+    #[error("{what}: {source}")]
+    Io { what: String, source: io::Error },
+    #[error("{what}: {source}")]
+    Database { what: String, source: DbError },
+}
+
+impl StoreError {
+    /// Whether the store itself failed (I/O, database), as opposed to
+    /// something missing or corrupt: the caller should say STORAGE_FAILED.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(self, StoreError::Open { .. } | StoreError::Io { .. } | StoreError::Database { .. })
+    }
+}
+
+/// A failure of whichever database backs a store (SQLite or PostgreSQL).
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    /// The embedded SQLite database.
+    #[error("{0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// The shared PostgreSQL database.
+    #[error("postgres: {0}")]
+    Postgres(String),
+}
+
+impl From<rusqlite::Error> for StoreFailure {
+    fn from(error: rusqlite::Error) -> Self {
+        StoreFailure(error.into())
+    }
+}
+
+/// A database failure seen by a workspace, episode or experiment store.
+#[derive(Debug, thiserror::Error)]
+#[error("workspace store: {0}")]
+pub struct StoreFailure(#[from] pub DbError);
+
+/// A database written by a newer Jacobian: nothing was changed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{target}: the database has schema version {found}, newer than this binary's {supported}; upgrade jacobian \
+     (nothing was changed)"
+)]
+pub struct SchemaTooNew {
+    /// Which database (a path, or host:port/database; never a password).
+    pub target: String,
+    /// The version found.
+    pub found: i32,
+    /// The newest version this binary knows.
+    pub supported: i32,
+}

@@ -1,0 +1,163 @@
+//! The PostgreSQL schema, version by version.
+
+use crate::store::{DbError, MigrationReport};
+
+use super::{PgOpenError, Postgres, RESERVATION_TTL_SQL, SESSION_TTL_SQL, begin, pg, query_error};
+
+/// The schema version this binary writes and understands.
+pub const SCHEMA_VERSION: i32 = 3;
+
+/// Every schema version, in order: (version, description, SQL).
+const MIGRATIONS: &[(i32, &str, &str)] = &[
+    (
+        1,
+        "workspaces, idempotency, episodes, experiments, objects, install records, policy",
+        "CREATE TABLE workspaces (
+        id TEXT PRIMARY KEY,
+        head BIGINT NOT NULL
+    );
+    CREATE TABLE revisions (
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+        number BIGINT NOT NULL,
+        request BYTEA NOT NULL,
+        artifact BYTEA NOT NULL,
+        PRIMARY KEY (workspace_id, number)
+    );
+    CREATE TABLE idempotency (
+        scope TEXT NOT NULL,
+        key TEXT NOT NULL,
+        payload_digest TEXT NOT NULL,
+        response BYTEA NOT NULL,
+        PRIMARY KEY (scope, key)
+    );
+    CREATE TABLE episodes (
+        digest TEXT PRIMARY KEY,
+        capability_id TEXT NOT NULL,
+        body BYTEA NOT NULL
+    );
+    CREATE TABLE experiment_invocations (
+        experiment TEXT NOT NULL,
+        ordinal BIGINT NOT NULL,
+        capability_id TEXT NOT NULL,
+        stop_reason TEXT NOT NULL,
+        episode TEXT,
+        fuel BIGINT NOT NULL,
+        wall_time_us BIGINT NOT NULL,
+        logical_bytes BIGINT NOT NULL,
+        model_visible_bytes BIGINT NOT NULL,
+        wire_bytes BIGINT NOT NULL,
+        policy_digest TEXT NOT NULL,
+        PRIMARY KEY (experiment, ordinal)
+    );
+    CREATE TABLE experiment_policies (
+        digest TEXT PRIMARY KEY,
+        body TEXT NOT NULL
+    );
+    CREATE TABLE objects (
+        kind TEXT NOT NULL CHECK (kind IN ('component', 'artifact')),
+        digest TEXT NOT NULL,
+        body BYTEA NOT NULL,
+        PRIMARY KEY (kind, digest)
+    );
+    CREATE TABLE install_records (
+        digest TEXT PRIMARY KEY,
+        record TEXT NOT NULL
+    );
+    CREATE TABLE policy (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        body TEXT NOT NULL,
+        version BIGINT NOT NULL
+    );",
+    ),
+    (
+        2,
+        "MCP sessions shared by every host (a session started on one host continues on another)",
+        "CREATE TABLE mcp_sessions (
+        id TEXT PRIMARY KEY,
+        state TEXT NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL DEFAULT now()
+    );",
+    ),
+    (
+        3,
+        "experiment reservations: a budgeted call holds its place under a cap on every host while it runs",
+        "CREATE TABLE experiment_reservations (
+        id TEXT PRIMARY KEY,
+        experiment TEXT NOT NULL,
+        capability_id TEXT NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL DEFAULT now()
+    );
+    CREATE INDEX experiment_reservations_by_experiment ON experiment_reservations (experiment);",
+    ),
+];
+
+/// The advisory lock key migrators take (one migration at a time per database).
+const MIGRATION_LOCK: i64 = 0x6a61_636f_6269;
+
+impl Postgres {
+    /// Apply every schema version this binary knows and the database lacks,
+    /// in one transaction under an advisory lock (hosts starting together
+    /// migrate once). Refuses a database with a newer schema.
+    pub fn migrate(&self) -> Result<MigrationReport, PgOpenError> {
+        self.migrate_to(SCHEMA_VERSION)
+    }
+
+    /// [`Postgres::migrate`], stopping at schema version `up_to` (tests of
+    /// upgrades start from an older schema this way).
+    pub fn migrate_to(&self, up_to: i32) -> Result<MigrationReport, PgOpenError> {
+        let pool = self.inner.pool.clone();
+        let target = self.inner.target.clone();
+        let failed = |e: DbError| PgOpenError::Failed { target: target.clone(), reason: e.to_string() };
+        let (from_version, applied) = self
+            .block(async move {
+                let mut client = pool.get().await.map_err(pg)?;
+                let tx = begin(&mut client).await?;
+                tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK]).await.map_err(query_error)?;
+                tx.batch_execute(
+                    "CREATE TABLE IF NOT EXISTS jacobian_schema (
+                        version INTEGER PRIMARY KEY,
+                        description TEXT NOT NULL,
+                        applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+                    )",
+                )
+                .await
+                .map_err(query_error)?;
+                let row = tx.query_one("SELECT COALESCE(MAX(version), 0) FROM jacobian_schema", &[]).await;
+                let from: i32 = row.map_err(query_error)?.get(0);
+                if from > SCHEMA_VERSION {
+                    return Ok((from, None));
+                }
+                let mut applied = Vec::new();
+                for (version, description, sql) in MIGRATIONS.iter().filter(|(v, _, _)| *v > from && *v <= up_to) {
+                    tx.batch_execute(sql).await.map_err(query_error)?;
+                    tx.execute(
+                        "INSERT INTO jacobian_schema (version, description) VALUES ($1, $2)",
+                        &[version, description],
+                    )
+                    .await
+                    .map_err(query_error)?;
+                    applied.push(*version);
+                }
+                if up_to >= 3 {
+                    // Leftovers of hosts that died: expired reservations and sessions.
+                    tx.batch_execute(&format!(
+                        "DELETE FROM experiment_reservations WHERE created_at < now() - {RESERVATION_TTL_SQL};
+                         DELETE FROM mcp_sessions WHERE created_at < now() - {SESSION_TTL_SQL};"
+                    ))
+                    .await
+                    .map_err(query_error)?;
+                }
+                tx.commit().await.map_err(query_error)?;
+                Ok((from, Some(applied)))
+            })
+            .map_err(failed)?;
+        let target = self.inner.target.clone();
+        match applied {
+            None => Err(PgOpenError::NewerSchema { target, found: from_version, supported: SCHEMA_VERSION }),
+            Some(applied) => {
+                let schema_version = applied.last().copied().unwrap_or(from_version);
+                Ok(MigrationReport { target, from_version, schema_version, applied })
+            }
+        }
+    }
+}

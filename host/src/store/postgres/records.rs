@@ -1,0 +1,269 @@
+//! Episodes, experiment lines, and reservations under the experiment budgets.
+
+use tokio_postgres::error::SqlState;
+
+use crate::digest::Digest;
+use crate::experiments::{Admission, ExperimentBudgets, InvocationRecord, Reservation, Spent, StopReason, judge};
+use crate::store::{DbError, EpisodeStore, ExperimentStore, RECORD_COLUMNS, Reservations};
+
+use super::{Postgres, RESERVATION_TTL_SQL, begin, pg, query_error};
+
+impl EpisodeStore for Postgres {
+    fn put(&self, digest: &Digest, capability_id: &str, body: &[u8]) -> Result<(), DbError> {
+        let (pool, hex, id, body) = (self.pool(), digest.to_hex(), capability_id.to_owned(), body.to_vec());
+        self.block(async move {
+            let client = pool.get().await.map_err(pg)?;
+            let statement = client
+                .prepare_cached(
+                    "INSERT INTO episodes (digest, capability_id, body) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+                )
+                .await
+                .map_err(query_error)?;
+            client.execute(&statement, &[&hex, &id, &body]).await.map_err(query_error)?;
+            Ok(())
+        })
+    }
+
+    fn get(&self, digest: &Digest) -> Result<Option<Vec<u8>>, DbError> {
+        let (pool, hex) = (self.pool(), digest.to_hex());
+        self.block(async move {
+            let client = pool.get().await.map_err(pg)?;
+            let row =
+                client.query_opt("SELECT body FROM episodes WHERE digest = $1", &[&hex]).await.map_err(query_error)?;
+            Ok(row.map(|row| row.get(0)))
+        })
+    }
+}
+
+impl ExperimentStore for Postgres {
+    fn spent(&self, experiment: &str) -> Result<Spent, DbError> {
+        let (pool, experiment) = (self.pool(), experiment.to_owned());
+        self.block(async move {
+            let client = pool.get().await.map_err(pg)?;
+            let statement = client
+                .prepare_cached(
+                    "SELECT capability_id, COUNT(*), COALESCE(SUM(fuel), 0)::BIGINT FROM experiment_invocations
+                     WHERE experiment = $1 AND stop_reason IN ('COMPLETED', 'FAILED', 'CANCELLED')
+                     GROUP BY capability_id",
+                )
+                .await
+                .map_err(query_error)?;
+            Ok(spent_of(&client.query(&statement, &[&experiment]).await.map_err(query_error)?))
+        })
+    }
+
+    fn append(&self, experiment: &str, record: &InvocationRecord) -> Result<u64, DbError> {
+        let (pool, experiment, record) = (self.pool(), experiment.to_owned(), record.clone());
+        self.block(async move {
+            let client = pool.get().await.map_err(pg)?;
+            let statement = client.prepare_cached(INSERT_RECORD).await.map_err(query_error)?;
+            // Another host may take the same ordinal first: take the next one.
+            let mut attempts = 0;
+            loop {
+                match insert_record(&client, &statement, &experiment, &record).await {
+                    Ok(ordinal) => return Ok(ordinal),
+                    Err(e) if attempts < 64 && e.code() == Some(&SqlState::UNIQUE_VIOLATION) => attempts += 1,
+                    Err(e) => return Err(query_error(e)),
+                }
+            }
+        })
+    }
+
+    fn put_policy(&self, digest: &str, body: &str) -> Result<(), DbError> {
+        let (pool, digest, body) = (self.pool(), digest.to_owned(), body.to_owned());
+        self.block(async move {
+            let client = pool.get().await.map_err(pg)?;
+            client
+                .execute(
+                    "INSERT INTO experiment_policies (digest, body) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+                    &[&digest, &body],
+                )
+                .await
+                .map_err(query_error)?;
+            Ok(())
+        })
+    }
+
+    fn policy(&self, digest: &str) -> Result<Option<String>, DbError> {
+        let (pool, digest) = (self.pool(), digest.to_owned());
+        self.block(async move {
+            let client = pool.get().await.map_err(pg)?;
+            let row = client
+                .query_opt("SELECT body FROM experiment_policies WHERE digest = $1", &[&digest])
+                .await
+                .map_err(query_error)?;
+            Ok(row.map(|row| row.get(0)))
+        })
+    }
+
+    fn invocations(&self, experiment: &str) -> Result<Vec<InvocationRecord>, DbError> {
+        let (pool, experiment) = (self.pool(), experiment.to_owned());
+        self.block(async move {
+            let client = pool.get().await.map_err(pg)?;
+            let rows = client
+                .query(
+                    &format!(
+                        "SELECT {RECORD_COLUMNS} FROM experiment_invocations WHERE experiment = $1 ORDER BY ordinal"
+                    ),
+                    &[&experiment],
+                )
+                .await
+                .map_err(query_error)?;
+            Ok(rows
+                .into_iter()
+                .map(|row| InvocationRecord {
+                    ordinal: row.get::<_, i64>(0) as u64,
+                    capability_id: row.get(1),
+                    stop_reason: StopReason::parse(row.get(2)),
+                    episode: row.get(3),
+                    fuel: row.get::<_, i64>(4) as u64,
+                    wall_time_us: row.get::<_, i64>(5) as u64,
+                    logical_bytes: row.get::<_, i64>(6) as u64,
+                    model_visible_bytes: row.get::<_, i64>(7) as u64,
+                    wire_bytes: row.get::<_, i64>(8) as u64,
+                    policy_digest: row.get(9),
+                })
+                .collect())
+        })
+    }
+
+    fn reservations(&self) -> Option<&dyn Reservations> {
+        Some(self)
+    }
+}
+
+impl Reservations for Postgres {
+    fn reserve(
+        &self,
+        experiment: &str,
+        capability_id: &str,
+        budgets: &ExperimentBudgets,
+    ) -> Result<Admission, DbError> {
+        let (pool, experiment, capability) = (self.pool(), experiment.to_owned(), capability_id.to_owned());
+        let budgets = budgets.clone();
+        self.block(async move {
+            let mut client = pool.get().await.map_err(pg)?;
+            let tx = begin(&mut client).await?;
+            // One admission per experiment at a time, on every host.
+            tx.execute("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", &[&experiment])
+                .await
+                .map_err(query_error)?;
+            // One statement, one snapshot: a call is counted as its row or as
+            // its reservation, never neither (they swap in one transaction).
+            let rows = tx
+                .query(
+                    &format!(
+                        "SELECT capability_id, COUNT(*), COALESCE(SUM(fuel), 0)::BIGINT FROM (
+                            SELECT capability_id, fuel FROM experiment_invocations
+                            WHERE experiment = $1 AND stop_reason IN ('COMPLETED', 'FAILED', 'CANCELLED')
+                            UNION ALL
+                            SELECT capability_id, 0 FROM experiment_reservations
+                            WHERE experiment = $1 AND created_at > now() - {RESERVATION_TTL_SQL}
+                         ) spend GROUP BY capability_id"
+                    ),
+                    &[&experiment],
+                )
+                .await
+                .map_err(query_error)?;
+            let mut spent = spent_of(&rows);
+            if let refused @ Admission::Refused { .. } = judge(&mut spent, &capability, &budgets) {
+                tx.rollback().await.map_err(query_error)?;
+                return Ok(refused);
+            }
+            let id = uuid::Uuid::new_v4().simple().to_string();
+            tx.execute(
+                "INSERT INTO experiment_reservations (id, experiment, capability_id) VALUES ($1, $2, $3)",
+                &[&id, &experiment, &capability],
+            )
+            .await
+            .map_err(query_error)?;
+            tx.commit().await.map_err(query_error)?;
+            Ok(Admission::Admitted { reservation: Some(Reservation(id)) })
+        })
+    }
+
+    fn append_reserved(
+        &self,
+        experiment: &str,
+        record: &InvocationRecord,
+        reservation: &Reservation,
+    ) -> Result<u64, DbError> {
+        let (pool, experiment, record, reservation) =
+            (self.pool(), experiment.to_owned(), record.clone(), reservation.0.clone());
+        self.block(async move {
+            let mut client = pool.get().await.map_err(pg)?;
+            let mut attempts = 0;
+            loop {
+                let tx = begin(&mut client).await?;
+                tx.execute("DELETE FROM experiment_reservations WHERE id = $1", &[&reservation])
+                    .await
+                    .map_err(query_error)?;
+                let statement = tx.prepare_cached(INSERT_RECORD).await.map_err(query_error)?;
+                match insert_record(&tx, &statement, &experiment, &record).await {
+                    Ok(ordinal) => {
+                        tx.commit().await.map_err(query_error)?;
+                        return Ok(ordinal);
+                    }
+                    // Another host took the ordinal: the transaction is void, start again.
+                    Err(e) if attempts < 64 && e.code() == Some(&SqlState::UNIQUE_VIOLATION) => {
+                        tx.rollback().await.map_err(query_error)?;
+                        attempts += 1;
+                    }
+                    Err(e) => return Err(query_error(e)),
+                }
+            }
+        })
+    }
+}
+
+/// Spend from `(capability_id, count, fuel)` rows.
+fn spent_of(rows: &[tokio_postgres::Row]) -> Spent {
+    let mut spent = Spent::default();
+    for row in rows {
+        let (id, count, fuel): (String, i64, i64) = (row.get(0), row.get(1), row.get(2));
+        spent.invocations.insert(id, count.max(0) as u64);
+        spent.fuel = spent.fuel.saturating_add(fuel.max(0) as u64);
+    }
+    spent
+}
+
+/// An invocation record with the experiment's next ordinal, in one statement.
+const INSERT_RECORD: &str = "INSERT INTO experiment_invocations (experiment, ordinal, capability_id, stop_reason,
+        episode, fuel, wall_time_us, logical_bytes, model_visible_bytes, wire_bytes, policy_digest)
+     SELECT $1, COALESCE(MAX(ordinal), 0) + 1, $2, $3, $4, $5, $6, $7, $8, $9, $10
+     FROM experiment_invocations WHERE experiment = $1
+     RETURNING ordinal";
+
+/// Run [`INSERT_RECORD`] (prepared by the caller, so it is cached per connection).
+async fn insert_record(
+    client: &impl deadpool_postgres::GenericClient,
+    statement: &tokio_postgres::Statement,
+    experiment: &str,
+    record: &InvocationRecord,
+) -> Result<u64, tokio_postgres::Error> {
+    let numbers = [
+        record.fuel as i64,
+        record.wall_time_us as i64,
+        record.logical_bytes as i64,
+        record.model_visible_bytes as i64,
+        record.wire_bytes as i64,
+    ];
+    let row = client
+        .query_one(
+            statement,
+            &[
+                &experiment,
+                &record.capability_id,
+                &record.stop_reason.to_string(),
+                &record.episode,
+                &numbers[0],
+                &numbers[1],
+                &numbers[2],
+                &numbers[3],
+                &numbers[4],
+                &record.policy_digest,
+            ],
+        )
+        .await?;
+    Ok(row.get::<_, i64>(0) as u64)
+}
