@@ -13,8 +13,6 @@ pub mod demo;
 pub mod descriptor;
 pub mod digest;
 #[cfg(feature = "sandbox")]
-pub mod discovery;
-#[cfg(feature = "sandbox")]
 pub mod engine;
 pub mod experiments;
 pub mod fuzzing;

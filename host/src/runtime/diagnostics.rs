@@ -86,15 +86,6 @@ pub(super) fn diagnose(
             ),
             StopReason::Cancelled,
         ),
-        CallFailure::Abandoned => (
-            Diagnostic::new(
-                Code::ComponentUnavailable,
-                Stage::Execution,
-                format!("{id}: a quick attempt went beyond its bounds"),
-                "retry the call",
-            ),
-            StopReason::Unavailable,
-        ),
         CallFailure::Overloaded { running, queued } => (
             Diagnostic::new(
                 Code::Overloaded,

@@ -10,29 +10,29 @@ use crate::catalog::EntryKind;
 use crate::contract::{
     ArtifactRef, Assurance, CheckRoute, Diagnostic, InvokeRequest, Provenance, RESULT_CONTRACT, Relation, Relationship,
 };
-use crate::engine::{CallControl, CallReport, Entry};
+use crate::engine::{CallReport, Entry};
 use crate::experiments::StopReason;
 use crate::limits::bounded_text;
 use crate::registry::Tier;
 
 use super::Runtime;
 use super::diagnostics::{diagnose, malformed, storage_failed};
-use super::pipeline::{Concluded, Prepared, Unrouted, Validated, Work};
+use super::pipeline::{Abandoned, Concluded, Prepared, Run, Unrouted, Validated, Work};
 use super::result::{Body, Completed, ResultParts, RunFacts};
 
 /// What a component call concluded: its answer's parts, or a failure with its stop reason.
 pub(super) type Answer = Result<Completed, (Diagnostic, StopReason)>;
 
 impl Runtime {
-    pub(super) fn execute(&self, validated: &Validated<'_>, control: &CallControl) -> Concluded {
+    pub(super) fn execute(&self, validated: &Validated<'_>, how: Run<'_>) -> Result<Concluded, Abandoned> {
         let request = validated.request;
         let prepared = match &validated.work {
-            Work::Unrouted(unrouted) => return unrouted_answer(request, unrouted),
+            Work::Unrouted(unrouted) => return Ok(unrouted_answer(request, unrouted)),
             Work::Run(prepared) => prepared,
         };
         let (run, answer) = match prepared.call.entry.kind {
-            EntryKind::Producer => self.produce(prepared, control),
-            EntryKind::Verifier | EntryKind::Router => self.check(prepared, &validated.policy, control),
+            EntryKind::Producer => self.produce(prepared, how)?,
+            EntryKind::Verifier | EntryKind::Router => self.check(prepared, &validated.policy, how)?,
         };
         let (body, stop) = match answer {
             Ok(mut completed) => {
@@ -54,33 +54,36 @@ impl Runtime {
             run,
             body,
         };
-        Concluded { parts, stop }
+        Ok(Concluded { parts, stop })
     }
 
     /// Run a producer and check its outcome against its descriptor.
-    fn produce(&self, prepared: &Prepared<'_>, control: &CallControl) -> (RunFacts, Answer) {
+    fn produce(&self, prepared: &Prepared<'_>, how: Run<'_>) -> Result<(RunFacts, Answer), Abandoned> {
         let call = &prepared.call;
         let id = &call.entry.id;
         let request = json!({"capability_id": id, "mode": call.mode, "input": &*call.input});
-        let report = self.call_component(prepared, request.to_string().as_bytes(), control);
+        let report = self.call_component(prepared, request.to_string().as_bytes(), how)?;
         let (run, bytes) = match facts(report, id, prepared) {
             (run, Ok(bytes)) => (run, bytes),
-            (run, Err(failure)) => return (run, Err(failure)),
+            (run, Err(failure)) => return Ok((run, Err(failure))),
         };
         let failed = |message: String| Err((malformed(id, message), StopReason::Failed));
         let mut outcome: Outcome = match serde_json::from_slice(&bytes) {
             Ok(outcome) => outcome,
-            Err(e) => return (run, failed(format!("the answer is not a valid outcome: {}", bounded_text(e)))),
+            Err(e) => return Ok((run, failed(format!("the answer is not a valid outcome: {}", bounded_text(e))))),
         };
         if let Some(validator) = &call.entry.output_validator
             && let Some(error) = validator.iter_errors(&outcome.output).next()
         {
             let message = format!("output does not match the declared output schema: {}", bounded_text(error));
-            return (run, failed(message));
+            return Ok((run, failed(message)));
         }
         if let Some(undeclared) = outcome.artifacts.iter().find(|a| !call.entry.artifact_types.contains(&a.schema_uri))
         {
-            return (run, failed(format!("artifact type {} is not declared in the descriptor", undeclared.schema_uri)));
+            return Ok((
+                run,
+                failed(format!("artifact type {} is not declared in the descriptor", undeclared.schema_uri)),
+            ));
         }
         let lineage = Lineage {
             capability_id: id.clone(),
@@ -104,7 +107,7 @@ impl Runtime {
                     schema_uri: draft.schema_uri,
                     bytes,
                 }),
-                Err(e) => return (run, Err((storage_failed(e), StopReason::Unavailable))),
+                Err(e) => return Ok((run, Err((storage_failed(e), StopReason::Unavailable)))),
             }
         }
         let check_with = outcome.verification.as_ref().map(|route| CheckRoute {
@@ -146,27 +149,31 @@ impl Runtime {
                 ProducerAssurance::Computed => Assurance::Computed,
             },
         };
-        (run, Ok(completed))
+        Ok((run, Ok(completed)))
     }
 
     /// One call of the prepared component, in a fresh store, under its budgets.
-    pub(super) fn call_component(&self, prepared: &Prepared<'_>, request: &[u8], control: &CallControl) -> CallReport {
+    pub(super) fn call_component(
+        &self,
+        prepared: &Prepared<'_>,
+        request: &[u8],
+        how: Run<'_>,
+    ) -> Result<CallReport, Abandoned> {
         let span = tracing::info_span!(
             "component_call",
             capability_id = %prepared.call.entry.id,
             component = %prepared.call.entry.component,
         );
         let _guard = span.enter();
-        let report = self.sandbox.call(
-            &prepared.call.installed.loaded,
-            Entry::Run,
-            request,
-            &prepared.budgets,
-            prepared.access.clone(),
-            control,
-        );
+        let (loaded, budgets, access) = (&prepared.call.installed.loaded, &prepared.budgets, prepared.access.clone());
+        let report = match how {
+            Run::Ordinary(control) => self.sandbox.call(loaded, Entry::Run, request, budgets, access, control),
+            Run::Attempt(limits) => {
+                self.sandbox.attempt(loaded, Entry::Run, request, budgets, access, limits).ok_or(Abandoned)?
+            }
+        };
         tracing::info!(fuel = report.fuel_consumed, ok = report.result.is_ok(), "call finished");
-        report
+        Ok(report)
     }
 }
 

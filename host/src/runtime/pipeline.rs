@@ -109,6 +109,20 @@ pub(super) struct Prepared<'a> {
     pub input_digest: Digest,
 }
 
+/// How a component call runs: to its end, or as a quick attempt on a thread
+/// that must not be held long.
+#[derive(Clone, Copy)]
+pub(super) enum Run<'c> {
+    /// Waits for a slot, runs to its end; the caller may cancel it.
+    Ordinary(&'c CallControl),
+    /// Runs within these bounds, or is abandoned with nothing of it kept.
+    Attempt(InlineLimits),
+}
+
+/// A quick attempt went beyond its bounds: nothing of it was kept.
+#[derive(Debug)]
+pub(super) struct Abandoned;
+
 /// How an invocation ended: its parts and its stop reason.
 pub(super) struct Concluded {
     pub parts: ResultParts,
@@ -151,18 +165,10 @@ impl Runtime {
     /// [`Runtime::invoke`] under the caller's control: `control` cancels the
     /// call (then nothing is stored) and receives progress reports.
     pub fn invoke_cancellable(&self, request: &InvokeRequest, control: &CallControl) -> CapabilityResult {
-        let ordinary = CallControl { inline: None, ..control.clone() };
-        self.answer(request, &ordinary).unwrap_or_else(|| {
-            // Unreachable: only an inline attempt is ever abandoned.
-            let d = super::diagnostics::diagnose(
-                &crate::engine::CallFailure::Abandoned,
-                &request.capability_id,
-                &CallBudgets { fuel: 0, memory_bytes: 0, output_bytes: 0 },
-                "",
-            )
-            .0;
-            build(ResultParts::failed(&request.capability_id, request.mode, d))
-        })
+        match self.answer(request, Run::Ordinary(control)) {
+            Ok(result) => result,
+            Err(Abandoned) => unreachable!("only a quick attempt is abandoned"),
+        }
     }
 
     /// Answer `capability.invoke` on the calling thread if it is quick: a
@@ -182,8 +188,7 @@ impl Runtime {
         {
             return None;
         }
-        let control = CallControl { inline: Some(InlineLimits::DEFAULT), ..CallControl::default() };
-        self.answer(request, &control)
+        self.answer(request, Run::Attempt(InlineLimits::DEFAULT)).ok()
     }
 
     /// Run a request to its answer without admitting or recording it: no
@@ -192,34 +197,36 @@ impl Runtime {
     pub(crate) fn run_unrecorded(&self, request: &InvokeRequest) -> CapabilityResult {
         let policy = self.policy();
         match self.resolve(request, policy).and_then(|resolved| self.validate(resolved)) {
-            Ok(validated) => build(self.execute(&validated, &CallControl::default()).parts),
+            Ok(validated) => match self.execute(&validated, Run::Ordinary(&CallControl::default())) {
+                Ok(concluded) => build(concluded.parts),
+                Err(Abandoned) => unreachable!("only a quick attempt is abandoned"),
+            },
             Err(refusal) => build(ResultParts::failed(&request.capability_id, refusal.mode, refusal.diagnostic)),
         }
     }
 
-    /// The pipeline. `None` only when `control` is an inline attempt that was
-    /// abandoned (then nothing was stored or counted).
-    fn answer(&self, request: &InvokeRequest, control: &CallControl) -> Option<CapabilityResult> {
+    /// The pipeline. [`Abandoned`] only for a quick attempt that went beyond
+    /// its bounds (then nothing was stored or counted).
+    fn answer(&self, request: &InvokeRequest, run: Run<'_>) -> Result<CapabilityResult, Abandoned> {
         let _in_flight = InFlight::enter(&self.in_flight);
         let started = Instant::now();
         let policy = self.policy();
         let validated = match self.resolve(request, policy).and_then(|resolved| self.validate(resolved)) {
             Ok(validated) => validated,
-            Err(refusal) => return Some(self.refused(request, refusal, started)),
+            Err(refusal) => return Ok(self.refused(request, refusal, started)),
         };
         let (concluded, reservation) = match self.admit(&validated) {
-            Err(refusal) => return Some(self.refused(request, refusal, started)),
+            Err(refusal) => return Ok(self.refused(request, refusal, started)),
             Ok(Admitted::Stopped(concluded)) => (*concluded, None),
-            Ok(Admitted::Run { reservation }) => {
-                let concluded = self.execute(&validated, control);
-                if control.abandoned() {
+            Ok(Admitted::Run { reservation }) => match self.execute(&validated, run) {
+                Ok(concluded) => (concluded, reservation),
+                Err(Abandoned) => {
                     self.experiments.withdraw(&validated.experiment, &request.capability_id);
-                    return None;
+                    return Err(Abandoned);
                 }
-                (concluded, reservation)
-            }
+            },
         };
-        Some(self.record(&validated, concluded, reservation.as_ref(), started))
+        Ok(self.record(&validated, concluded, reservation.as_ref(), started))
     }
 
     /// The answer to a refused request: a diagnostic, and nothing written.

@@ -10,19 +10,23 @@ use serde_json::json;
 
 use crate::contract::{Assurance, Relation, Relationship, VerificationRecord, VerificationStatus};
 use crate::digest::Digest;
-use crate::engine::CallControl;
 use crate::experiments::StopReason;
 use crate::policy::Policy;
 
 use super::Runtime;
 use super::diagnostics::malformed;
 use super::execute::{Answer, facts};
-use super::pipeline::Prepared;
+use super::pipeline::{Abandoned, Prepared, Run};
 use super::result::{Completed, RunFacts};
 
 impl Runtime {
     /// Run a checker if the policy authorizes it, and bind its verdict.
-    pub(super) fn check(&self, prepared: &Prepared<'_>, policy: &Policy, control: &CallControl) -> (RunFacts, Answer) {
+    pub(super) fn check(
+        &self,
+        prepared: &Prepared<'_>,
+        policy: &Policy,
+        how: Run<'_>,
+    ) -> Result<(RunFacts, Answer), Abandoned> {
         let entry = prepared.call.entry;
         let role = entry.checker_roles.first().cloned().unwrap_or_default();
         let authorized = self.checker_authorized(policy, entry);
@@ -53,20 +57,20 @@ impl Runtime {
             record.remaining_obligations = vec![obligation.clone()];
             let completed =
                 Completed { obligations: vec![obligation], verification: Some(record), ..Completed::default() };
-            return (RunFacts::default(), Ok(completed));
+            return Ok((RunFacts::default(), Ok(completed)));
         }
         let request = CheckRequest { role, input: prepared.call.input.as_ref().clone() };
         let bytes = serde_json::to_vec(&request).unwrap_or_default();
-        let report = self.call_component(prepared, &bytes, control);
+        let report = self.call_component(prepared, &bytes, how)?;
         let (run, answer) = match facts(report, &entry.id, prepared) {
             (run, Ok(answer)) => (run, answer),
-            (run, Err(failure)) => return (run, Err(failure)),
+            (run, Err(failure)) => return Ok((run, Err(failure))),
         };
         let verdict: Verdict = match serde_json::from_slice(&answer) {
             Ok(verdict) => verdict,
             Err(e) => {
                 let d = malformed(&entry.id, format!("the answer is not a valid verdict: {e}"));
-                return (run, Err((d, StopReason::Failed)));
+                return Ok((run, Err((d, StopReason::Failed))));
             }
         };
         record.status = match verdict.verdict {
@@ -106,7 +110,7 @@ impl Runtime {
             verification: Some(record),
             ..Completed::default()
         };
-        (run, Ok(completed))
+        Ok((run, Ok(completed)))
     }
 }
 

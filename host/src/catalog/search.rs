@@ -9,7 +9,7 @@
 use jacobian_guest::protocol::InputKind;
 use serde_json::{Value, json};
 
-use crate::catalog::{Binding, Catalog, CatalogEntry, DescribeError, compact};
+use super::{Binding, Catalog, CatalogEntry, DescribeError, compact};
 use crate::contract::{DESCRIBE_CONTRACT, DescribeRequest, SCOPE_RULE};
 use crate::digest::Digest;
 

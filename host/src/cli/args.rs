@@ -1,0 +1,345 @@
+//! The command line's arguments: one type per command.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use jacobian::digest::Digest;
+use jacobian::engine::EngineConfig;
+use jacobian_guest::protocol::Mode;
+
+#[derive(Parser)]
+#[command(
+    name = "jacobian",
+    version,
+    about = "WebAssembly-sandboxed capability runtime for agents that do mathematics"
+)]
+pub struct Cli {
+    /// Data directory (components, artifacts, cache, policy). Default:
+    /// $JACOBIAN_DATA_DIR, else $XDG_DATA_HOME/jacobian, else ~/.local/share/jacobian.
+    #[arg(long, global = true)]
+    pub data_dir: Option<PathBuf>,
+    /// Host configuration file (TOML: `data_dir`, `store`). Default: $JACOBIAN_CONFIG, else
+    /// $XDG_CONFIG_HOME/jacobian/jacobian.toml or ~/.config/jacobian/jacobian.toml when present.
+    /// Flags and environment variables win over it.
+    #[arg(long, global = true, env = "JACOBIAN_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Keep the shared state (workspaces, episodes, experiments, artifacts, components, policy) in this
+    /// PostgreSQL database (postgres://USER:PASSWORD@HOST:PORT/DATABASE) instead of the data directory,
+    /// so several hosts can serve one deployment. The data directory then holds only this host's
+    /// precompiled-code cache. Default: $JACOBIAN_STORE, else the config file's `store`, else the
+    /// data directory.
+    #[arg(long, global = true, env = "JACOBIAN_STORE", hide_env_values = true)]
+    pub store: Option<String>,
+    /// Log as JSON lines (to stderr).
+    #[arg(long, global = true)]
+    pub log_json: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Serve MCP over stdio, or over streamable HTTP with --http.
+    Serve(ServeArgs),
+    /// Write an experiment's archive (the `experiment://ID/archive` resource) to a file.
+    Archive(ArchiveArgs),
+    /// Re-execute every episode of an archive in a fresh, temporary data directory; exit 0 when
+    /// byte-identical, 1 with a field-level diff otherwise, 2 when the archive is refused.
+    Replay(ReplayArgs),
+    /// Re-run the checkers on an archive's certificates offline and report each verdict; exit 0
+    /// when every verdict is VERIFIED (and archived verdicts are reproduced).
+    Verify(VerifyArgs),
+    /// Typed field-level diff of two episode, result or archive payloads (files); exit 0 when identical.
+    Compare(CompareArgs),
+    /// Walk discover → invoke → verify in a fresh data directory and print what an agent sees.
+    Demo,
+    /// List the installed catalog (JSON), as `capability://catalog`.
+    Catalog,
+    /// capability.describe: search/browse (no id) or read one capability (JSON).
+    Describe(DescribeArgs),
+    /// Read a resource (jacobian://instructions, capability://catalog, artifact://…, episode://…);
+    /// without a URI, list resources, templates and prompts.
+    Resource(ResourceArgs),
+    /// Render a prompt (jacobian-discover, jacobian-check-evidence).
+    Prompt(PromptArgs),
+    /// List installed components and any that failed to load (JSON).
+    Components,
+    /// Invoke a capability; prints the result JSON (exit 2 when it failed).
+    Invoke(InvokeArgs),
+    /// Install a component bundle (.wasm) into the data directory.
+    Install(InstallArgs),
+    /// The epistemic workspace: open, write, query (JSON request files, as over MCP) and graph.
+    Workspace(WorkspaceArgs),
+    /// Apply the store's schema migrations (the data directory's database, or the PostgreSQL store
+    /// with --store; every command also applies them when it opens the store) and print the schema
+    /// version; refuses a database whose schema is newer than this binary.
+    Migrate,
+    /// The operator policy (budgets, visibility, checker authorization, experiment budgets): print it,
+    /// or replace it with a validated TOML file. With a PostgreSQL store this is how every host's policy
+    /// is edited; every host applies the change from its next call.
+    Policy(PolicyArgs),
+    /// Operator control of checker authorization.
+    Checkers(CheckersArgs),
+}
+
+/// Arguments of `jacobian serve`.
+#[derive(clap::Args)]
+pub struct ServeArgs {
+    /// Spell tool names with underscores (capability_describe) for clients that reject dots.
+    #[arg(long)]
+    pub underscore_tool_names: bool,
+    /// Serve MCP streamable HTTP at ADDR (e.g. 127.0.0.1:8700; port 0 picks one) under /mcp, with
+    /// GET /health and GET /metrics. Prints `listening on http://ADDR/mcp` when ready.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<std::net::SocketAddr>,
+    /// Also accept this Host name (default: loopback names only). Repeatable.
+    #[arg(long = "allow-host", requires = "http")]
+    pub allow_hosts: Vec<String>,
+    /// On SIGINT/SIGTERM, wait this many seconds for in-flight invocations before closing sessions.
+    #[arg(long, default_value_t = 30, requires = "http")]
+    pub drain_seconds: u64,
+    /// Component calls running at once (the sandbox pool's size).
+    #[arg(long, default_value_t = EngineConfig::default().max_concurrent_calls, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub max_concurrent_calls: u32,
+    /// Calls allowed to wait for a slot; a call beyond them fails at once with OVERLOADED.
+    #[arg(long, default_value_t = EngineConfig::default().max_queued_calls, value_parser = clap::value_parser!(u32).range(0..=4096))]
+    pub max_queued_calls: u32,
+    /// Threads serving the protocol (HTTP, MCP, quick calls). One is the
+    /// fastest on a few cores; component calls that are not quick run on
+    /// blocking threads either way. stdio always uses one.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub async_threads: u32,
+}
+
+/// Arguments of `jacobian archive`.
+#[derive(clap::Args)]
+pub struct ArchiveArgs {
+    /// Experiment id (a result's accounting.experiment).
+    pub experiment: String,
+    /// Output file.
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+/// Arguments of `jacobian replay`.
+#[derive(clap::Args)]
+pub struct ReplayArgs {
+    /// The archive file.
+    pub archive: PathBuf,
+    #[command(flatten)]
+    pub trust: TrustArgs,
+}
+
+/// Arguments of `jacobian verify`.
+#[derive(clap::Args)]
+pub struct VerifyArgs {
+    /// The archive file.
+    pub archive: PathBuf,
+    #[command(flatten)]
+    pub trust: TrustArgs,
+}
+
+/// Arguments of `jacobian compare`.
+#[derive(clap::Args)]
+pub struct CompareArgs {
+    /// Left payload file.
+    pub left: PathBuf,
+    /// Right payload file.
+    pub right: PathBuf,
+}
+
+/// Arguments of `jacobian describe`.
+#[derive(clap::Args)]
+pub struct DescribeArgs {
+    /// Read this capability by id.
+    #[arg(long)]
+    pub id: Option<String>,
+    /// SUMMARY, CONTRACT or FULL (with --id).
+    #[arg(long)]
+    pub view: Option<String>,
+    /// Search words.
+    #[arg(long)]
+    pub query: Option<String>,
+    /// Domain namespace or exact tag.
+    #[arg(long)]
+    pub domain: Option<String>,
+    /// EXPLORE or VERIFY.
+    #[arg(long, value_parser = parse_mode)]
+    pub mode: Option<Mode>,
+    /// Results per page (1..=20).
+    #[arg(long)]
+    pub limit: Option<u32>,
+    /// A next_cursor from a previous page.
+    #[arg(long)]
+    pub cursor: Option<String>,
+    /// Input kind, e.g. NATURAL_LANGUAGE_PROOF.
+    #[arg(long)]
+    pub input_kind: Option<String>,
+    /// Exact artifact schema_uri.
+    #[arg(long)]
+    pub artifact_type: Option<String>,
+}
+
+/// Arguments of `jacobian resource`.
+#[derive(clap::Args)]
+pub struct ResourceArgs {
+    /// The URI.
+    pub uri: Option<String>,
+}
+
+/// Arguments of `jacobian prompt`.
+#[derive(clap::Args)]
+pub struct PromptArgs {
+    /// Prompt name.
+    pub name: String,
+    /// Arguments as key=value.
+    #[arg(long = "arg")]
+    pub args: Vec<String>,
+}
+
+/// Arguments of `jacobian invoke`.
+#[derive(clap::Args)]
+pub struct InvokeArgs {
+    /// Capability id.
+    pub id: String,
+    /// Input JSON file, or `-` for stdin.
+    #[arg(long)]
+    pub input: PathBuf,
+    /// EXPLORE or VERIFY (default: the capability's first mode).
+    #[arg(long, value_parser = parse_mode)]
+    pub mode: Option<Mode>,
+    /// Print the model-visible text view (STANDARD, SUMMARY, FULL) instead of the complete result.
+    #[arg(long)]
+    pub view: Option<String>,
+    /// Record the invocation in this experiment (default: a fresh one per command).
+    #[arg(long)]
+    pub experiment: Option<String>,
+}
+
+/// Arguments of `jacobian install`.
+#[derive(clap::Args)]
+pub struct InstallArgs {
+    /// The component file.
+    pub file: PathBuf,
+    /// Refuse unless the file's SHA-256 is this digest.
+    #[arg(long)]
+    pub expect_digest: Option<Digest>,
+}
+
+/// Arguments of `jacobian workspace`.
+#[derive(clap::Args)]
+pub struct WorkspaceArgs {
+    #[command(subcommand)]
+    pub action: WorkspaceAction,
+}
+
+/// Arguments of `jacobian policy`.
+#[derive(clap::Args)]
+pub struct PolicyArgs {
+    #[command(subcommand)]
+    pub action: PolicyAction,
+}
+
+/// Arguments of `jacobian checkers`.
+#[derive(clap::Args)]
+pub struct CheckersArgs {
+    #[command(subcommand)]
+    pub action: CheckerAction,
+}
+
+/// What an offline re-check trusts beyond the archive itself.
+#[derive(clap::Args)]
+pub struct TrustArgs {
+    /// Refuse the archive unless its pack_hash is this (sha256:<hex>).
+    #[arg(long)]
+    pub expect_pack_hash: Option<String>,
+    /// Authorize a checker digest for a role during this re-check (ROLE=sha256:<hex>); only checkers
+    /// bundled in this binary are authorized otherwise. Repeatable.
+    #[arg(long = "authorize", value_name = "ROLE=DIGEST")]
+    pub authorize: Vec<String>,
+}
+
+impl TrustArgs {
+    pub fn trust(&self) -> anyhow::Result<jacobian::archive::Trust> {
+        let mut authorized = Vec::new();
+        for entry in &self.authorize {
+            let (role, digest) =
+                entry.split_once('=').with_context(|| format!("--authorize {entry}: expected ROLE=sha256:<hex>"))?;
+            let digest: Digest = digest.parse().with_context(|| format!("--authorize {entry}"))?;
+            authorized.push(jacobian::policy::Authorization { role: role.to_owned(), digest });
+        }
+        Ok(jacobian::archive::Trust { expect_pack_hash: self.expect_pack_hash.clone(), authorized })
+    }
+}
+
+#[derive(Subcommand)]
+pub enum WorkspaceAction {
+    /// workspace.open with the JSON request in FILE (`-` for stdin).
+    Open {
+        /// Request file.
+        #[arg(long)]
+        file: PathBuf,
+    },
+    /// workspace.write with the JSON request in FILE (`-` for stdin).
+    Write {
+        /// Request file.
+        #[arg(long)]
+        file: PathBuf,
+    },
+    /// workspace.query with the JSON request in FILE (`-` for stdin).
+    Query {
+        /// Request file.
+        #[arg(long)]
+        file: PathBuf,
+    },
+    /// Draw a workspace: cards, dependency and assumption links, marks, stale cards.
+    Graph {
+        /// Workspace id.
+        id: String,
+        /// dot or svg.
+        #[arg(long, default_value = "svg")]
+        format: String,
+        /// Draw the workspace at this revision (default: the head).
+        #[arg(long)]
+        revision: Option<String>,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum PolicyAction {
+    /// Print the policy in force (TOML).
+    Show,
+    /// Validate FILE (TOML, `-` for stdin) and make it the policy; an invalid file changes nothing.
+    Set {
+        /// The policy file.
+        file: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum CheckerAction {
+    /// Show checker roles, digests and whether each is authorized.
+    List,
+    /// Authorize a checker component digest for a role.
+    Authorize {
+        /// Component digest (sha256:<hex>).
+        digest: Digest,
+        /// Checker role.
+        #[arg(long)]
+        role: String,
+    },
+    /// Revoke a checker component digest for every role.
+    Revoke {
+        /// Component digest (sha256:<hex>).
+        digest: Digest,
+    },
+}
+
+pub fn parse_mode(text: &str) -> Result<Mode, String> {
+    match text.to_ascii_uppercase().as_str() {
+        "EXPLORE" => Ok(Mode::Explore),
+        "VERIFY" => Ok(Mode::Verify),
+        other => Err(format!("mode must be EXPLORE or VERIFY, got {other}")),
+    }
+}

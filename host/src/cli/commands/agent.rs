@@ -1,0 +1,164 @@
+//! What an agent sees over MCP, from the command line: `describe`, `resource`, `prompt`,
+//! `catalog`, `components`, `invoke`, `workspace`, and the `demo` that walks through them.
+
+use std::io::Read as _;
+use std::path::PathBuf;
+
+use anyhow::{Context, bail};
+use jacobian::contract::{DescribeRequest, InvokeRequest, Status};
+use jacobian::store::StoreConfig;
+
+use crate::cli::Place;
+use crate::cli::args::{DescribeArgs, InvokeArgs, PromptArgs, ResourceArgs, WorkspaceAction, WorkspaceArgs};
+use crate::cli::support::{fail_with, from_name, open, read_json};
+
+/// `jacobian describe`.
+pub fn describe(place: Place, args: DescribeArgs) -> anyhow::Result<()> {
+    let Place { data_dir, store } = place;
+    let DescribeArgs { id, view, query, domain, mode, limit, cursor, input_kind, artifact_type } = args;
+    let request = DescribeRequest {
+        capability_id: id,
+        view: view.map(|v| from_name(&v, "view")).transpose()?,
+        query,
+        domain,
+        mode,
+        limit,
+        cursor,
+        input_kind: input_kind.map(|k| from_name(&k, "input-kind")).transpose()?,
+        artifact_type,
+    };
+    let runtime = open(data_dir, &store)?;
+    match runtime.describe(&request) {
+        Ok(value) => println!("{}", serde_json::to_string_pretty(&value)?),
+        Err(diagnostic) => fail_with(&diagnostic),
+    }
+    Ok(())
+}
+
+/// `jacobian resource`.
+pub fn resource(place: Place, args: ResourceArgs) -> anyhow::Result<()> {
+    let Place { data_dir, store } = place;
+    let ResourceArgs { uri } = args;
+    let Some(uri) = uri else {
+        println!("{}", serde_json::to_string_pretty(&jacobian::resources::listing())?);
+        return Ok(());
+    };
+    let runtime = open(data_dir, &store)?;
+    match jacobian::resources::read(&runtime, &uri) {
+        Ok(content) => println!("{}", content.text),
+        Err(diagnostic) => fail_with(&diagnostic),
+    }
+    Ok(())
+}
+
+/// `jacobian prompt`.
+pub fn prompt(place: Place, args: PromptArgs) -> anyhow::Result<()> {
+    let Place { data_dir: _, store: _ } = place;
+    let PromptArgs { name, args } = args;
+    let mut arguments = serde_json::Map::new();
+    for arg in args {
+        let (key, value) = arg.split_once('=').with_context(|| format!("--arg {arg}: expected key=value"))?;
+        arguments.insert(key.to_owned(), value.into());
+    }
+    match jacobian::resources::prompt(&name, &arguments) {
+        Ok(text) => println!("{text}"),
+        Err(diagnostic) => bail!("{}", diagnostic.message),
+    }
+    Ok(())
+}
+
+/// `jacobian demo`.
+pub fn demo(explicit_data_dir: Option<PathBuf>) -> anyhow::Result<()> {
+    let dir = match explicit_data_dir {
+        Some(dir) => dir,
+        None => std::env::temp_dir().join(format!("jacobian-demo-{}", std::process::id())),
+    };
+    jacobian::demo::run(open(dir, &StoreConfig::DataDir)?)
+}
+
+/// `jacobian catalog`.
+pub fn catalog(place: Place) -> anyhow::Result<()> {
+    let Place { data_dir, store } = place;
+    let runtime = open(data_dir, &store)?;
+    let inventory = runtime.catalog().inventory(&runtime.binding());
+    println!("{}", serde_json::to_string_pretty(&inventory)?);
+    Ok(())
+}
+
+/// `jacobian components`.
+pub fn components(place: Place) -> anyhow::Result<()> {
+    let Place { data_dir, store } = place;
+    let runtime = open(data_dir, &store)?;
+    let components: Vec<_> = runtime.components().collect();
+    let listing = serde_json::json!({
+        "components": components,
+        "load_failures": runtime.load_failures(),
+    });
+    println!("{}", serde_json::to_string_pretty(&listing)?);
+    Ok(())
+}
+
+/// `jacobian invoke`.
+pub fn invoke(place: Place, args: InvokeArgs) -> anyhow::Result<()> {
+    let Place { data_dir, store } = place;
+    let InvokeArgs { id, input, mode, view, experiment } = args;
+    let text = if input.as_os_str() == "-" {
+        let mut text = String::new();
+        std::io::stdin().read_to_string(&mut text)?;
+        text
+    } else {
+        std::fs::read_to_string(&input).with_context(|| format!("reading {}", input.display()))?
+    };
+    let input: serde_json::Value = serde_json::from_str(&text).context("the input file is not valid JSON")?;
+    let runtime = open(data_dir, &store)?;
+    let text_view = view.map(|v| from_name(&v, "view")).transpose()?;
+    let request = InvokeRequest { capability_id: id, mode, input, budget: None, view: text_view, experiment };
+    let result = runtime.invoke(&request);
+    if text_view.is_some() {
+        println!("{}", result.text);
+    } else {
+        println!("{}", serde_json::to_string_pretty(&result)?);
+    }
+    if result.status == Status::Failed {
+        std::process::exit(2);
+    }
+    Ok(())
+}
+
+/// `jacobian workspace`.
+pub fn workspace(place: Place, args: WorkspaceArgs) -> anyhow::Result<()> {
+    let Place { data_dir, store } = place;
+    let WorkspaceArgs { action } = args;
+    let runtime = open(data_dir, &store)?;
+    let workspaces = runtime.workspaces();
+    let answer = match action {
+        WorkspaceAction::Open { file } => workspaces.open(runtime.data(), &read_json(&file)?),
+        WorkspaceAction::Write { file } => workspaces.write(runtime.data(), &read_json(&file)?),
+        WorkspaceAction::Query { file } => workspaces.query(runtime.data(), &read_json(&file)?),
+        WorkspaceAction::Graph { id, format, revision } => {
+            let revision = match revision {
+                Some(text) => Some(
+                    jacobian::workspace::model::parse_numbered(&text, "rev")
+                        .with_context(|| format!("--revision {text}: expected rev-<n>"))?,
+                ),
+                None => None,
+            };
+            match workspaces.state(runtime.data(), &id, revision) {
+                Ok(state) => {
+                    match format.as_str() {
+                        "dot" => print!("{}", jacobian::workspace::graph::dot(&state)),
+                        "svg" => print!("{}", jacobian::workspace::graph::svg(&state)),
+                        other => bail!("--format {other}: expected dot or svg"),
+                    }
+                    return Ok(());
+                }
+                Err(diagnostic) => Err(diagnostic),
+            }
+        }
+    };
+    match answer {
+        Ok(value) => println!("{}", serde_json::to_string_pretty(&value)?),
+        Err(diagnostic) => fail_with(&diagnostic),
+    }
+    Ok(())
+}

@@ -1,0 +1,6 @@
+//! One module per group of commands, each command one function of its arguments.
+
+pub mod agent;
+pub mod offline;
+pub mod operator;
+pub mod serve;

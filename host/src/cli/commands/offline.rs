@@ -1,0 +1,60 @@
+//! Archives: `archive`, and the offline re-checks `replay`, `verify` and `compare`.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+
+use crate::cli::Place;
+use crate::cli::args::{ArchiveArgs, CompareArgs, ReplayArgs, VerifyArgs};
+use crate::cli::support::{offline, open, read_file};
+
+/// `jacobian archive`.
+pub fn archive(place: Place, args: ArchiveArgs) -> anyhow::Result<()> {
+    let Place { data_dir, store } = place;
+    let ArchiveArgs { experiment, out } = args;
+    let runtime = open(data_dir, &store)?;
+    let archive = jacobian::archive::Archive::build(&runtime, &experiment)?;
+    std::fs::write(&out, serde_json::to_vec(&archive)?).with_context(|| format!("writing {}", out.display()))?;
+    println!("{} ({} episodes) written to {}", archive.pack_hash, archive.episodes.len(), out.display());
+    Ok(())
+}
+
+/// `jacobian replay`.
+pub fn replay(place: Place, args: ReplayArgs) -> anyhow::Result<()> {
+    let Place { data_dir: _, store: _ } = place;
+    let ReplayArgs { archive, trust } = args;
+    let report = offline(&archive, &trust, "replay", jacobian::archive::replay)?;
+    if !report.identical {
+        std::process::exit(1);
+    }
+    Ok(())
+}
+
+/// `jacobian verify`.
+pub fn verify(place: Place, args: VerifyArgs) -> anyhow::Result<()> {
+    let Place { data_dir: _, store: _ } = place;
+    let VerifyArgs { archive, trust } = args;
+    let report = offline(&archive, &trust, "verify", jacobian::archive::verify)?;
+    let all_verified = report.verdicts.iter().all(|v| {
+        v.status == Some(jacobian::contract::VerificationStatus::Verified) && v.matches_archive != Some(false)
+    });
+    if !all_verified {
+        std::process::exit(1);
+    }
+    Ok(())
+}
+
+/// `jacobian compare`.
+pub fn compare(place: Place, args: CompareArgs) -> anyhow::Result<()> {
+    let Place { data_dir: _, store: _ } = place;
+    let CompareArgs { left, right } = args;
+    let parse = |path: &PathBuf| -> anyhow::Result<serde_json::Value> {
+        serde_json::from_slice(&read_file(path)?).with_context(|| format!("{}: not JSON", path.display()))
+    };
+    let comparison = jacobian::archive::compare(&parse(&left)?, &parse(&right)?);
+    println!("{}", serde_json::to_string_pretty(&comparison)?);
+    if !comparison.identical {
+        std::process::exit(1);
+    }
+    Ok(())
+}

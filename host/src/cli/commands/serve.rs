@@ -1,0 +1,79 @@
+//! `jacobian serve`: MCP over stdio, or streamable HTTP with `/health` and `/metrics`.
+
+use jacobian::RuntimeConfig;
+use jacobian::engine::EngineConfig;
+use jacobian::mcp::ToolNames;
+
+use crate::cli::Place;
+use crate::cli::args::ServeArgs;
+use crate::cli::support::open_with;
+
+/// `jacobian serve`.
+pub fn serve(place: Place, args: ServeArgs) -> anyhow::Result<()> {
+    let Place { data_dir, store } = place;
+    let ServeArgs {
+        underscore_tool_names,
+        http,
+        allow_hosts,
+        drain_seconds,
+        max_concurrent_calls,
+        max_queued_calls,
+        async_threads,
+    } = args;
+    let engine = EngineConfig { max_concurrent_calls, max_queued_calls, ..EngineConfig::default() };
+    let runtime = open_with(RuntimeConfig { engine, store, ..RuntimeConfig::new(data_dir) })?;
+    let names = if underscore_tool_names { ToolNames::Underscore } else { ToolNames::Dotted };
+    // Every running or waiting call holds a blocking thread: size the pool
+    // so calls reach the slot queue (and its typed OVERLOADED) instead of
+    // waiting unseen in tokio's own queue; the rest is for store I/O.
+    let blocking = (max_concurrent_calls + max_queued_calls + 64) as usize;
+    // Quick calls run on the async thread that received them, slow ones
+    // on blocking threads; one async thread avoids every hand-off
+    // between threads (see ARCHITECTURE.md, "Threads").
+    let mut builder = if http.is_none() || async_threads == 1 {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        let mut builder = tokio::runtime::Builder::new_multi_thread();
+        builder.worker_threads(async_threads as usize);
+        builder
+    };
+    let rt = builder.enable_all().max_blocking_threads(blocking).build()?;
+    match http {
+        None => rt.block_on(jacobian::mcp::serve_stdio(runtime, names)),
+        Some(addr) => {
+            let mut allowed_hosts: Vec<String> =
+                jacobian::http::LOOPBACK_HOSTS.iter().map(|h| (*h).to_owned()).collect();
+            allowed_hosts.extend(allow_hosts);
+            let config = jacobian::http::HttpConfig { addr, allowed_hosts, names };
+            rt.block_on(jacobian::http::serve(
+                runtime,
+                config,
+                shutdown_signal(),
+                std::time::Duration::from_secs(drain_seconds),
+            ))
+        }
+    }
+}
+
+/// Resolves on SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    let interrupt = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => {}
+        () = terminate => {}
+    }
+    tracing::info!("shutting down: draining in-flight invocations");
+}

@@ -1,0 +1,90 @@
+//! The `jacobian` command line: argument types (`args.rs`), where the data
+//! directory and the store are (`config.rs`), what commands share
+//! (`support.rs`), and one module per group of commands (`commands/`).
+
+pub mod args;
+mod commands;
+mod config;
+pub mod support;
+
+use std::path::PathBuf;
+
+use jacobian::contract::ErrorType;
+use jacobian::store::StoreConfig;
+
+use args::{Cli, Command};
+use commands::{agent, offline, operator, serve};
+use config::{HostConfig, default_data_dir, store_config};
+use support::{Unavailable, print_envelope};
+
+pub use config::init_logging;
+
+/// Where a command works: the data directory and the store.
+pub struct Place {
+    pub data_dir: PathBuf,
+    pub store: StoreConfig,
+}
+
+/// Run one command.
+pub fn run(cli: Cli) -> anyhow::Result<()> {
+    let config = HostConfig::load(cli.config.as_deref())?;
+    // Flags and environment variables, then the config file, then the defaults.
+    let data_dir = match (cli.data_dir.clone(), std::env::var_os("JACOBIAN_DATA_DIR"), config.data_dir) {
+        (Some(dir), _, _) => dir,
+        (None, Some(dir), _) => dir.into(),
+        (None, None, Some(dir)) => dir,
+        (None, None, None) => default_data_dir(),
+    };
+    let store = store_config(cli.store.as_deref().or(config.store.as_deref()));
+    let place = Place { data_dir, store };
+    match cli.command {
+        Command::Serve(args) => serve::serve(place, args),
+        Command::Archive(args) => offline::archive(place, args),
+        Command::Replay(args) => offline::replay(place, args),
+        Command::Verify(args) => offline::verify(place, args),
+        Command::Compare(args) => offline::compare(place, args),
+        Command::Demo => agent::demo(cli.data_dir),
+        Command::Catalog => agent::catalog(place),
+        Command::Describe(args) => agent::describe(place, args),
+        Command::Resource(args) => agent::resource(place, args),
+        Command::Prompt(args) => agent::prompt(place, args),
+        Command::Components => agent::components(place),
+        Command::Invoke(args) => agent::invoke(place, args),
+        Command::Workspace(args) => agent::workspace(place, args),
+        Command::Install(args) => operator::install(place, args),
+        Command::Migrate => operator::migrate(place),
+        Command::Policy(args) => operator::policy(place, args),
+        Command::Checkers(args) => operator::checkers(place, args),
+    }
+}
+
+/// Report a failed command: the error envelope on stderr, and the exit code
+/// (1 is an answer, "differs" or "not verified", and is not reported here;
+/// 2 a refused archive; 3 any other error).
+pub fn fail(error: anyhow::Error) -> ! {
+    use jacobian::archive::{ArchiveError, ArchiveErrorKind};
+    use jacobian::store::SchemaTooNew;
+    use jacobian::store::postgres::PgOpenError;
+    let (error_type, code) = match error.downcast_ref::<ArchiveError>().map(|e| e.kind) {
+        Some(ArchiveErrorKind::Invalid) => (ErrorType::ArchiveInvalid, 2),
+        Some(ArchiveErrorKind::NotFound) => (ErrorType::NotFound, 3),
+        Some(ArchiveErrorKind::Unavailable) => (ErrorType::Unavailable, 3),
+        None if error.downcast_ref::<Unavailable>().is_some() => (ErrorType::Unavailable, 3),
+        None if error.downcast_ref::<SchemaTooNew>().is_some() => (ErrorType::SchemaTooNew, 3),
+        None if let Some(e) = error.downcast_ref::<PgOpenError>() => match e {
+            PgOpenError::InvalidUrl(_) => (ErrorType::ValidationError, 3),
+            PgOpenError::NewerSchema { .. } => (ErrorType::SchemaTooNew, 3),
+            PgOpenError::Unreachable { .. } | PgOpenError::Failed { .. } => (ErrorType::Unavailable, 3),
+        },
+        None if error.downcast_ref::<jacobian::limits::MessageTooLarge>().is_some() => (ErrorType::PayloadTooLarge, 3),
+        None if error
+            .chain()
+            .any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::NotFound)) =>
+        {
+            (ErrorType::NotFound, 3)
+        }
+        None => (ErrorType::ValidationError, 3),
+    };
+    print_envelope(error_type, format!("{error:#}"));
+    std::process::exit(code);
+}

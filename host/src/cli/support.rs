@@ -1,0 +1,114 @@
+//! What the commands share: opening the runtime, reading request files,
+//! printing diagnostics and the error envelope, scratch directories.
+
+use std::io::Read as _;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context;
+use jacobian::contract::{ErrorEnvelope, ErrorType};
+use jacobian::runtime::OpenError;
+use jacobian::store::StoreConfig;
+use jacobian::{Runtime, RuntimeConfig};
+
+use crate::cli::args::TrustArgs;
+
+/// Print a diagnostic as the tools return it and exit with status 2.
+pub fn fail_with(diagnostic: &jacobian::contract::Diagnostic) -> ! {
+    let body = serde_json::json!({"diagnostic": diagnostic});
+    println!("{}", serde_json::to_string_pretty(&body).unwrap_or_default());
+    std::process::exit(2)
+}
+
+/// Read a JSON request from a file or stdin (`-`), naming the file in errors.
+pub fn read_json<T: serde::de::DeserializeOwned>(file: &std::path::Path) -> anyhow::Result<T> {
+    let text = if file.as_os_str() == "-" {
+        let mut text = String::new();
+        std::io::stdin().read_to_string(&mut text)?;
+        text
+    } else {
+        std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?
+    };
+    serde_json::from_str(&text).with_context(|| format!("{}: not a valid request", file.display()))
+}
+
+/// Parse an upper-case vocabulary name (e.g. CONTRACT) into its enum.
+pub fn from_name<T: serde::de::DeserializeOwned>(name: &str, flag: &str) -> anyhow::Result<T> {
+    serde_json::from_value(serde_json::Value::String(name.to_ascii_uppercase()))
+        .with_context(|| format!("--{flag}: unknown value {name}"))
+}
+
+pub fn open(data_dir: PathBuf, store: &StoreConfig) -> anyhow::Result<Arc<Runtime>> {
+    open_with(RuntimeConfig { store: store.clone(), ..RuntimeConfig::new(data_dir) })
+}
+
+pub fn open_with(config: RuntimeConfig) -> anyhow::Result<Arc<Runtime>> {
+    let dir = config.data_dir.display().to_string();
+    let shared = matches!(config.store, StoreConfig::Postgres(_));
+    let runtime = Runtime::open(config).map_err(|e| match e {
+        OpenError::Store(e) => store_failure(e, &dir, shared),
+        e if shared => Unavailable(format!("--store (PostgreSQL) or data directory {dir}: {e}")).into(),
+        e => Unavailable(format!("data directory {dir} (it must exist or be creatable, and be writable): {e}")).into(),
+    })?;
+    Ok(Arc::new(runtime))
+}
+
+/// A store that could not be opened, typed as it is: a bad --store, an
+/// unreachable database, a newer schema; anything else is unavailable.
+pub fn store_failure(error: jacobian::store::OpenError, dir: &str, shared: bool) -> anyhow::Error {
+    match error {
+        jacobian::store::OpenError::Postgres(e) => anyhow::Error::new(e),
+        jacobian::store::OpenError::SchemaTooNew(e) => anyhow::Error::new(e),
+        e if shared => Unavailable(format!("--store (PostgreSQL) or data directory {dir}: {e}")).into(),
+        e => Unavailable(format!("data directory {dir} (it must exist or be creatable, and be writable): {e}")).into(),
+    }
+}
+
+/// A store or runtime that could not be opened.
+#[derive(Debug, thiserror::Error)]
+#[error("opening the runtime: {0}")]
+pub struct Unavailable(pub String);
+
+/// Print the error envelope (the shape HTTP failures use) on stderr.
+pub fn print_envelope(error_type: ErrorType, error: String) {
+    let envelope = ErrorEnvelope { error, error_type, request_id: None };
+    eprintln!("{}", serde_json::to_string(&envelope).unwrap_or_default());
+}
+
+/// Run an offline archive command (`replay`, `verify`) in a scratch data
+/// directory and print its report.
+pub fn offline<R: serde::Serialize, E: Into<anyhow::Error>>(
+    archive: &std::path::Path,
+    trust: &TrustArgs,
+    purpose: &str,
+    run: impl FnOnce(&[u8], &std::path::Path, &jacobian::archive::Trust) -> Result<R, E>,
+) -> anyhow::Result<R> {
+    let trust = trust.trust()?;
+    let bytes = read_file(archive)?;
+    let scratch = ScratchDir::new(purpose)?;
+    let report = run(&bytes, &scratch.0, &trust).map_err(Into::into)?;
+    println!("{}", serde_json::to_string_pretty(&report)?);
+    Ok(report)
+}
+
+/// A fresh directory under the system temp dir, removed on drop.
+pub struct ScratchDir(pub PathBuf);
+
+impl ScratchDir {
+    pub fn new(purpose: &str) -> anyhow::Result<Self> {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let path = std::env::temp_dir().join(format!("jacobian-{purpose}-{}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&path)?;
+        Ok(ScratchDir(path))
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+pub fn read_file(path: &std::path::Path) -> anyhow::Result<Vec<u8>> {
+    std::fs::read(path).with_context(|| format!("reading {}", path.display()))
+}

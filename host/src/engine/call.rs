@@ -1,0 +1,384 @@
+//! One call of one component, in a fresh store: an ordinary call
+//! ([`Sandbox::call`]), which waits for a slot, yields to its driver every
+//! [`YIELD_FUEL`] fuel and can be cancelled, and an inline attempt
+//! ([`Sandbox::attempt`]), which takes a slot only if one is free, never
+//! yields, and is abandoned whole as soon as it needs more than its
+//! [`InlineLimits`].
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+use wasmtime::component::{ResourceTable, WasmList};
+use wasmtime::{CallHook, Store};
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+use super::host_api::ArtifactAccess;
+use super::wasi::deny_by_default_wasi;
+use super::{
+    CONSOLE_BYTES, CallBudgets, CallControl, CallFailure, CallReport, Entry, INLINE_DEADLINE, InlineLimits, Loaded,
+    LogLine, MAX_REFUSAL_BYTES, PROGRESS_INTERVAL, Sandbox, YIELD_FUEL,
+};
+
+/// How one run in a store is bounded and watched.
+struct Watch {
+    /// Fuel the run may spend.
+    fuel: u64,
+    /// Linear memory it may grow to.
+    memory: u64,
+    /// Whether it yields to its driver every [`YIELD_FUEL`] fuel.
+    yields: bool,
+    /// Set to stop it at its next yield or host call.
+    cancel: Arc<AtomicBool>,
+    /// An attempt's deadline, checked at every host call; passing it sets `late`.
+    deadline: Option<Instant>,
+    late: Arc<AtomicBool>,
+}
+
+impl Sandbox {
+    /// Run one ordinary call in a fresh store. Blocks until it ends: it waits
+    /// for a slot (or fails at once with `Overloaded` when the wait queue is
+    /// full), and `control` can cancel it and receives its progress.
+    pub fn call(
+        &self,
+        loaded: &Loaded,
+        entry: Entry,
+        request: &[u8],
+        budgets: &CallBudgets,
+        artifacts: ArtifactAccess,
+        control: &CallControl,
+    ) -> CallReport {
+        let _slot = match self.slots.acquire(&control.cancel) {
+            Ok(slot) => slot,
+            Err(failure) => return CallReport::never_ran(failure),
+        };
+        let watch = Watch {
+            fuel: budgets.fuel,
+            memory: budgets.memory_bytes,
+            yields: self.config.interruptible,
+            cancel: control.cancel.clone(),
+            deadline: None,
+            late: Arc::default(),
+        };
+        let (result, store, console) = self.run(loaded, entry, request, budgets, artifacts, &watch, control);
+        report(result, watch.fuel, store, &console)
+    }
+
+    /// Try one call on a thread that must not be held long: only if a slot is
+    /// free now, within `limits` (and the call's own budgets) and
+    /// [`INLINE_DEADLINE`]. `None` when it went beyond any of them: its work
+    /// was thrown away, and the same call must run as an ordinary call (which,
+    /// fuel being deterministic, gives what an attempt within bounds gives).
+    pub fn attempt(
+        &self,
+        loaded: &Loaded,
+        entry: Entry,
+        request: &[u8],
+        budgets: &CallBudgets,
+        artifacts: ArtifactAccess,
+        limits: InlineLimits,
+    ) -> Option<CallReport> {
+        let _slot = self.slots.try_acquire()?;
+        let watch = Watch {
+            fuel: limits.fuel.min(budgets.fuel),
+            memory: limits.memory_bytes.min(budgets.memory_bytes),
+            yields: false,
+            cancel: Arc::default(),
+            deadline: Some(Instant::now() + INLINE_DEADLINE),
+            late: Arc::default(),
+        };
+        let control = CallControl::default();
+        let (result, store, console) =
+            catching_panics(|| self.run(loaded, entry, request, budgets, artifacts, &watch, &control))?;
+        // Out of the attempt's own fuel (but not of the budget), refused
+        // memory the budget would have given (even if the guest coped), past
+        // the deadline, or too large an answer: the ordinary call decides.
+        let out_of_attempt_fuel = watch.fuel < budgets.fuel && store.get_fuel().unwrap_or(0) == 0;
+        let refused_attempt_memory = watch.memory < budgets.memory_bytes && store.data().limiter.refused.is_some();
+        let beyond = watch.late.load(Ordering::SeqCst)
+            || refused_attempt_memory
+            || match &result {
+                Err(_) => out_of_attempt_fuel,
+                Ok(answer) => answer.len() as u64 > limits.output_bytes,
+            };
+        (!beyond).then(|| report(result, watch.fuel, store, &console))
+    }
+
+    /// Instantiate and call `entry` in a fresh store bounded by `watch`.
+    #[allow(clippy::too_many_arguments)]
+    fn run(
+        &self,
+        loaded: &Loaded,
+        entry: Entry,
+        request: &[u8],
+        budgets: &CallBudgets,
+        artifacts: ArtifactAccess,
+        watch: &Watch,
+        control: &CallControl,
+    ) -> (Result<Vec<u8>, CallFailure>, Store<CallState>, MemoryOutputPipe) {
+        let console = MemoryOutputPipe::new(CONSOLE_BYTES);
+        let wasi = deny_by_default_wasi(&console);
+        let state = CallState {
+            wasi,
+            table: ResourceTable::new(),
+            limiter: Limiter::new(watch.memory),
+            log: Vec::new(),
+            log_dropped: 0,
+            artifacts,
+        };
+        let mut store = Store::new(&self.engine, state);
+        store.limiter(|state| &mut state.limiter);
+        // Every host call, and every libcall that can fail (among them the
+        // out-of-fuel check where a call yields, `memory.grow` and table
+        // operations), is a cancellation point, and for an attempt a deadline
+        // check too (fuel does not bound host work). It also notes the fuel
+        // spent so far, for progress reports.
+        let (cancel, late, deadline, fuel) = (watch.cancel.clone(), watch.late.clone(), watch.deadline, watch.fuel);
+        let spent = Arc::new(AtomicU64::new(0));
+        let noted = spent.clone();
+        let reports = control.progress.is_some();
+        store.call_hook(move |cx, hook| {
+            if !matches!(hook, CallHook::CallingHost) {
+                return Ok(());
+            }
+            if reports {
+                noted.store(fuel.saturating_sub(cx.get_fuel().unwrap_or(fuel)), Ordering::Relaxed);
+            }
+            if cancel.load(Ordering::SeqCst) {
+                return Err(wasmtime::Error::new(Stopped));
+            }
+            if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+                late.store(true, Ordering::SeqCst);
+                return Err(wasmtime::Error::new(Stopped));
+            }
+            Ok(())
+        });
+        let result = (|| {
+            store.set_fuel(fuel).map_err(|e| CallFailure::Instantiation { message: format!("{e:#}") })?;
+            if watch.yields {
+                store
+                    .fuel_async_yield_interval(Some(YIELD_FUEL))
+                    .map_err(|e| CallFailure::Instantiation { message: format!("{e:#}") })?;
+            }
+            drive(run_entry(&mut store, loaded, entry, request, budgets, watch.yields), control, fuel, &spent)
+        })();
+        (result, store, console)
+    }
+}
+
+/// What a finished run produced.
+fn report(
+    result: Result<Vec<u8>, CallFailure>,
+    fuel: u64,
+    store: Store<CallState>,
+    console: &MemoryOutputPipe,
+) -> CallReport {
+    let consumed = fuel.saturating_sub(store.get_fuel().unwrap_or(0));
+    let state = store.into_data();
+    let console = String::from_utf8_lossy(&console.contents()).into_owned();
+    CallReport { result, fuel_consumed: consumed, log: state.log, log_dropped: state.log_dropped, console }
+}
+
+/// Per-call host state.
+pub struct CallState {
+    wasi: WasiCtx,
+    pub(super) table: ResourceTable,
+    limiter: Limiter,
+    pub(super) log: Vec<LogLine>,
+    pub(super) log_dropped: u64,
+    pub(super) artifacts: ArtifactAccess,
+}
+
+impl WasiView for CallState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+/// Caps a call's linear memory and records a refusal, so that memory
+/// exhaustion is reported as such rather than as the abort it causes.
+struct Limiter {
+    cap: u64,
+    total: u64,
+    refused: Option<u64>,
+}
+
+impl Limiter {
+    fn new(cap: u64) -> Self {
+        Limiter { cap, total: 0, refused: None }
+    }
+}
+
+impl wasmtime::ResourceLimiter for Limiter {
+    fn memory_growing(&mut self, current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        let growth = (desired as u64).saturating_sub(current as u64);
+        if self.total.saturating_add(growth) > self.cap {
+            self.refused = Some(self.cap);
+            return Ok(false);
+        }
+        self.total += growth;
+        Ok(true)
+    }
+
+    fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        Ok(desired <= 1 << 20)
+    }
+}
+
+thread_local! {
+    /// Whether this thread is inside an inline attempt (its panics are expected).
+    static ATTEMPTING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Run an inline attempt; `None` if it panicked. wasmtime-wasi's synchronous
+/// bindings run stream and poll operations (a guest writing to its console,
+/// as a panicking Rust guest does, or sleeping) with `block_on` on the ambient
+/// tokio runtime, which panics on a thread that drives one, as the MCP edge's
+/// thread does. Such an attempt is abandoned and runs again on a blocking
+/// thread, where those operations work. The expected panic is kept out of the
+/// log; any other thread's panics reach the previous hook unchanged.
+fn catching_panics<T>(run: impl FnOnce() -> T) -> Option<T> {
+    static QUIET: std::sync::Once = std::sync::Once::new();
+    QUIET.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !ATTEMPTING.with(std::cell::Cell::get) {
+                previous(info);
+            }
+        }));
+    });
+    ATTEMPTING.with(|a| a.set(true));
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run));
+    ATTEMPTING.with(|a| a.set(false));
+    caught.ok()
+}
+
+/// Drive a call to its end on this thread. An ordinary call's future is
+/// pending each time its guest has spent another [`YIELD_FUEL`] fuel (the
+/// yield wakes itself, so no waker is needed): the driver then stops a
+/// cancelled call, dropping the future, which unwinds the guest off its
+/// fiber, and reports progress at most every [`PROGRESS_INTERVAL`]: the fuel
+/// `spent` as the store's call hook last noted it (at the yield itself, or a
+/// later host call). Any other call is ready at its first poll.
+fn drive(
+    call: impl std::future::Future<Output = Result<Vec<u8>, CallFailure>>,
+    control: &CallControl,
+    budget: u64,
+    spent: &AtomicU64,
+) -> Result<Vec<u8>, CallFailure> {
+    let mut call = std::pin::pin!(call);
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    let mut reported = Instant::now();
+    loop {
+        if let std::task::Poll::Ready(result) = call.as_mut().poll(&mut context) {
+            return result;
+        }
+        if control.cancelled() {
+            return Err(CallFailure::Cancelled);
+        }
+        if let Some(report) = &control.progress
+            && reported.elapsed() >= PROGRESS_INTERVAL
+        {
+            report(spent.load(Ordering::Relaxed).min(budget), budget);
+            reported = Instant::now();
+        }
+    }
+}
+
+/// Why a host call ended the guest: its call was cancelled, or an inline
+/// attempt ran past its deadline (the attempt's `abandoned` flag says which).
+#[derive(Debug)]
+struct Stopped;
+
+impl std::fmt::Display for Stopped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the call was stopped")
+    }
+}
+
+impl std::error::Error for Stopped {}
+
+/// Instantiate and call `entry`: on a fiber that yields (`yields`, see
+/// [`drive`]), or synchronously, in which case the future is ready at once.
+async fn run_entry(
+    store: &mut Store<CallState>,
+    loaded: &Loaded,
+    entry: Entry,
+    request: &[u8],
+    budgets: &CallBudgets,
+    yields: bool,
+) -> Result<Vec<u8>, CallFailure> {
+    let instance =
+        if yields { loaded.pre.instantiate_async(&mut *store).await } else { loaded.pre.instantiate(&mut *store) };
+    let instance = instance.map_err(|e| classify(store, e, CallStage::Instantiate))?;
+    let answer: Result<WasmList<u8>, String> = match entry {
+        Entry::Describe => {
+            let func = instance
+                .get_typed_func::<(), (WasmList<u8>,)>(&mut *store, &loaded.describe)
+                .map_err(|e| CallFailure::Instantiation { message: format!("{e:#}") })?;
+            let called = if yields { func.call_async(&mut *store, ()).await } else { func.call(&mut *store, ()) };
+            let (list,) = called.map_err(|e| classify(store, e, CallStage::Run))?;
+            Ok(list)
+        }
+        Entry::Run => {
+            let func = instance
+                .get_typed_func::<(&[u8],), (Result<WasmList<u8>, String>,)>(&mut *store, &loaded.run)
+                .map_err(|e| CallFailure::Instantiation { message: format!("{e:#}") })?;
+            let called = if yields {
+                func.call_async(&mut *store, (request,)).await
+            } else {
+                func.call(&mut *store, (request,))
+            };
+            let (answer,) = called.map_err(|e| classify(store, e, CallStage::Run))?;
+            answer
+        }
+    };
+    match answer {
+        Ok(list) => {
+            let bytes = list.len() as u64;
+            if bytes > budgets.output_bytes {
+                return Err(CallFailure::OutputTooLarge { bytes, limit: budgets.output_bytes });
+            }
+            Ok(list.as_le_slice(&*store).to_vec())
+        }
+        Err(mut message) => {
+            if message.len() > MAX_REFUSAL_BYTES {
+                let mut cut = MAX_REFUSAL_BYTES;
+                while !message.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                message.truncate(cut);
+            }
+            Err(CallFailure::Refused { message })
+        }
+    }
+}
+
+enum CallStage {
+    Instantiate,
+    Run,
+}
+
+fn classify(store: &Store<CallState>, error: wasmtime::Error, stage: CallStage) -> CallFailure {
+    // Running out of fuel or being interrupted says why the call ended even
+    // after a refused memory.grow the guest coped with; any other trap after
+    // a refusal is the abort that refusal caused.
+    if error.is::<Stopped>() {
+        return CallFailure::Cancelled;
+    }
+    if let Some(wasmtime::Trap::OutOfFuel) = error.downcast_ref::<wasmtime::Trap>() {
+        return CallFailure::FuelExhausted;
+    }
+    if let Some(limit) = store.data().limiter.refused {
+        return CallFailure::MemoryLimit { limit };
+    }
+    match error.downcast_ref::<wasmtime::Trap>() {
+        Some(wasmtime::Trap::StackOverflow) => CallFailure::StackOverflow,
+        Some(trap) => CallFailure::Trap { message: trap.to_string() },
+        None => match stage {
+            CallStage::Instantiate => CallFailure::Instantiation { message: format!("{error:#}") },
+            CallStage::Run => CallFailure::Trap { message: format!("{error:#}") },
+        },
+    }
+}

@@ -1,0 +1,265 @@
+//! The sandbox: wasmtime configured for Jacobian, and one call of one component.
+//!
+//! - `config.rs`: engine settings, and a call's control and inline bounds.
+//! - `slots.rs`: bounded concurrency with a bounded wait queue.
+//! - `call.rs`: the ordinary call and the inline attempt, each one function.
+//! - `wasi.rs`: the deny-by-default WASI context.
+//! - `host_api.rs`: `jacobian:runtime/host` (`log`, `read-artifact`).
+//!
+//! **Invariant:** every call gets a fresh `Store` instantiated from a cached
+//! `InstancePre`, with its own fuel, memory limiter, bounded log and a
+//! deny-by-default WASI context (no preopens, environment, arguments or
+//! network; frozen clocks; fixed random bytes). The linker offers only WASI and
+//! the `jacobian:runtime/host` interface: nothing in it can reach another
+//! component.
+
+mod call;
+mod config;
+mod host_api;
+mod slots;
+mod wasi;
+
+use jacobian_guest::protocol::BundleKind;
+use wasmtime::component::{Component, ComponentExportIndex, InstancePre, Linker};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+
+use crate::digest::Digest;
+
+pub use crate::contract::{CallBudgets, LogLine};
+pub use call::CallState;
+pub use config::{CallControl, EngineConfig, InlineLimits, PROGRESS_INTERVAL, YIELD_FUEL};
+pub use host_api::ArtifactAccess;
+
+use config::{INLINE_DEADLINE, WAIT_POLL};
+use slots::Slots;
+
+/// The name of the host interface every component may import.
+pub const HOST_INTERFACE: &str = "jacobian:runtime/host@0.1.0";
+
+/// Which export to call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Entry {
+    /// `describe()`.
+    Describe,
+    /// `invoke(request)` or `check(request)`, by bundle kind.
+    Run,
+}
+
+/// Why a call produced no answer. Every variant is data, never a host panic.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallFailure {
+    /// The fuel budget ran out.
+    FuelExhausted,
+    /// The guest tried to grow memory past its budget.
+    MemoryLimit { limit: u64 },
+    /// The guest overflowed the wasm stack.
+    StackOverflow,
+    /// The guest trapped (panic, abort, unreachable, bad memory access).
+    Trap { message: String },
+    /// The answer exceeded the output budget.
+    OutputTooLarge { bytes: u64, limit: u64 },
+    /// The component refused the request (its `Err` string).
+    Refused { message: String },
+    /// The component could not be instantiated (e.g. the pool is full).
+    Instantiation { message: String },
+    /// The caller cancelled the call; the guest was interrupted.
+    Cancelled,
+    /// Every slot was busy and the wait queue full; the call never started.
+    Overloaded { running: u32, queued: u32 },
+}
+
+/// What one call produced.
+#[derive(Debug)]
+pub struct CallReport {
+    /// The answer bytes, or why there are none.
+    pub result: Result<Vec<u8>, CallFailure>,
+    /// Fuel consumed (deterministic).
+    pub fuel_consumed: u64,
+    /// The bounded log.
+    pub log: Vec<LogLine>,
+    /// Log lines dropped beyond the bound.
+    pub log_dropped: u64,
+    /// What the guest wrote to stdout/stderr (bounded), e.g. a panic message.
+    pub console: String,
+}
+
+impl CallReport {
+    /// A call that produced nothing to report: no fuel, no log, no console.
+    pub(crate) fn never_ran(failure: CallFailure) -> Self {
+        CallReport { result: Err(failure), fuel_consumed: 0, log: Vec::new(), log_dropped: 0, console: String::new() }
+    }
+}
+
+/// A component ready to run.
+pub struct Loaded {
+    /// Its digest.
+    pub digest: Digest,
+    /// Capability or checker bundle.
+    pub kind: BundleKind,
+    /// Its imports (all on the allowlist).
+    pub imports: Vec<String>,
+    pre: InstancePre<CallState>,
+    describe: ComponentExportIndex,
+    run: ComponentExportIndex,
+}
+
+/// The configured engine and linker, shared by every call.
+pub struct Sandbox {
+    engine: Engine,
+    linker: Linker<CallState>,
+    config: EngineConfig,
+    slots: Slots,
+}
+
+/// Errors preparing a component (not call failures).
+#[derive(Debug, thiserror::Error)]
+pub enum PrepareError {
+    #[error("not a valid component: {0}")]
+    Invalid(String),
+    #[error("imports {0:?}, which is outside the allowlist")]
+    ForbiddenImport(Vec<String>),
+    #[error("exports neither `invoke` nor `check` with the contract's signature")]
+    NoEntry,
+    #[error("exports both `invoke` and `check`: a bundle is a capability bundle or a checker bundle, never both")]
+    BothEntries,
+    #[error("cannot be linked: {0}")]
+    Link(String),
+}
+
+pub(crate) const MAX_LOG_LINES: usize = 256;
+pub(crate) const MAX_LOG_LINE_BYTES: usize = 1024;
+pub(crate) const CONSOLE_BYTES: usize = 16 * 1024;
+pub(crate) const MAX_REFUSAL_BYTES: usize = 16 * 1024;
+
+/// Interfaces a component may import: the host interface and the parts of
+/// WASI that a Rust `std` guest imports whether or not it uses them. Every
+/// one of these is backed by a deny-by-default context. Anything else (for
+/// example `wasi:sockets/*` or `wasi:http/*`) is refused at install.
+pub const IMPORT_ALLOWLIST: &[&str] = &[
+    "jacobian:runtime/host@0.1.",
+    "wasi:cli/environment@0.2.",
+    "wasi:cli/exit@0.2.",
+    "wasi:cli/stdin@0.2.",
+    "wasi:cli/stdout@0.2.",
+    "wasi:cli/stderr@0.2.",
+    "wasi:cli/terminal-input@0.2.",
+    "wasi:cli/terminal-output@0.2.",
+    "wasi:cli/terminal-stdin@0.2.",
+    "wasi:cli/terminal-stdout@0.2.",
+    "wasi:cli/terminal-stderr@0.2.",
+    "wasi:io/error@0.2.",
+    "wasi:io/poll@0.2.",
+    "wasi:io/streams@0.2.",
+    "wasi:clocks/wall-clock@0.2.",
+    "wasi:clocks/monotonic-clock@0.2.",
+    "wasi:random/random@0.2.",
+    "wasi:random/insecure@0.2.",
+    "wasi:random/insecure-seed@0.2.",
+    "wasi:filesystem/types@0.2.",
+    "wasi:filesystem/preopens@0.2.",
+];
+
+/// Whether an import name is on the allowlist.
+pub fn import_allowed(name: &str) -> bool {
+    IMPORT_ALLOWLIST.iter().any(|prefix| name.starts_with(prefix))
+}
+
+impl Sandbox {
+    /// Configure the engine and the linker.
+    pub fn new(config: EngineConfig) -> anyhow::Result<Self> {
+        let mut wasm = Config::new();
+        wasm.wasm_component_model(true)
+            .consume_fuel(true)
+            .max_wasm_stack(config.max_stack_bytes)
+            // A call's fiber: its wasm stack, and 1 MiB for the host code it calls.
+            .async_stack_size(config.max_stack_bytes + (1 << 20))
+            .wasm_backtrace_max_frames(None)
+            .parallel_compilation(true);
+        if config.pooling {
+            let mut pool = PoolingAllocationConfig::default();
+            let n = config.max_concurrent_calls;
+            pool.total_component_instances(n)
+                .total_core_instances(n * 16)
+                .total_memories(n * 4)
+                .total_tables(n * 16)
+                .total_stacks(n)
+                .max_core_instances_per_component(16)
+                .max_memories_per_component(4)
+                .max_tables_per_component(16)
+                .max_memory_size(usize::try_from(config.max_memory_bytes)?)
+                // Reset a slot's first pages by memset instead of madvise:
+                // cheaper for the small heaps most calls touch.
+                .linear_memory_keep_resident(2 << 20)
+                .table_keep_resident(64 << 10)
+                .pagemap_scan(wasmtime::Enabled::Auto);
+            wasm.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+        }
+        let engine = Engine::new(&wasm)?;
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+        wasi::add_elapsed_sleeps(&mut linker)?;
+        host_api::add_host_interface(&mut linker)?;
+        let slots = Slots::new(config.max_concurrent_calls.max(1), config.max_queued_calls);
+        Ok(Sandbox { engine, linker, config, slots })
+    }
+
+    /// The engine settings.
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    /// A key that changes whenever compiled code from this engine would not
+    /// load in another: the precompiled cache lives under it.
+    pub fn compatibility_key(&self) -> String {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        self.engine.precompile_compatibility_hash().hash(&mut hasher);
+        env!("CARGO_PKG_VERSION").hash(&mut hasher);
+        format!("{:016x}", hasher.finish())
+    }
+
+    /// Compile component bytes.
+    pub fn compile(&self, bytes: &[u8]) -> Result<Component, PrepareError> {
+        Component::new(&self.engine, bytes).map_err(|e| PrepareError::Invalid(format!("{e:#}")))
+    }
+
+    /// Serialize compiled code for the precompiled cache.
+    pub fn serialize(&self, component: &Component) -> anyhow::Result<Vec<u8>> {
+        Ok(component.serialize()?)
+    }
+
+    /// Load precompiled code.
+    ///
+    /// # Safety
+    /// `bytes` must have been produced by [`Sandbox::serialize`] on an engine
+    /// with the same compatibility key; the caller re-hashes them first.
+    pub unsafe fn deserialize(&self, bytes: &[u8]) -> anyhow::Result<Component> {
+        // SAFETY: guaranteed by the caller (see above).
+        Ok(unsafe { Component::deserialize(&self.engine, bytes) }?)
+    }
+
+    /// Every import of the component, by name.
+    pub fn imports(&self, component: &Component) -> Vec<String> {
+        component.component_type().imports(&self.engine).map(|(name, _)| name.to_owned()).collect()
+    }
+
+    /// Check the import allowlist and the exports, and pre-link.
+    pub fn prepare(&self, digest: Digest, component: &Component) -> Result<Loaded, PrepareError> {
+        let imports = self.imports(component);
+        let forbidden: Vec<String> = imports.iter().filter(|name| !import_allowed(name)).cloned().collect();
+        if !forbidden.is_empty() {
+            return Err(PrepareError::ForbiddenImport(forbidden));
+        }
+        let describe = component.get_export_index(None, "describe").ok_or(PrepareError::NoEntry)?;
+        let invoke = component.get_export_index(None, "invoke");
+        let check = component.get_export_index(None, "check");
+        let (kind, run) = match (invoke, check) {
+            (Some(i), None) => (BundleKind::Capability, i),
+            (None, Some(c)) => (BundleKind::Checker, c),
+            (Some(_), Some(_)) => return Err(PrepareError::BothEntries),
+            (None, None) => return Err(PrepareError::NoEntry),
+        };
+        let pre = self.linker.instantiate_pre(component).map_err(|e| PrepareError::Link(format!("{e:#}")))?;
+        Ok(Loaded { digest, kind, imports, pre, describe, run })
+    }
+}
