@@ -14,6 +14,7 @@ pub mod descriptor;
 pub mod digest;
 #[cfg(feature = "sandbox")]
 pub mod engine;
+pub mod errors;
 pub mod experiments;
 pub mod fuzzing;
 #[cfg(feature = "sandbox")]

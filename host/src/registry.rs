@@ -83,7 +83,7 @@ pub enum InstallError {
     DigestMismatch { expected: Digest, actual: Digest },
     #[error("component {digest}: {source}")]
     Prepare { digest: Digest, source: PrepareError },
-    #[error("component {digest}: describe() failed: {failure:?}")]
+    #[error("component {digest}: describe() {failure}")]
     Describe { digest: Digest, failure: CallFailure },
     #[error("component {digest}: descriptor field {path}: {message}")]
     Descriptor { digest: Digest, path: String, message: String },
@@ -207,9 +207,9 @@ fn probe(
         &CallControl::default(),
     );
     *fuel += report.fuel_consumed;
-    let bytes = report.result.map_err(|f| failed(format!("example {:?}: {f:?}", example.title)))?;
+    let bytes = report.result.map_err(|f| failed(format!("example \"{}\" {f}", example.title)))?;
     serde_json::from_slice::<Outcome>(&bytes)
-        .map_err(|e| failed(format!("example {:?} returned a malformed outcome: {e}", example.title)))?;
+        .map_err(|e| failed(format!("example \"{}\" returned a malformed outcome: {e}", example.title)))?;
     Ok(())
 }
 

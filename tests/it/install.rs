@@ -95,3 +95,67 @@ fn bundled_components_import_only_the_allowlist_and_are_one_kind_each() {
     assert!(!import_allowed("wasi:sockets/tcp@0.2.6"));
     assert!(!import_allowed("jacobian:runtime/invoke@0.1.0"));
 }
+
+/// `jacobian install FILE`, as an operator sees a refusal: the envelope's one-line `error`.
+fn install_refusal(dir: &std::path::Path, bytes: &[u8], extra: &[&str]) -> String {
+    let file = dir.join("bundle.wasm");
+    std::fs::write(&file, bytes).unwrap();
+    let output = std::process::Command::new(support::BIN)
+        .arg("--data-dir")
+        .arg(dir.join("data"))
+        .arg("install")
+        .arg(&file)
+        .args(extra)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(3), "refused");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let envelope: serde_json::Value = serde_json::from_str(stderr.trim()).unwrap_or_else(|_| panic!("{stderr}"));
+    assert_eq!(envelope["error_type"], "validation_error", "{envelope}");
+    envelope["error"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn install_refusals_say_what_is_wrong_once_and_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let refusal = |bytes: &[u8]| install_refusal(dir.path(), bytes, &[]);
+    let component = |bytes: &[u8]| format!("component {}", Digest::of(bytes));
+    // Binary junk, a core module, a component cut short: each said once.
+    let junk: Vec<u8> = (0u8..100).map(|i| i.wrapping_mul(37).wrapping_add(11)).collect();
+    assert_eq!(refusal(&junk), format!("{}: not a WebAssembly component: bad magic number", component(&junk)));
+    let core = b"\0asm\x01\0\0\0";
+    assert_eq!(
+        refusal(core),
+        format!(
+            "{}: not a WebAssembly component: a core WebAssembly module, not a component (build the bundle for \
+             wasm32-wasip2)",
+            component(core)
+        )
+    );
+    let echo = support::test_guest("echo");
+    let cut = &echo[..echo.len() / 2];
+    let text = refusal(cut);
+    let prefix = format!("{}: not a WebAssembly component: ", component(cut));
+    assert!(text.starts_with(&prefix), "{text}");
+    assert_eq!(text.matches("not a WebAssembly component").count(), 1, "{text}");
+    assert!(!text.contains('\n'), "{text}");
+    // Imports outside the allowlist, named in a list without a debug dump.
+    let sneaky = support::test_guest("sneaky");
+    let text = refusal(&sneaky);
+    assert!(text.starts_with(&format!("{}: imports ", component(&sneaky))), "{text}");
+    assert!(text.ends_with(", outside the allowlist") && text.contains("evil:net/exfiltrate"), "{text}");
+    assert!(!text.contains(['[', '"']), "{text}");
+    // A describe answer above the output budget.
+    let bloated = support::test_guest("bloated");
+    let bytes = (64 << 20) + 137;
+    assert_eq!(
+        refusal(&bloated),
+        format!("{}: describe() answered with {bytes} bytes, above the output budget of 4194304", component(&bloated))
+    );
+    // The bytes are not the ones the operator expected.
+    let other = Digest::of(b"other");
+    assert_eq!(
+        install_refusal(dir.path(), &echo, &["--expect-digest", &other.to_string()]),
+        format!("digest mismatch: expected {other}, the bytes hash to {}", Digest::of(&echo))
+    );
+}

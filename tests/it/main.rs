@@ -16,6 +16,7 @@ mod http;
 mod inline;
 mod install;
 mod knowledge;
+mod layout;
 mod mcp_e2e;
 mod mcp_http;
 mod operations;

@@ -53,10 +53,12 @@ fn corrupt(proof: &[String], index: usize, how: &str) -> String {
         // The last hint (the clause that yields the conflict) names no clause.
         "hint" => {
             let last_hint = t.len() - 2;
+            assert!(last_hint > first_zero, "line {} names a hint after its clause", index + 1);
             t[last_hint] = "999999999".into();
         }
         // The lemma's first literal is negated (skipped for the empty clause).
         "literal" => {
+            assert!(first_zero > 1, "line {} has a literal to negate", index + 1);
             let lit: i64 = t[1].parse().unwrap();
             t[1] = (-lit).to_string();
         }
@@ -68,7 +70,7 @@ fn corrupt(proof: &[String], index: usize, how: &str) -> String {
         }
         _ => unreachable!(),
     }
-    assert!(first_zero >= 1);
+    assert_ne!(t, tokens, "line {} was corrupted", index + 1);
     lines[index] = t.join(" ");
     lines.join("\n")
 }

@@ -85,6 +85,6 @@ pub fn fail(error: anyhow::Error) -> ! {
         }
         None => (ErrorType::ValidationError, 3),
     };
-    print_envelope(error_type, format!("{error:#}"));
+    print_envelope(error_type, jacobian::errors::render(&*error));
     std::process::exit(code);
 }

@@ -12,13 +12,12 @@ use std::time::Instant;
 use wasmtime::component::{ResourceTable, WasmList};
 use wasmtime::{CallHook, Store};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
-use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-use super::host_api::ArtifactAccess;
+use super::state::{ArtifactAccess, CallState, Limiter};
 use super::wasi::deny_by_default_wasi;
 use super::{
     CONSOLE_BYTES, CallBudgets, CallControl, CallFailure, CallReport, Entry, INLINE_DEADLINE, InlineLimits, Loaded,
-    LogLine, MAX_REFUSAL_BYTES, PROGRESS_INTERVAL, Sandbox, YIELD_FUEL,
+    MAX_REFUSAL_BYTES, PROGRESS_INTERVAL, Sandbox, YIELD_FUEL,
 };
 
 /// How one run in a store is bounded and watched.
@@ -155,11 +154,11 @@ impl Sandbox {
             Ok(())
         });
         let result = (|| {
-            store.set_fuel(fuel).map_err(|e| CallFailure::Instantiation { message: format!("{e:#}") })?;
+            store.set_fuel(fuel).map_err(|e| CallFailure::Instantiation { message: crate::errors::render(&*e) })?;
             if watch.yields {
                 store
                     .fuel_async_yield_interval(Some(YIELD_FUEL))
-                    .map_err(|e| CallFailure::Instantiation { message: format!("{e:#}") })?;
+                    .map_err(|e| CallFailure::Instantiation { message: crate::errors::render(&*e) })?;
             }
             drive(run_entry(&mut store, loaded, entry, request, budgets, watch.yields), control, fuel, &spent)
         })();
@@ -178,52 +177,6 @@ fn report(
     let state = store.into_data();
     let console = String::from_utf8_lossy(&console.contents()).into_owned();
     CallReport { result, fuel_consumed: consumed, log: state.log, log_dropped: state.log_dropped, console }
-}
-
-/// Per-call host state.
-pub struct CallState {
-    wasi: WasiCtx,
-    pub(super) table: ResourceTable,
-    limiter: Limiter,
-    pub(super) log: Vec<LogLine>,
-    pub(super) log_dropped: u64,
-    pub(super) artifacts: ArtifactAccess,
-}
-
-impl WasiView for CallState {
-    fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
-    }
-}
-
-/// Caps a call's linear memory and records a refusal, so that memory
-/// exhaustion is reported as such rather than as the abort it causes.
-struct Limiter {
-    cap: u64,
-    total: u64,
-    refused: Option<u64>,
-}
-
-impl Limiter {
-    fn new(cap: u64) -> Self {
-        Limiter { cap, total: 0, refused: None }
-    }
-}
-
-impl wasmtime::ResourceLimiter for Limiter {
-    fn memory_growing(&mut self, current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
-        let growth = (desired as u64).saturating_sub(current as u64);
-        if self.total.saturating_add(growth) > self.cap {
-            self.refused = Some(self.cap);
-            return Ok(false);
-        }
-        self.total += growth;
-        Ok(true)
-    }
-
-    fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
-        Ok(desired <= 1 << 20)
-    }
 }
 
 thread_local! {
@@ -316,7 +269,7 @@ async fn run_entry(
         Entry::Describe => {
             let func = instance
                 .get_typed_func::<(), (WasmList<u8>,)>(&mut *store, &loaded.describe)
-                .map_err(|e| CallFailure::Instantiation { message: format!("{e:#}") })?;
+                .map_err(|e| CallFailure::Instantiation { message: crate::errors::render(&*e) })?;
             let called = if yields { func.call_async(&mut *store, ()).await } else { func.call(&mut *store, ()) };
             let (list,) = called.map_err(|e| classify(store, e, CallStage::Run))?;
             Ok(list)
@@ -324,7 +277,7 @@ async fn run_entry(
         Entry::Run => {
             let func = instance
                 .get_typed_func::<(&[u8],), (Result<WasmList<u8>, String>,)>(&mut *store, &loaded.run)
-                .map_err(|e| CallFailure::Instantiation { message: format!("{e:#}") })?;
+                .map_err(|e| CallFailure::Instantiation { message: crate::errors::render(&*e) })?;
             let called = if yields {
                 func.call_async(&mut *store, (request,)).await
             } else {
@@ -377,8 +330,8 @@ fn classify(store: &Store<CallState>, error: wasmtime::Error, stage: CallStage) 
         Some(wasmtime::Trap::StackOverflow) => CallFailure::StackOverflow,
         Some(trap) => CallFailure::Trap { message: trap.to_string() },
         None => match stage {
-            CallStage::Instantiate => CallFailure::Instantiation { message: format!("{error:#}") },
-            CallStage::Run => CallFailure::Trap { message: format!("{error:#}") },
+            CallStage::Instantiate => CallFailure::Instantiation { message: crate::errors::render(&*error) },
+            CallStage::Run => CallFailure::Trap { message: crate::errors::render(&*error) },
         },
     }
 }

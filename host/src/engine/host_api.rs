@@ -2,28 +2,10 @@
 //! import: `log` (bounded lines) and `read-artifact` (only the artifacts
 //! the current request names).
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
-
 use wasmtime::component::{ComponentType, Lift, Linker, Lower};
 
-use crate::digest::Digest;
-
-use super::call::CallState;
+use super::state::CallState;
 use super::{HOST_INTERFACE, LogLine, MAX_LOG_LINE_BYTES, MAX_LOG_LINES};
-
-/// The artifacts one call may read, by hex digest (only those its request names).
-#[derive(Debug, Clone, Default)]
-pub struct ArtifactAccess {
-    pub(super) allowed: BTreeMap<String, Arc<Vec<u8>>>,
-}
-
-impl ArtifactAccess {
-    /// Allow reading `bytes` under `digest`.
-    pub fn allow(&mut self, digest: &Digest, bytes: Arc<Vec<u8>>) {
-        self.allowed.insert(digest.to_hex(), bytes);
-    }
-}
 
 /// `jacobian:runtime/host` `level`.
 #[allow(dead_code)] // variants are constructed by lifting guest values

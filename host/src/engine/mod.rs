@@ -4,6 +4,7 @@
 //! - `slots.rs`: bounded concurrency with a bounded wait queue.
 //! - `call.rs`: the ordinary call and the inline attempt, each one function.
 //! - `wasi.rs`: the deny-by-default WASI context.
+//! - `state.rs`: what one call's store holds (limiter, log, readable artifacts).
 //! - `host_api.rs`: `jacobian:runtime/host` (`log`, `read-artifact`).
 //!
 //! **Invariant:** every call gets a fresh `Store` instantiated from a cached
@@ -17,6 +18,7 @@ mod call;
 mod config;
 mod host_api;
 mod slots;
+mod state;
 mod wasi;
 
 use jacobian_guest::protocol::BundleKind;
@@ -26,9 +28,8 @@ use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConf
 use crate::digest::Digest;
 
 pub use crate::contract::{CallBudgets, LogLine};
-pub use call::CallState;
 pub use config::{CallControl, EngineConfig, InlineLimits, PROGRESS_INTERVAL, YIELD_FUEL};
-pub use host_api::ArtifactAccess;
+pub use state::{ArtifactAccess, CallState};
 
 use config::{INLINE_DEADLINE, WAIT_POLL};
 use slots::Slots;
@@ -45,26 +46,36 @@ pub enum Entry {
     Run,
 }
 
-/// Why a call produced no answer. Every variant is data, never a host panic.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Why a call produced no answer. Every variant is data, never a host panic;
+/// its `Display` is what the component did, in one line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CallFailure {
     /// The fuel budget ran out.
+    #[error("ran out of fuel")]
     FuelExhausted,
     /// The guest tried to grow memory past its budget.
+    #[error("tried to grow its memory past {limit} bytes")]
     MemoryLimit { limit: u64 },
     /// The guest overflowed the wasm stack.
+    #[error("overflowed its stack")]
     StackOverflow,
     /// The guest trapped (panic, abort, unreachable, bad memory access).
+    #[error("trapped: {message}")]
     Trap { message: String },
     /// The answer exceeded the output budget.
+    #[error("answered with {bytes} bytes, above the output budget of {limit}")]
     OutputTooLarge { bytes: u64, limit: u64 },
     /// The component refused the request (its `Err` string).
+    #[error("refused the request: {message}")]
     Refused { message: String },
     /// The component could not be instantiated (e.g. the pool is full).
+    #[error("could not be instantiated: {message}")]
     Instantiation { message: String },
     /// The caller cancelled the call; the guest was interrupted.
+    #[error("was cancelled")]
     Cancelled,
     /// Every slot was busy and the wait queue full; the call never started.
+    #[error("did not start: all {running} sandbox slots are busy and {queued} calls are waiting")]
     Overloaded { running: u32, queued: u32 },
 }
 
@@ -114,9 +125,9 @@ pub struct Sandbox {
 /// Errors preparing a component (not call failures).
 #[derive(Debug, thiserror::Error)]
 pub enum PrepareError {
-    #[error("not a valid component: {0}")]
+    #[error("not a WebAssembly component: {0}")]
     Invalid(String),
-    #[error("imports {0:?}, which is outside the allowlist")]
+    #[error("imports {}, outside the allowlist", .0.join(", "))]
     ForbiddenImport(Vec<String>),
     #[error("exports neither `invoke` nor `check` with the contract's signature")]
     NoEntry,
@@ -218,9 +229,19 @@ impl Sandbox {
         format!("{:016x}", hasher.finish())
     }
 
-    /// Compile component bytes.
+    /// Compile component bytes. Bytes that are not a component at all are
+    /// told apart in one line before the parser sees them.
     pub fn compile(&self, bytes: &[u8]) -> Result<Component, PrepareError> {
-        Component::new(&self.engine, bytes).map_err(|e| PrepareError::Invalid(format!("{e:#}")))
+        if bytes.len() < 8 || bytes[..4] != *b"\0asm" {
+            return Err(PrepareError::Invalid("bad magic number".into()));
+        }
+        // The preamble's layer field: 0 is a core module, 1 a component.
+        if bytes[6..8] == [0, 0] {
+            return Err(PrepareError::Invalid(
+                "a core WebAssembly module, not a component (build the bundle for wasm32-wasip2)".into(),
+            ));
+        }
+        Component::new(&self.engine, bytes).map_err(|e| PrepareError::Invalid(crate::errors::render(&*e)))
     }
 
     /// Serialize compiled code for the precompiled cache.
@@ -259,7 +280,7 @@ impl Sandbox {
             (Some(_), Some(_)) => return Err(PrepareError::BothEntries),
             (None, None) => return Err(PrepareError::NoEntry),
         };
-        let pre = self.linker.instantiate_pre(component).map_err(|e| PrepareError::Link(format!("{e:#}")))?;
+        let pre = self.linker.instantiate_pre(component).map_err(|e| PrepareError::Link(crate::errors::render(&*e)))?;
         Ok(Loaded { digest, kind, imports, pre, describe, run })
     }
 }

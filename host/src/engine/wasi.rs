@@ -10,7 +10,7 @@ use wasmtime::component::Linker;
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{Deterministic, HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder};
 
-use super::call::CallState;
+use super::state::CallState;
 
 pub(super) fn deny_by_default_wasi(console: &MemoryOutputPipe) -> WasiCtx {
     let mut builder = WasiCtxBuilder::new();

@@ -93,7 +93,7 @@ impl Runtime {
     pub fn open(config: RuntimeConfig) -> Result<Self, OpenError> {
         let Stores { data, episodes, experiments, workspaces, sessions } =
             crate::store::open(&config.store, &config.data_dir)?;
-        let sandbox = Sandbox::new(config.engine).map_err(|e| OpenError::Engine(format!("{e:#}")))?;
+        let sandbox = Sandbox::new(config.engine).map_err(|e| OpenError::Engine(crate::errors::render(&*e)))?;
         let ceiling = sandbox.config().max_memory_bytes;
         // Hosts starting together: the first writes the default, all read the same.
         let policy = match data.read_policy()? {

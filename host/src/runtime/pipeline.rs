@@ -32,7 +32,7 @@ use crate::registry::Installed;
 
 use super::Runtime;
 use super::diagnostics::names_an_artifact;
-use super::result::{ResultParts, build, deliver};
+use super::result::{ResultParts, build, deliver, unrecorded_text};
 
 /// Why a request went no further: nothing was admitted, reserved or stored for it.
 #[derive(Debug)]
@@ -237,7 +237,7 @@ impl Runtime {
             stop_reason: Some(StopReason::Failed),
             ..Accounting::default()
         };
-        let text = super::record::unrecorded_text(&result);
+        let text = unrecorded_text(&result);
         deliver(&mut result, None, text, accounting);
         self.count(&result, StopReason::Failed);
         result

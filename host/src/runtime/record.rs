@@ -18,7 +18,7 @@ use crate::experiments::{InvocationRecord, Reservation, StopReason};
 use super::Runtime;
 use super::diagnostics::storage_failed;
 use super::pipeline::{Concluded, Validated};
-use super::result::{ResultParts, build, deliver};
+use super::result::{ResultParts, build, deliver, unrecorded_text};
 
 impl Runtime {
     pub(super) fn record(
@@ -112,17 +112,6 @@ impl Runtime {
             result.verification.as_ref().map(|v| v.status),
         );
     }
-}
-
-/// The text view of a result that is not stored (a refused request, a
-/// budget stop, a cancellation, no slot): the result itself, which is small.
-pub(super) fn unrecorded_text(result: &CapabilityResult) -> String {
-    let mut value = serde_json::to_value(result).unwrap_or_default();
-    if let Some(map) = value.as_object_mut() {
-        map.remove("accounting");
-        map.remove("transport");
-    }
-    serde_json::to_string(&value).unwrap_or_default()
 }
 
 /// The result as an episode: everything but accounting, transport and text,

@@ -127,3 +127,14 @@ pub(crate) fn deliver(
     result.text = text;
     result.accounting = accounting;
 }
+
+/// The text view of a result that is not stored (a refused request, a
+/// budget stop, a cancellation, no slot): the result itself, which is small.
+pub(crate) fn unrecorded_text(result: &CapabilityResult) -> String {
+    let mut value = serde_json::to_value(result).unwrap_or_default();
+    if let Some(map) = value.as_object_mut() {
+        map.remove("accounting");
+        map.remove("transport");
+    }
+    serde_json::to_string(&value).unwrap_or_default()
+}

@@ -100,30 +100,15 @@ impl Drop for Inner {
     }
 }
 
-/// An error and its sources, "outer: inner: innermost" (duplicates skipped).
-fn chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(inner) = source {
-        let next = inner.to_string();
-        if !text.ends_with(&next) {
-            text.push_str(": ");
-            text.push_str(&next);
-        }
-        source = inner.source();
-    }
-    text
-}
-
-pub(super) fn pg(error: impl std::error::Error) -> DbError {
-    DbError::Postgres(chain(&error))
+pub(super) fn pg(error: impl std::error::Error + 'static) -> DbError {
+    DbError::Postgres(crate::errors::render(&error))
 }
 
 /// A tokio-postgres error with the server's message when there is one.
 pub(super) fn describe(error: &tokio_postgres::Error) -> String {
     match error.as_db_error() {
         Some(db) => format!("{}: {}", db.severity(), db.message()),
-        None => chain(error),
+        None => crate::errors::render(error),
     }
 }
 

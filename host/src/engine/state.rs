@@ -1,0 +1,71 @@
+//! What one call's store holds: its WASI context and resource table, its
+//! memory limiter, its bounded log, and the artifacts it may read.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use wasmtime::component::ResourceTable;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+use crate::digest::Digest;
+
+use super::LogLine;
+
+/// The artifacts one call may read, by hex digest (only those its request names).
+#[derive(Debug, Clone, Default)]
+pub struct ArtifactAccess {
+    pub(super) allowed: BTreeMap<String, Arc<Vec<u8>>>,
+}
+
+impl ArtifactAccess {
+    /// Allow reading `bytes` under `digest`.
+    pub fn allow(&mut self, digest: &Digest, bytes: Arc<Vec<u8>>) {
+        self.allowed.insert(digest.to_hex(), bytes);
+    }
+}
+
+/// Per-call host state.
+pub struct CallState {
+    pub(super) wasi: WasiCtx,
+    pub(super) table: ResourceTable,
+    pub(super) limiter: Limiter,
+    pub(super) log: Vec<LogLine>,
+    pub(super) log_dropped: u64,
+    pub(super) artifacts: ArtifactAccess,
+}
+
+impl WasiView for CallState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+/// Caps a call's linear memory and records a refusal, so that memory
+/// exhaustion is reported as such rather than as the abort it causes.
+pub(super) struct Limiter {
+    cap: u64,
+    total: u64,
+    pub(super) refused: Option<u64>,
+}
+
+impl Limiter {
+    pub(super) fn new(cap: u64) -> Self {
+        Limiter { cap, total: 0, refused: None }
+    }
+}
+
+impl wasmtime::ResourceLimiter for Limiter {
+    fn memory_growing(&mut self, current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        let growth = (desired as u64).saturating_sub(current as u64);
+        if self.total.saturating_add(growth) > self.cap {
+            self.refused = Some(self.cap);
+            return Ok(false);
+        }
+        self.total += growth;
+        Ok(true)
+    }
+
+    fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        Ok(desired <= 1 << 20)
+    }
+}

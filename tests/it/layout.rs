@@ -1,0 +1,197 @@
+//! The source layout keeps its promises: small files, no import cycles,
+//! the MCP and HTTP crates only at the edge, and an ARCHITECTURE.md codemap
+//! that names every module of `host/src` and nothing that is not there.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The project root.
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Every `.rs` file under `host/src`, as a path relative to the project root.
+fn sources() -> Vec<String> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(&root().join("host/src"), &mut files);
+    let mut names: Vec<String> =
+        files.iter().map(|p| p.strip_prefix(root()).unwrap().to_string_lossy().replace('\\', "/")).collect();
+    names.sort();
+    names
+}
+
+/// A file's code without its comments (doc links are not imports).
+fn code(path: &str) -> String {
+    let text = std::fs::read_to_string(root().join(path)).unwrap();
+    text.lines().filter(|line| !line.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n")
+}
+
+/// The first path segments after each `prefix` in `code`, following
+/// `prefix{a, b::c}` groups one level deep.
+fn segments_after(code: &str, prefix: &str) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    let ident = |s: &str| s.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect::<String>();
+    for (at, _) in code.match_indices(prefix) {
+        let rest = &code[at + prefix.len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let mut depth = 1;
+            let mut start = 0;
+            for (i, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' => depth -= 1,
+                    ',' if depth == 1 => {
+                        found.insert(ident(group[start..i].trim()));
+                        start = i + 1;
+                    }
+                    _ => {}
+                }
+                if depth == 0 {
+                    found.insert(ident(group[start..i].trim()));
+                    break;
+                }
+            }
+        } else {
+            found.insert(ident(rest));
+        }
+    }
+    found.retain(|s| !s.is_empty() && s != "self");
+    found
+}
+
+/// A module's name among its siblings: `host/src/runtime/pipeline.rs` → `pipeline`, `…/runtime/mod.rs` → `runtime`.
+fn module_of(file: &str, depth: usize) -> Option<String> {
+    let parts: Vec<&str> = file.strip_prefix("host/src/")?.split('/').collect();
+    let part = parts.get(depth)?;
+    Some(part.trim_end_matches(".rs").to_owned())
+}
+
+/// The first cycle in a directed graph, if any.
+fn cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        node: &str,
+        graph: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(start) = path.iter().position(|n| n == node) {
+            let mut found = path[start..].to_vec();
+            found.push(node.to_owned());
+            return Some(found);
+        }
+        if done.contains(node) {
+            return None;
+        }
+        path.push(node.to_owned());
+        for next in graph.get(node).into_iter().flatten() {
+            if let Some(found) = visit(next, graph, path, done) {
+                return Some(found);
+            }
+        }
+        path.pop();
+        done.insert(node.to_owned());
+        None
+    }
+    let mut done = BTreeSet::new();
+    graph.keys().find_map(|node| visit(node, graph, &mut Vec::new(), &mut done))
+}
+
+#[test]
+fn no_source_file_of_the_host_is_over_six_hundred_lines() {
+    let long: Vec<(String, usize)> = sources()
+        .into_iter()
+        .map(|file| {
+            let lines = std::fs::read_to_string(root().join(&file)).unwrap().lines().count();
+            (file, lines)
+        })
+        .filter(|(_, lines)| *lines > 600)
+        .collect();
+    assert!(long.is_empty(), "split these: {long:?}");
+}
+
+#[test]
+fn no_two_modules_import_each_other_at_any_level() {
+    let files = sources();
+    // The library's top-level modules (the binary's `cli/` imports the library, never the reverse).
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for file in files.iter().filter(|f| !f.starts_with("host/src/cli/") && !f.ends_with("/main.rs")) {
+        let Some(module) = module_of(file, 0).filter(|m| m != "lib") else { continue };
+        let imports = segments_after(&code(file), "crate::");
+        graph.entry(module.clone()).or_default().extend(imports.into_iter().filter(|i| *i != module));
+    }
+    assert!(graph.len() > 15, "the scan found the modules: {graph:?}");
+    assert_eq!(cycle(&graph), None, "top-level modules that import each other");
+    // Within each directory module, its files among themselves (`super::x`).
+    let directories: BTreeSet<String> =
+        files.iter().filter_map(|f| f.rsplit_once('/').map(|(d, _)| d.to_owned())).collect();
+    for directory in directories {
+        let mut siblings: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for file in files.iter().filter(|f| f.rsplit_once('/').is_some_and(|(d, _)| d == directory)) {
+            let name = file.rsplit_once('/').unwrap().1.trim_end_matches(".rs").to_owned();
+            if name == "mod" || name == "tests" {
+                continue;
+            }
+            let imports = segments_after(&code(file), "super::");
+            siblings.entry(name.clone()).or_default().extend(imports.into_iter().filter(|i| *i != name));
+        }
+        assert_eq!(cycle(&siblings), None, "files of {directory} that import each other");
+    }
+}
+
+#[test]
+fn only_the_mcp_and_http_edge_knows_the_mcp_and_http_crates() {
+    let edge = ["host/src/mcp.rs", "host/src/http.rs"];
+    for file in sources() {
+        let code = code(&file);
+        for krate in ["rmcp::", "axum::"] {
+            let uses = code.contains(krate);
+            if edge.contains(&file.as_str()) {
+                continue;
+            }
+            assert!(!uses, "{file} uses {krate}: only {edge:?} may");
+        }
+    }
+    assert!(code("host/src/mcp.rs").contains("rmcp::") && code("host/src/http.rs").contains("axum::"));
+}
+
+#[test]
+fn the_codemap_names_every_module_and_only_paths_that_exist() {
+    let architecture = std::fs::read_to_string(root().join("ARCHITECTURE.md")).unwrap();
+    let named: BTreeSet<String> = architecture
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(|s| s.trim_end_matches(['.', ',', ':']).to_owned())
+        .filter(|s| {
+            let first = s.split('/').next().unwrap_or_default();
+            s.contains('/')
+                && !s.contains(' ')
+                && !s.contains("://")
+                && ["host", "guest-sdk", "capabilities", "checkers", "tests", "wit", "scripts", "fuzz", "target"]
+                    .contains(&first)
+        })
+        .collect();
+    assert!(named.len() > 40, "the codemap names paths: {named:?}");
+    let missing: Vec<&String> =
+        named.iter().filter(|p| !p.starts_with("target/") && !root().join(p).exists()).collect();
+    assert!(missing.is_empty(), "ARCHITECTURE.md names paths that do not exist: {missing:?}");
+    let unnamed: Vec<String> = sources()
+        .into_iter()
+        .filter(|file| !file.ends_with("/tests.rs"))
+        .filter(|file| {
+            let directory = file.strip_suffix("mod.rs").map(str::to_owned);
+            !named.contains(file) && directory.is_none_or(|d| !named.contains(&d))
+        })
+        .collect();
+    assert!(unnamed.is_empty(), "ARCHITECTURE.md's codemap does not name: {unnamed:?}");
+}
