@@ -139,7 +139,7 @@ impl Archive {
             return Err(missing("experiment", format!("no invocations are recorded for experiment {experiment}")));
         }
         // One experiment, one policy: the pack carries the policy its invocations ran under.
-        let policy_digest = records[0].policy_digest.clone();
+        let policy_digest = records[0].policy_digest;
         if let Some(other) = records.iter().find(|r| r.policy_digest != policy_digest) {
             return Err(refuse(
                 format!("episodes.{}", other.ordinal),
@@ -156,7 +156,7 @@ impl Archive {
         let mut artifacts = BTreeSet::new();
         let mut components = BTreeSet::new();
         for record in records {
-            let digest = record.episode.as_deref().and_then(|d| d.parse::<Digest>().ok());
+            let digest = record.episode;
             let episode = match &digest {
                 Some(d) => {
                     let field = format!("episodes.{}", record.ordinal);
@@ -502,7 +502,7 @@ pub struct VerifyReport {
 
 fn verdict_of(result: &CapabilityResult) -> (Option<VerificationStatus>, String, Option<String>) {
     match &result.verification {
-        Some(v) => (Some(v.status), v.reason.clone(), Some(v.checker_digest.clone())),
+        Some(v) => (Some(v.status), v.reason.clone(), Some(v.checker_digest.to_string())),
         None => (None, result.diagnostic.as_ref().map(|d| d.message.clone()).unwrap_or_default(), None),
     }
 }

@@ -8,6 +8,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use strum::EnumIter;
 
+use crate::digest::Digest;
+
 /// Version of the `CapabilityResult` shape.
 pub const RESULT_CONTRACT: &str = "jacobian.capability-result/1";
 /// Version of the describe response shape.
@@ -117,7 +119,7 @@ pub struct Transport {
     /// Whether the text carries the complete operation output.
     pub output_complete_in_text: bool,
     /// SHA-256 of the complete result's canonical JSON.
-    pub full_result_digest: String,
+    pub full_result_digest: Digest,
     /// The durable complete result.
     pub full_result_episode_uri: String,
 }
@@ -361,7 +363,7 @@ pub struct VerificationRecord {
     /// Checker role.
     pub checker_role: String,
     /// Digest of the checker component.
-    pub checker_digest: String,
+    pub checker_digest: Digest,
     /// Checker provider version.
     pub checker_version: String,
     /// Whether the operator policy authorizes this digest for this role.
@@ -371,16 +373,16 @@ pub struct VerificationRecord {
     /// Certificate artifacts the checker read.
     pub certificate_artifacts: Vec<String>,
     /// SHA-256 of the canonical claim the checker judged.
-    pub claim_digest: Option<String>,
+    pub claim_digest: Option<Digest>,
     /// SHA-256 of the canonical candidate the checker judged.
-    pub candidate_digest: Option<String>,
+    pub candidate_digest: Option<Digest>,
     /// SHA-256 of the canonical semantics the checker judged under.
-    pub semantics_digest: Option<String>,
+    pub semantics_digest: Option<Digest>,
     /// SHA-256 of the canonical scope of the verdict.
-    pub scope_digest: Option<String>,
+    pub scope_digest: Option<Digest>,
     /// SHA-256 over claim, semantics, candidate, scope, certificate format and
     /// checker digest and version: changes when any one of them changes.
-    pub binding_digest: Option<String>,
+    pub binding_digest: Option<Digest>,
     /// What the checker established.
     pub checked: Vec<String>,
     /// What remains open.
@@ -397,11 +399,11 @@ pub struct Provenance {
     /// `sha256`.
     pub digest_kind: String,
     /// Component digest.
-    pub provider_digest: String,
+    pub provider_digest: Digest,
     /// BUNDLED or OPERATOR.
     pub install_tier: String,
     /// SHA-256 of the canonical input.
-    pub input_digest: String,
+    pub input_digest: Digest,
     /// Budgets in force.
     pub budgets: CallBudgets,
     /// Contract versions.
@@ -547,7 +549,7 @@ pub struct LogLine {
 pub const EPISODE_URI_PREFIX: &str = "episode://sha256/";
 
 /// `episode://sha256/<hex>`.
-pub fn episode_uri(digest: &crate::digest::Digest) -> String {
+pub fn episode_uri(digest: &Digest) -> String {
     format!("{EPISODE_URI_PREFIX}{}", digest.to_hex())
 }
 

@@ -90,6 +90,20 @@ impl<'de> serde::Deserialize<'de> for Digest {
     }
 }
 
+impl schemars::JsonSchema for Digest {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Digest".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"})
+    }
+}
+
 /// RFC 8785 canonical JSON bytes of `value`.
 pub fn canonical_json(value: &serde_json::Value) -> Vec<u8> {
     // Serializing a `Value` cannot fail: every key is a string.

@@ -13,6 +13,8 @@
 use std::collections::{BTreeMap, HashMap};
 
 use schemars::JsonSchema;
+
+use crate::digest::Digest;
 use serde::{Deserialize, Serialize};
 use strum::EnumIter;
 
@@ -75,8 +77,8 @@ pub struct InvocationRecord {
     pub capability_id: String,
     /// How it ended.
     pub stop_reason: StopReason,
-    /// Its episode digest (`sha256:<hex>`), absent when nothing was stored.
-    pub episode: Option<String>,
+    /// Its episode digest, absent when nothing was stored.
+    pub episode: Option<Digest>,
     /// Fuel consumed.
     pub fuel: u64,
     /// Wall time, microseconds.
@@ -88,7 +90,7 @@ pub struct InvocationRecord {
     /// Bytes of the tool result as serialized for the wire (structured content and text).
     pub wire_bytes: u64,
     /// Digest of the operator policy it ran under.
-    pub policy_digest: String,
+    pub policy_digest: Digest,
 }
 
 /// What an experiment has spent: invocations that ran, per capability id, and their fuel.

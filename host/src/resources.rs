@@ -197,7 +197,7 @@ fn experiment(runtime: &Runtime, uri: &str) -> Result<ResourceText, Diagnostic> 
                 "ordinal": r.ordinal,
                 "capability_id": r.capability_id,
                 "stop_reason": r.stop_reason,
-                "episode_uri": r.episode.as_deref().and_then(|d| d.parse::<Digest>().ok())
+                "episode_uri": r.episode
                     .map(|d| crate::contract::episode_uri(&d)),
             })).collect::<Vec<_>>(),
             "budgets": policy.experiments,
@@ -207,8 +207,7 @@ fn experiment(runtime: &Runtime, uri: &str) -> Result<ResourceText, Diagnostic> 
         "scope" => {
             let mut components = std::collections::BTreeSet::new();
             for record in &records {
-                if let Some(Ok(Some(bytes))) =
-                    record.episode.as_deref().and_then(|d| d.parse::<Digest>().ok()).map(|d| runtime.episode(&d))
+                if let Some(Ok(Some(bytes))) = record.episode.map(|d| runtime.episode(&d))
                     && let Ok(episode) = serde_json::from_slice::<serde_json::Value>(&bytes)
                 {
                     components.extend(runtime.components_for(&episode));

@@ -208,7 +208,7 @@ fn record(capability: &str, stop: StopReason, fuel: u64) -> InvocationRecord {
         logical_bytes: 2,
         model_visible_bytes: 3,
         wire_bytes: 4,
-        policy_digest: "sha256:00".into(),
+        policy_digest: Digest::of(b"policy"),
     }
 }
 
@@ -238,10 +238,11 @@ fn experiment_ordinals_are_unique_across_handles_and_spend_sums() {
         assert_eq!(spent.invocations.get("cap.0"), Some(&18), "{name}");
         assert_eq!(spent.invocations.get("cap.1"), Some(&18), "{name}");
         assert!(hosts[1].experiments.invocations("exp-none").unwrap().is_empty(), "{name}");
-        hosts[0].experiments.put_policy("sha256:p", "policy body").unwrap();
-        hosts[1].experiments.put_policy("sha256:p", "policy body").unwrap();
-        assert_eq!(hosts[1].experiments.policy("sha256:p").unwrap().as_deref(), Some("policy body"), "{name}");
-        assert_eq!(hosts[1].experiments.policy("sha256:q").unwrap(), None, "{name}");
+        let (p, q) = (Digest::of(b"p"), Digest::of(b"q"));
+        hosts[0].experiments.put_policy(&p, "policy body").unwrap();
+        hosts[1].experiments.put_policy(&p, "policy body").unwrap();
+        assert_eq!(hosts[1].experiments.policy(&p).unwrap().as_deref(), Some("policy body"), "{name}");
+        assert_eq!(hosts[1].experiments.policy(&q).unwrap(), None, "{name}");
     }
 }
 

@@ -195,12 +195,12 @@ fn provenance(prepared: &Prepared<'_>) -> Provenance {
         provider: entry.provider.name.clone(),
         provider_version: entry.provider.version.clone(),
         digest_kind: "sha256".into(),
-        provider_digest: entry.component.to_string(),
+        provider_digest: entry.component,
         install_tier: match prepared.call.installed.record.tier {
             Tier::Bundled => "BUNDLED".into(),
             Tier::Operator => "OPERATOR".into(),
         },
-        input_digest: prepared.input_digest.to_string(),
+        input_digest: prepared.input_digest,
         budgets: prepared.budgets,
         contracts: vec![
             RESULT_CONTRACT.into(),

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+use crate::digest::Digest;
 use crate::experiments::{Admission, ExperimentBudgets, InvocationRecord, Reservation, Spent, StopReason, judge};
 use crate::store::{DbError, ExperimentStore};
 
@@ -21,7 +22,7 @@ pub struct ExperimentError(#[from] DbError);
 pub struct Experiments {
     store: Box<dyn ExperimentStore>,
     spent: Mutex<HashMap<String, Spent>>,
-    policies: Mutex<std::collections::HashSet<String>>,
+    policies: Mutex<std::collections::HashSet<Digest>>,
 }
 
 impl Experiments {
@@ -111,18 +112,18 @@ impl Experiments {
     /// Keep the policy an invocation ran under (once per digest), so an
     /// archive can carry exactly that policy later.
     /// The body is serialized only the first time a digest is seen.
-    pub fn remember_policy(&self, digest: &str, body: impl FnOnce() -> String) -> Result<(), ExperimentError> {
+    pub fn remember_policy(&self, digest: &Digest, body: impl FnOnce() -> String) -> Result<(), ExperimentError> {
         let mut known = self.policies.lock().unwrap_or_else(|e| e.into_inner());
         if known.contains(digest) {
             return Ok(());
         }
         self.store.put_policy(digest, &body())?;
-        known.insert(digest.to_owned());
+        known.insert(*digest);
         Ok(())
     }
 
     /// A policy remembered by [`Experiments::remember_policy`].
-    pub fn policy(&self, digest: &str) -> Result<Option<String>, ExperimentError> {
+    pub fn policy(&self, digest: &Digest) -> Result<Option<String>, ExperimentError> {
         Ok(self.store.policy(digest)?)
     }
 

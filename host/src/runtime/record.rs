@@ -56,13 +56,13 @@ impl Runtime {
             ordinal: 0,
             capability_id: result.capability_id.clone(),
             stop_reason: stop,
-            episode: transport.map(|t| t.full_result_digest.clone()),
+            episode: transport.map(|t| t.full_result_digest),
             fuel: result.fuel_consumed,
             wall_time_us: result.accounting.wall_time_us,
             logical_bytes: transport.map_or(0, |t| t.logical_bytes),
             model_visible_bytes: transport.map_or(0, |t| t.model_visible_bytes),
             wire_bytes: crate::limits::json_size(&result) as u64 + result.text.len() as u64,
-            policy_digest: policy.digest().to_string(),
+            policy_digest: policy.digest(),
         };
         let body = || serde_json::to_string(&**policy).unwrap_or_default();
         if let Err(e) = self.experiments.remember_policy(&line.policy_digest, body) {
@@ -96,7 +96,7 @@ impl Runtime {
             logical_bytes: body.len() as u64,
             model_visible_bytes: projection.text.len() as u64,
             output_complete_in_text: projection.output_complete,
-            full_result_digest: digest.to_string(),
+            full_result_digest: digest,
             full_result_episode_uri: uri,
         };
         Ok((transport, projection.text))

@@ -55,21 +55,21 @@ fn the_verification_binding_changes_when_any_bound_part_changes() {
         status: VerificationStatus::Verified,
         reason: String::new(),
         checker_role: "role".into(),
-        checker_digest: Digest::of(b"checker").to_string(),
+        checker_digest: Digest::of(b"checker"),
         checker_version: "1.0.0".into(),
         checker_authorized: true,
         certificate_format: "cayley-table-witness/1".into(),
         certificate_artifacts: Vec::new(),
-        claim_digest: Some(Digest::of(b"claim").to_string()),
-        candidate_digest: Some(Digest::of(b"candidate").to_string()),
-        semantics_digest: Some(Digest::of(b"semantics").to_string()),
-        scope_digest: Some(Digest::of(b"scope").to_string()),
+        claim_digest: Some(Digest::of(b"claim")),
+        candidate_digest: Some(Digest::of(b"candidate")),
+        semantics_digest: Some(Digest::of(b"semantics")),
+        scope_digest: Some(Digest::of(b"scope")),
         binding_digest: None,
         checked: Vec::new(),
         remaining_obligations: Vec::new(),
     };
     let base = verification_binding(&record).expect("complete record");
-    let other = || Some(Digest::of(b"other").to_string());
+    let other = || Some(Digest::of(b"other"));
     type Change = Box<dyn Fn(&mut VerificationRecord)>;
     let variants: Vec<(&str, Change)> = vec![
         ("claim", Box::new(move |r| r.claim_digest = other())),
@@ -78,7 +78,7 @@ fn the_verification_binding_changes_when_any_bound_part_changes() {
         ("scope", Box::new(move |r| r.scope_digest = other())),
         ("certificate format", Box::new(|r| r.certificate_format = "lrat".into())),
         ("checker version", Box::new(|r| r.checker_version = "1.0.1".into())),
-        ("checker digest", Box::new(|r| r.checker_digest = Digest::of(b"x").to_string())),
+        ("checker digest", Box::new(|r| r.checker_digest = Digest::of(b"x"))),
     ];
     for (part, change) in variants {
         let mut changed = record.clone();

@@ -34,7 +34,7 @@ impl Runtime {
             status: VerificationStatus::NotConcluded,
             reason: String::new(),
             checker_role: role.clone(),
-            checker_digest: entry.component.to_string(),
+            checker_digest: entry.component,
             checker_version: entry.provider.version.clone(),
             checker_authorized: authorized,
             certificate_format: entry.certificate_formats.first().cloned().unwrap_or_default(),
@@ -79,12 +79,11 @@ impl Runtime {
             VerdictKind::Unsupported => VerificationStatus::Unsupported,
         };
         record.reason = verdict.reason.clone();
-        record.claim_digest = Some(Digest::of_json(&verdict.claim).to_string());
-        record.candidate_digest = Some(Digest::of_json(&verdict.candidate).to_string());
-        record.scope_digest =
-            Some(Digest::of_json(&serde_json::to_value(&verdict.scope).unwrap_or_default()).to_string());
-        record.semantics_digest = Some(Digest::of_json(&verdict.semantics).to_string());
-        record.binding_digest = verification_binding(&record).map(|d| d.to_string());
+        record.claim_digest = Some(Digest::of_json(&verdict.claim));
+        record.candidate_digest = Some(Digest::of_json(&verdict.candidate));
+        record.scope_digest = Some(Digest::of_json(&serde_json::to_value(&verdict.scope).unwrap_or_default()));
+        record.semantics_digest = Some(Digest::of_json(&verdict.semantics));
+        record.binding_digest = verification_binding(&record);
         record.checked = verdict.checked.clone();
         record.remaining_obligations = verdict.remaining_obligations.clone();
         let completed = Completed {

@@ -38,6 +38,9 @@ pub enum DbError {
     /// The shared PostgreSQL database.
     #[error("postgres: {0}")]
     Postgres(String),
+    /// A stored value that cannot be what was written (a row edited behind the store's back).
+    #[error("corrupt row: {0}")]
+    Corrupt(String),
 }
 
 impl From<rusqlite::Error> for StoreFailure {

@@ -28,7 +28,7 @@ mod workspaces;
 pub use datadir::{DataDir, POLICY_FILE};
 pub use error::{DbError, SchemaTooNew, StoreError, StoreFailure};
 pub use objects::{ObjectKind, ObjectStore, PolicyStamp};
-pub use records::{EpisodeStore, ExperimentStore, RECORD_COLUMNS, Reservations};
+pub use records::{EpisodeStore, ExperimentStore, RECORD_COLUMNS, Reservations, digest_column};
 #[cfg(feature = "sandbox")]
 pub use sessions::SessionStore;
 pub use workspaces::{Appended, Remembered, RevisionRow, WorkspaceStore};

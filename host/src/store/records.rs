@@ -23,9 +23,9 @@ pub trait ExperimentStore: Send + Sync {
     /// Append a record; the store assigns the next ordinal atomically and returns it.
     fn append(&self, experiment: &str, record: &InvocationRecord) -> Result<u64, DbError>;
     /// Keep a policy body under its digest (idempotent).
-    fn put_policy(&self, digest: &str, body: &str) -> Result<(), DbError>;
+    fn put_policy(&self, digest: &Digest, body: &str) -> Result<(), DbError>;
     /// A kept policy body.
-    fn policy(&self, digest: &str) -> Result<Option<String>, DbError>;
+    fn policy(&self, digest: &Digest) -> Result<Option<String>, DbError>;
     /// Every record of an experiment, in ordinal order.
     fn invocations(&self, experiment: &str) -> Result<Vec<InvocationRecord>, DbError>;
     /// How a store shared by several hosts holds places under the experiment
@@ -50,6 +50,12 @@ pub trait Reservations: Send + Sync {
         record: &InvocationRecord,
         reservation: &Reservation,
     ) -> Result<u64, DbError>;
+}
+
+/// A digest column as the stores keep it (`sha256:<hex>`); one that does not
+/// parse is a corrupt row.
+pub fn digest_column(text: &str) -> Result<Digest, DbError> {
+    text.parse().map_err(|e| DbError::Corrupt(format!("a stored digest: {e}")))
 }
 
 /// The columns of an invocation record, in the order both stores select them.

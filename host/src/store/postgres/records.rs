@@ -4,7 +4,7 @@ use tokio_postgres::error::SqlState;
 
 use crate::digest::Digest;
 use crate::experiments::{Admission, ExperimentBudgets, InvocationRecord, Reservation, Spent, StopReason, judge};
-use crate::store::{DbError, EpisodeStore, ExperimentStore, RECORD_COLUMNS, Reservations};
+use crate::store::{DbError, EpisodeStore, ExperimentStore, RECORD_COLUMNS, Reservations, digest_column};
 
 use super::{Postgres, RESERVATION_TTL_SQL, begin, pg, query_error};
 
@@ -69,8 +69,8 @@ impl ExperimentStore for Postgres {
         })
     }
 
-    fn put_policy(&self, digest: &str, body: &str) -> Result<(), DbError> {
-        let (pool, digest, body) = (self.pool(), digest.to_owned(), body.to_owned());
+    fn put_policy(&self, digest: &Digest, body: &str) -> Result<(), DbError> {
+        let (pool, digest, body) = (self.pool(), digest.to_string(), body.to_owned());
         self.block(async move {
             let client = pool.get().await.map_err(pg)?;
             client
@@ -84,8 +84,8 @@ impl ExperimentStore for Postgres {
         })
     }
 
-    fn policy(&self, digest: &str) -> Result<Option<String>, DbError> {
-        let (pool, digest) = (self.pool(), digest.to_owned());
+    fn policy(&self, digest: &Digest) -> Result<Option<String>, DbError> {
+        let (pool, digest) = (self.pool(), digest.to_string());
         self.block(async move {
             let client = pool.get().await.map_err(pg)?;
             let row = client
@@ -109,21 +109,22 @@ impl ExperimentStore for Postgres {
                 )
                 .await
                 .map_err(query_error)?;
-            Ok(rows
-                .into_iter()
-                .map(|row| InvocationRecord {
-                    ordinal: row.get::<_, i64>(0) as u64,
-                    capability_id: row.get(1),
-                    stop_reason: StopReason::parse(row.get(2)),
-                    episode: row.get(3),
-                    fuel: row.get::<_, i64>(4) as u64,
-                    wall_time_us: row.get::<_, i64>(5) as u64,
-                    logical_bytes: row.get::<_, i64>(6) as u64,
-                    model_visible_bytes: row.get::<_, i64>(7) as u64,
-                    wire_bytes: row.get::<_, i64>(8) as u64,
-                    policy_digest: row.get(9),
+            rows.into_iter()
+                .map(|row| {
+                    Ok(InvocationRecord {
+                        ordinal: row.get::<_, i64>(0) as u64,
+                        capability_id: row.get(1),
+                        stop_reason: StopReason::parse(row.get(2)),
+                        episode: row.get::<_, Option<&str>>(3).map(digest_column).transpose()?,
+                        fuel: row.get::<_, i64>(4) as u64,
+                        wall_time_us: row.get::<_, i64>(5) as u64,
+                        logical_bytes: row.get::<_, i64>(6) as u64,
+                        model_visible_bytes: row.get::<_, i64>(7) as u64,
+                        wire_bytes: row.get::<_, i64>(8) as u64,
+                        policy_digest: digest_column(row.get(9))?,
+                    })
                 })
-                .collect())
+                .collect()
         })
     }
 
@@ -255,13 +256,13 @@ async fn insert_record(
                 &experiment,
                 &record.capability_id,
                 &record.stop_reason.to_string(),
-                &record.episode,
+                &record.episode.map(|d| d.to_string()),
                 &numbers[0],
                 &numbers[1],
                 &numbers[2],
                 &numbers[3],
                 &numbers[4],
-                &record.policy_digest,
+                &record.policy_digest.to_string(),
             ],
         )
         .await?;

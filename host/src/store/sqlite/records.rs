@@ -60,31 +60,33 @@ impl ExperimentStore for Sqlite {
                     experiment,
                     record.capability_id,
                     record.stop_reason.to_string(),
-                    record.episode,
+                    record.episode.map(|d| d.to_string()),
                     record.fuel as i64,
                     record.wall_time_us as i64,
                     record.logical_bytes as i64,
                     record.model_visible_bytes as i64,
                     record.wire_bytes as i64,
-                    record.policy_digest,
+                    record.policy_digest.to_string(),
                 ],
                 |row| row.get(0),
             )?;
         Ok(ordinal as u64)
     }
 
-    fn put_policy(&self, digest: &str, body: &str) -> Result<(), DbError> {
+    fn put_policy(&self, digest: &Digest, body: &str) -> Result<(), DbError> {
         self.lock(Role::Experiments).execute(
             "INSERT OR IGNORE INTO experiment_policies (digest, body) VALUES (?1, ?2)",
-            params![digest, body],
+            params![digest.to_string(), body],
         )?;
         Ok(())
     }
 
-    fn policy(&self, digest: &str) -> Result<Option<String>, DbError> {
+    fn policy(&self, digest: &Digest) -> Result<Option<String>, DbError> {
         Ok(self
             .lock(Role::Experiments)
-            .query_row("SELECT body FROM experiment_policies WHERE digest = ?1", params![digest], |row| row.get(0))
+            .query_row("SELECT body FROM experiment_policies WHERE digest = ?1", params![digest.to_string()], |row| {
+                row.get(0)
+            })
             .optional()?)
     }
 
@@ -93,18 +95,23 @@ impl ExperimentStore for Sqlite {
         let mut statement = conn.prepare(&format!(
             "SELECT {RECORD_COLUMNS} FROM experiment_invocations WHERE experiment = ?1 ORDER BY ordinal"
         ))?;
+        // A digest column that does not parse is a corrupt row.
+        let digest = |index: usize, text: String| {
+            text.parse::<Digest>()
+                .map_err(|e| rusqlite::Error::FromSqlConversionFailure(index, rusqlite::types::Type::Text, Box::new(e)))
+        };
         let rows = statement.query_map(params![experiment], |row| {
             Ok(InvocationRecord {
                 ordinal: row.get::<_, i64>(0)? as u64,
                 capability_id: row.get(1)?,
                 stop_reason: StopReason::parse(&row.get::<_, String>(2)?),
-                episode: row.get(3)?,
+                episode: row.get::<_, Option<String>>(3)?.map(|text| digest(3, text)).transpose()?,
                 fuel: row.get::<_, i64>(4)? as u64,
                 wall_time_us: row.get::<_, i64>(5)? as u64,
                 logical_bytes: row.get::<_, i64>(6)? as u64,
                 model_visible_bytes: row.get::<_, i64>(7)? as u64,
                 wire_bytes: row.get::<_, i64>(8)? as u64,
-                policy_digest: row.get(9)?,
+                policy_digest: digest(9, row.get(9)?)?,
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
