@@ -4,6 +4,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::Check;
 use crate::protocol::{
     ArtifactDraft, BundleDescriptor, BundleKind, CapabilityDescriptor, CheckRequest, CheckerDescriptor, Example,
     InputKind, InvokeRequest, Mode, Outcome, PROTOCOL_VERSION, ProducerAssurance, Provider, Qualifier, Refusal, Scope,
@@ -33,8 +34,10 @@ pub trait Capability {
     const MODES: &'static [Mode] = &[Mode::Explore];
     /// Declared input kind.
     const INPUT_KIND: InputKind = InputKind::StructuredRequest;
-    /// Checker roles this capability's results name.
-    const CHECKER_ROLES: &'static [&'static str] = &[];
+    /// The checkers this capability's results are routed to (build each
+    /// result's route with [`Check::route`]). Their roles are the
+    /// descriptor's checker roles.
+    const CHECKS: &'static [Check] = &[];
     /// Artifact types (`schema_uri`s) it produces.
     const ARTIFACT_TYPES: &'static [&'static str] = &[];
 
@@ -144,7 +147,8 @@ impl<T: Serialize> Produced<T> {
         self
     }
 
-    /// Name the checker that can judge this result.
+    /// Name the checker that can judge this result: a route built by
+    /// [`Check::route`] from one of the capability's [`Capability::CHECKS`].
     pub fn verify_with(mut self, route: VerificationRoute) -> Self {
         self.verification = Some(route);
         self
@@ -364,8 +368,9 @@ pub mod __private {
             input_schema: schema_of::<C::Input>(),
             output_schema: schema_of::<C::Output>(),
             examples,
-            checker_roles: strings(C::CHECKER_ROLES),
+            checker_roles: C::CHECKS.iter().map(|check| check.role.to_owned()).collect(),
             artifact_types: strings(C::ARTIFACT_TYPES),
+            checks: C::CHECKS.iter().map(Check::declared).collect(),
         }
     }
 

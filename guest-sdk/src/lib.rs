@@ -52,8 +52,8 @@ extern crate self as jacobian_guest;
 pub mod protocol;
 
 pub use protocol::{
-    ArtifactEnvelope, BundleKind, Completeness, Example, InputKind, Judged, Lineage, Mode, ProducerAssurance, Provider,
-    Qualifier, Refusal, Scope, Verdict, VerdictKind, VerificationRoute,
+    ArtifactEnvelope, BundleKind, Completeness, DeclaredCheck, Example, InputKind, Judged, Lineage, Mode,
+    ProducerAssurance, Provider, Qualifier, Refusal, Scope, Verdict, VerdictKind, VerificationRoute,
 };
 pub use serde;
 pub use serde_json;
@@ -65,6 +65,59 @@ compile_error!("a bundle is a capability bundle or a checker bundle, never both:
 mod guest;
 #[cfg(feature = "bindings")]
 pub use guest::*;
+
+/// A checker a capability's results are checked by, declared once as a
+/// constant: the capability lists it in [`Capability::CHECKS`] (so the host
+/// knows the route before any result arrives) and builds each result's route
+/// from it with [`Check::route`], so the two cannot drift apart. The host
+/// refuses a result whose route names a role, checker or format the
+/// capability did not declare.
+///
+/// ```
+/// use jacobian_guest::Check;
+///
+/// const WITNESS: Check = Check {
+///     role: "arithmetic.square.witness",
+///     verifier: "arithmetic.square.verify",
+///     formats: &["square-witness/1"],
+/// };
+///
+/// let route = WITNESS.route("square-witness/1", "witness");
+/// assert_eq!(route.checker_role, "arithmetic.square.witness");
+/// assert_eq!(route.verify_capability_id, "arithmetic.square.verify");
+/// assert_eq!(route.certificate_artifact_role, "witness");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Check {
+    /// The checker role.
+    pub role: &'static str,
+    /// The capability id agents invoke in `VERIFY` mode for that role.
+    pub verifier: &'static str,
+    /// The certificate formats results carry for it.
+    pub formats: &'static [&'static str],
+}
+
+impl Check {
+    /// The route of a result whose certificate, in `format` (one of
+    /// [`Check::formats`]), is the result's artifact with role `artifact_role`.
+    pub fn route(&self, format: &str, artifact_role: &str) -> VerificationRoute {
+        VerificationRoute {
+            checker_role: self.role.to_owned(),
+            verify_capability_id: self.verifier.to_owned(),
+            certificate_format: format.to_owned(),
+            certificate_artifact_role: artifact_role.to_owned(),
+        }
+    }
+
+    /// How a descriptor declares this check.
+    pub fn declared(&self) -> DeclaredCheck {
+        DeclaredCheck {
+            checker_role: self.role.to_owned(),
+            verify_capability_id: self.verifier.to_owned(),
+            certificate_formats: self.formats.iter().map(|f| (*f).to_owned()).collect(),
+        }
+    }
+}
 
 impl Scope {
     /// Every case within the stated bounds was examined.

@@ -103,6 +103,24 @@ pub struct CapabilityDescriptor {
     pub checker_roles: Vec<String>,
     /// Artifact types this capability produces, as `schema_uri`s.
     pub artifact_types: Vec<String>,
+    /// The checkers its results are routed to: a result's route must name
+    /// one of these roles, with its verify capability and one of its formats.
+    /// (Empty in descriptors written before routes were declared: then only
+    /// the role is held to `checker_roles`.)
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<DeclaredCheck>,
+}
+
+/// A checker a capability's results are routed to, as its descriptor declares it.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct DeclaredCheck {
+    /// The checker role.
+    pub checker_role: String,
+    /// The capability agents invoke in `VERIFY` mode for that role.
+    pub verify_capability_id: String,
+    /// The certificate formats results carry for it.
+    pub certificate_formats: Vec<String>,
 }
 
 /// One checker role of a checker bundle, exposed as a `VERIFY` capability.

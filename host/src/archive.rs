@@ -22,7 +22,7 @@ use crate::contract::{CapabilityResult, InvokeRequest, VerificationStatus};
 use crate::digest::{Digest, canonical_json};
 use crate::experiments::StopReason;
 use crate::policy::Policy;
-use crate::runtime::{Portfolio, Runtime, RuntimeConfig, episode_value};
+use crate::runtime::{GivenComponent, Portfolio, Runtime, RuntimeConfig, episode_value};
 
 pub use crate::contract::ARCHIVE_FORMAT;
 
@@ -154,7 +154,6 @@ impl Archive {
             .ok_or_else(|| missing("policy", format!("policy {policy_digest} is not recorded")))?;
         let mut episodes = Vec::new();
         let mut artifacts = BTreeSet::new();
-        let mut components = BTreeSet::new();
         for record in records {
             let digest = record.episode;
             let episode = match &digest {
@@ -166,7 +165,6 @@ impl Archive {
                         .ok_or_else(|| missing(&field, "episode missing from the store"))?;
                     artifact_digests(&String::from_utf8_lossy(&bytes), &mut artifacts);
                     let value: Value = serde_json::from_slice(&bytes).map_err(|e| refuse(&field, e.to_string()))?;
-                    components.extend(runtime.components_for(&value));
                     Some(value)
                 }
                 None => None,
@@ -179,6 +177,7 @@ impl Archive {
                 episode,
             });
         }
+        let components = runtime.components_for(episodes.iter().filter_map(|e| e.episode.as_ref()));
         // Artifacts name their lineage (inputs, the CNF a proof is about): close over them.
         let mut packed = BTreeMap::new();
         let mut pending: Vec<Digest> = artifacts.into_iter().collect();
@@ -204,7 +203,7 @@ impl Archive {
                 .data()
                 .read_component(&digest)
                 .map_err(|e| unavailable(format!("components.{}", digest.to_hex()), e.to_string()))?;
-            if runtime.is_bundled(&digest) {
+            if runtime.installed_as_bundled(&digest) {
                 bundled.insert(digest);
             }
             component_bytes.insert(digest.to_hex(), BASE64.encode(&bytes));
@@ -295,11 +294,13 @@ impl Archive {
             data.put_canonical(bytes)
                 .map_err(|e| unavailable(format!("artifacts.{}", digest.to_hex()), e.to_string()))?;
         }
-        let bundled: Vec<(String, Vec<u8>)> = unpacked
+        // What the pack records as bundled keeps that tier (its episodes name
+        // it); only what this binary bundles too is trusted as bundled.
+        let bundled: Vec<GivenComponent> = unpacked
             .components
             .iter()
-            .filter(|(d, _)| self.bundled.contains(d) && Runtime::builds_bundled(d))
-            .map(|(d, b)| (d.to_hex(), b.clone()))
+            .filter(|(d, _)| self.bundled.contains(d))
+            .map(|(d, b)| GivenComponent { name: d.to_hex(), bytes: b.clone(), built_here: Runtime::builds_bundled(d) })
             .collect();
         let open = || {
             Runtime::open(RuntimeConfig {
@@ -310,7 +311,7 @@ impl Archive {
         };
         let runtime = open()?;
         let mut installed_any = false;
-        for (digest, bytes) in unpacked.components.iter().filter(|(d, _)| !Runtime::builds_bundled(d)) {
+        for (digest, bytes) in unpacked.components.iter().filter(|(d, _)| !self.bundled.contains(d)) {
             let (_, new) = runtime
                 .install(bytes, Some(*digest))
                 .map_err(|e| refuse(format!("components.{}", digest.to_hex()), e.to_string()))?;

@@ -68,6 +68,24 @@ pub fn validate(
         let validator =
             compile_schema(&c.input_schema).map_err(|e| bad(&format!("capabilities.{i}.input_schema"), e))?;
         compile_schema(&c.output_schema).map_err(|e| bad(&format!("capabilities.{i}.output_schema"), e))?;
+        for (j, check) in c.checks.iter().enumerate() {
+            let path = |field: &str| format!("capabilities.{i}.checks.{j}.{field}");
+            if !c.checker_roles.contains(&check.checker_role) {
+                return Err(bad(&path("checker_role"), format!("{} is not among checker_roles", check.checker_role)));
+            }
+            if !valid_id(&check.verify_capability_id) {
+                let message = format!("{:?} is not a namespaced id", check.verify_capability_id);
+                return Err(bad(&path("verify_capability_id"), message));
+            }
+            if check.certificate_formats.is_empty() || check.certificate_formats.iter().any(String::is_empty) {
+                return Err(bad(&path("certificate_formats"), "names no format, or an empty one".into()));
+            }
+        }
+        if !c.checks.is_empty()
+            && let Some(role) = c.checker_roles.iter().find(|r| !c.checks.iter().any(|k| &k.checker_role == *r))
+        {
+            return Err(bad(&format!("capabilities.{i}.checker_roles"), format!("{role} has no declared check")));
+        }
         for (j, example) in c.examples.iter().enumerate() {
             if let Some(error) = validator.iter_errors(&example.input).next() {
                 return Err(bad(

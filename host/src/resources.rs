@@ -205,14 +205,13 @@ fn experiment(runtime: &Runtime, uri: &str) -> Result<ResourceText, Diagnostic> 
         }),
         "accounting" => crate::experiments::accounting(id, &records),
         "scope" => {
-            let mut components = std::collections::BTreeSet::new();
-            for record in &records {
-                if let Some(Ok(Some(bytes))) = record.episode.map(|d| runtime.episode(&d))
-                    && let Ok(episode) = serde_json::from_slice::<serde_json::Value>(&bytes)
-                {
-                    components.extend(runtime.components_for(&episode));
-                }
-            }
+            let episodes: Vec<serde_json::Value> = records
+                .iter()
+                .filter_map(|record| record.episode.map(|d| runtime.episode(&d)))
+                .filter_map(|read| read.ok().flatten())
+                .filter_map(|bytes| serde_json::from_slice(&bytes).ok())
+                .collect();
+            let components = runtime.components_for(&episodes);
             json!({
                 "experiment": id,
                 "profile": policy.profile,

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use jacobian::archive::{Archive, ReplayOutcome, ReplayReport, Trust, replay};
+use jacobian::archive::{Archive, ReplayOutcome, ReplayReport, replay};
 use jacobian::contract::{Code, InvokeRequest, Stage, Status};
 use serde_json::{Value, json};
 
@@ -15,9 +15,10 @@ fn fixture(name: &str) -> Vec<u8> {
     std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// Replay as a reviewer who authorizes the checkers the pack's verdicts name.
 fn replay_pack(pack: &[u8]) -> ReplayReport {
     let dir = tempfile::tempdir().unwrap();
-    replay(pack, dir.path(), &Trust::default()).expect("the pack is accepted")
+    replay(pack, dir.path(), &support::reviewer_trust(pack)).expect("the pack is accepted")
 }
 
 fn outcomes(report: &ReplayReport) -> Vec<(u64, ReplayOutcome)> {

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
 use strum::IntoEnumIterator;
 
-use crate::support::{SEARCH, VERIFY, call, cli, serve};
+use crate::support::{self, SEARCH, VERIFY, call, cli, serve};
 
 fn install_test_guests(dir: &Path, guests: &[&str]) {
     let root = Path::new(jacobian::bundled::TEST_GUESTS_DIR);
@@ -421,4 +421,46 @@ async fn underscore_tool_names_serve_the_same_tools() {
     let (page, _) = call(&client, "capability_describe", json!({"query": "magma"})).await;
     assert_eq!(page["form"], "SEARCH");
     client.cancel().await.expect("shutdown");
+}
+
+#[test]
+fn a_route_to_a_role_checker_or_format_the_producer_did_not_declare_is_malformed_output() {
+    let (runtime, dir) = support::runtime();
+    runtime.install(&support::test_guest("hostile"), None).expect("install");
+    let runtime = support::open(dir.path().to_path_buf());
+    let attack = |name: &str| support::invoke(&runtime, "test.hostile.attack", Mode::Explore, json!({"attack": name}));
+    // Built from the declared check: passed on as it is.
+    let declared = attack("route_declared");
+    assert_eq!(declared.status, jacobian::contract::Status::Completed, "{:?}", declared.diagnostic);
+    let route = declared.check_with.expect("routed");
+    assert_eq!(
+        (route.checker_role.as_str(), route.verify_capability_id.as_str(), route.certificate_format.as_str()),
+        ("test.hostile.route", "test.hostile.verify", "hostile/1")
+    );
+    let prefix = "component of test.hostile.attack returned a malformed answer: its route names";
+    for (name, rest) in [
+        ("route_role", "checker role test.other.role, which its descriptor does not declare"),
+        (
+            "route_checker",
+            "checker test.other.verify for role test.hostile.route, which its descriptor does not declare",
+        ),
+        (
+            "route_format",
+            "certificate format other/9 for role test.hostile.route, which its descriptor does not declare",
+        ),
+    ] {
+        let result = attack(name);
+        let d = result.diagnostic.expect("refused");
+        assert_eq!(d.code, jacobian::contract::Code::MalformedOutput, "{name}");
+        assert_eq!(d.message, format!("{prefix} {rest}"), "{name}");
+        assert!(result.check_with.is_none() && result.artifacts.is_empty(), "{name}: nothing of it is kept");
+    }
+    // The descriptor publishes the declared check.
+    let described = runtime
+        .describe(&jacobian::contract::DescribeRequest {
+            capability_id: Some("test.hostile.attack".into()),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(described["checker_roles"], json!(["test.hostile.route"]));
 }

@@ -66,7 +66,7 @@ fn a_data_directory_from_before_versioned_schemas_opens_keeps_everything_and_goe
     let archive = jacobian::archive::Archive::build(&runtime, EXPERIMENT).unwrap();
     let scratch = tempfile::tempdir().unwrap();
     let pack = serde_json::to_vec(&archive).unwrap();
-    let report = jacobian::archive::replay(&pack, scratch.path(), &Default::default()).unwrap();
+    let report = jacobian::archive::replay(&pack, scratch.path(), &support::reviewer_trust(&pack)).unwrap();
     assert!(report.identical && report.replayed == 3, "{:?}", report.episodes);
     // The experiment goes on where it stopped.
     let next = runtime.invoke(&jacobian::contract::InvokeRequest {

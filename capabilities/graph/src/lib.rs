@@ -7,8 +7,7 @@
 pub mod enumerate;
 
 use jacobian_guest::{
-    Capability, InputKind, Produced, Qualifier, Refusal, Scope, VerificationRoute, export_capabilities,
-    read_input_artifact,
+    Capability, Check, InputKind, Produced, Qualifier, Refusal, Scope, export_capabilities, read_input_artifact,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -17,6 +16,18 @@ use serde::{Deserialize, Serialize};
 pub const GRAPH_SCHEMA: &str = "jacobian:graph/simple@1";
 const TREE_SCHEMA: &str = "jacobian:graph/induced-tree-result@1";
 const MAX_ORDER: u32 = 64;
+/// The exhaustive check of a maximum induced tree.
+const INDUCED_TREE_CHECK: Check = Check {
+    role: "graph.induced_tree.maximum",
+    verifier: "graph.induced_tree.maximum.verify",
+    formats: &["induced-tree-optimum/1"],
+};
+/// The independent check of an enumeration (canonical forms and class counts).
+const ENUMERATION_CHECK: Check = Check {
+    role: "graph.enumerate.nonisomorphic",
+    verifier: "graph.enumerate.nonisomorphic.verify",
+    formats: &["graph-enumeration/1"],
+};
 /// Schema of the enumeration artifact.
 pub const ENUMERATION_SCHEMA: &str = "jacobian:graph/enumeration@1";
 /// Largest order enumerated for all graphs and connected graphs (274,668 graphs on 9 vertices).
@@ -164,7 +175,7 @@ graph.induced_tree.maximum.verify (orders up to 14).";
     const TAGS: &'static [&'static str] =
         &["graph", "induced_tree", "tree", "optimization", "branch_and_bound", "maximum"];
     const INPUT_KIND: InputKind = InputKind::TypedArtifact;
-    const CHECKER_ROLES: &'static [&'static str] = &["graph.induced_tree.maximum"];
+    const CHECKS: &'static [Check] = &[INDUCED_TREE_CHECK];
     const ARTIFACT_TYPES: &'static [&'static str] = &[TREE_SCHEMA];
     type Input = TreeInput;
     type Output = TreeOutput;
@@ -199,12 +210,7 @@ graph.induced_tree.maximum.verify (orders up to 14).";
         .qualifiers(&[Qualifier::Exact, Qualifier::Exhaustive, Qualifier::Deterministic])
         .artifact("certificate", TREE_SCHEMA, &result)
         .obligation("an independent check that no larger induced tree exists")
-        .verify_with(VerificationRoute {
-            checker_role: "graph.induced_tree.maximum".into(),
-            verify_capability_id: "graph.induced_tree.maximum.verify".into(),
-            certificate_format: "induced-tree-optimum/1".into(),
-            certificate_artifact_role: "certificate".into(),
-        }))
+        .verify_with(INDUCED_TREE_CHECK.route("induced-tree-optimum/1", "certificate")))
     }
 }
 
@@ -352,7 +358,7 @@ recomputes canonical forms with its own code and compares the count with Burnsid
         "graph6",
         "unlabeled",
     ];
-    const CHECKER_ROLES: &'static [&'static str] = &["graph.enumerate.nonisomorphic"];
+    const CHECKS: &'static [Check] = &[ENUMERATION_CHECK];
     const ARTIFACT_TYPES: &'static [&'static str] = &[ENUMERATION_SCHEMA];
     type Input = EnumerateInput;
     type Output = EnumerateOutput;
@@ -402,12 +408,7 @@ recomputes canonical forms with its own code and compares the count with Burnsid
             .qualifiers(&[Qualifier::Exact, Qualifier::Exhaustive, Qualifier::Deterministic])
             .artifact("enumeration", ENUMERATION_SCHEMA, &artifact)
             .obligation("an independent check of pairwise non-isomorphism and of the number of classes")
-            .verify_with(VerificationRoute {
-                checker_role: "graph.enumerate.nonisomorphic".into(),
-                verify_capability_id: "graph.enumerate.nonisomorphic.verify".into(),
-                certificate_format: "graph-enumeration/1".into(),
-                certificate_artifact_role: "enumeration".into(),
-            }))
+            .verify_with(ENUMERATION_CHECK.route("graph-enumeration/1", "enumeration")))
     }
 }
 

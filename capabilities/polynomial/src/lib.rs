@@ -5,14 +5,19 @@
 mod groebner;
 mod poly;
 
-use jacobian_guest::{
-    Capability, InputKind, Produced, Qualifier, Refusal, Scope, VerificationRoute, export_capabilities,
-};
+use jacobian_guest::{Capability, Check, InputKind, Produced, Qualifier, Refusal, Scope, export_capabilities};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use poly::{Order, Poly};
+
+/// The arithmetic check of a Gröbner certificate.
+const CERTIFICATE_CHECK: Check = Check {
+    role: "polynomial.groebner.certificate",
+    verifier: "polynomial.groebner_basis.verify",
+    formats: &["groebner-certificate/1"],
+};
 
 const CERTIFICATE_SCHEMA: &str = "jacobian:polynomial/groebner-certificate@1";
 const MAX_VARS: usize = 6;
@@ -81,7 +86,7 @@ the work, and an unfinished computation claims nothing.";
     const TAGS: &'static [&'static str] =
         &["polynomial", "groebner", "gröbner", "ideal", "commutative_algebra", "buchberger", "exact", "rational"];
     const INPUT_KIND: InputKind = InputKind::FormalProposition;
-    const CHECKER_ROLES: &'static [&'static str] = &["polynomial.groebner.certificate"];
+    const CHECKS: &'static [Check] = &[CERTIFICATE_CHECK];
     const ARTIFACT_TYPES: &'static [&'static str] = &[CERTIFICATE_SCHEMA];
     type Input = GroebnerInput;
     type Output = GroebnerOutput;
@@ -157,12 +162,7 @@ the work, and an unfinished computation claims nothing.";
             .qualifiers(&[Qualifier::Exact, Qualifier::Deterministic])
             .artifact("certificate", CERTIFICATE_SCHEMA, &certificate)
             .obligation("an independent check of the cofactors, the reductions to zero, the S-polynomial representations and reducedness")
-            .verify_with(VerificationRoute {
-                checker_role: "polynomial.groebner.certificate".into(),
-                verify_capability_id: "polynomial.groebner_basis.verify".into(),
-                certificate_format: "groebner-certificate/1".into(),
-                certificate_artifact_role: "certificate".into(),
-            }))
+            .verify_with(CERTIFICATE_CHECK.route("groebner-certificate/1", "certificate")))
     }
 }
 

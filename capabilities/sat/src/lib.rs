@@ -6,8 +6,7 @@ mod dimacs;
 mod solver;
 
 use jacobian_guest::{
-    Capability, InputKind, Produced, Qualifier, Refusal, Scope, VerificationRoute, export_capabilities,
-    read_input_artifact,
+    Capability, Check, InputKind, Produced, Qualifier, Refusal, Scope, export_capabilities, read_input_artifact,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -16,17 +15,10 @@ use serde_json::json;
 const CNF_SCHEMA: &str = "jacobian:sat/cnf@1";
 const LRAT_SCHEMA: &str = "jacobian:sat/lrat@1";
 const MODEL_SCHEMA: &str = "jacobian:sat/model@1";
-const CHECKER_ROLE: &str = "sat.certificate";
-const VERIFY_ID: &str = "sat.certificate.verify";
-
-fn route(format: &str) -> VerificationRoute {
-    VerificationRoute {
-        checker_role: CHECKER_ROLE.into(),
-        verify_capability_id: VERIFY_ID.into(),
-        certificate_format: format.into(),
-        certificate_artifact_role: "certificate".into(),
-    }
-}
+/// The SAT checker, for an LRAT proof.
+const LRAT_CHECK: Check = Check { role: "sat.certificate", verifier: "sat.certificate.verify", formats: &["lrat"] };
+/// The SAT checker, for either answer of the solver.
+const ANSWER_CHECK: Check = Check { formats: &["lrat", "model"], ..LRAT_CHECK };
 
 /// DIMACS CNF text.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -108,7 +100,7 @@ impl Capability for ConstructCertificate {
 binds the proof to the CNF artifact. Whether the proof is valid is decided by sat.certificate.verify, never here.";
     const TAGS: &'static [&'static str] = &["sat", "lrat", "proof", "certificate", "construct"];
     const INPUT_KIND: InputKind = InputKind::TypedArtifact;
-    const CHECKER_ROLES: &'static [&'static str] = &[CHECKER_ROLE];
+    const CHECKS: &'static [Check] = &[LRAT_CHECK];
     const ARTIFACT_TYPES: &'static [&'static str] = &[LRAT_SCHEMA];
     type Input = CertificateInput;
     type Output = CertificateOutput;
@@ -123,7 +115,7 @@ binds the proof to the CNF artifact. Whether the proof is valid is decided by sa
         )
         .artifact("certificate", LRAT_SCHEMA, &content)
         .obligation("an independent check that the proof derives the empty clause from this CNF")
-        .verify_with(route("lrat")))
+        .verify_with(LRAT_CHECK.route("lrat", "certificate")))
     }
 }
 
@@ -175,7 +167,7 @@ analysis; SAT answers carry the model. Both are COMPUTED until sat.certificate.v
 max_conflicts runs out the answer is UNKNOWN, never a guess.";
     const TAGS: &'static [&'static str] = &["sat", "cnf", "solver", "cdcl", "lrat", "unsat", "satisfiability"];
     const INPUT_KIND: InputKind = InputKind::TypedArtifact;
-    const CHECKER_ROLES: &'static [&'static str] = &[CHECKER_ROLE];
+    const CHECKS: &'static [Check] = &[ANSWER_CHECK];
     const ARTIFACT_TYPES: &'static [&'static str] = &[LRAT_SCHEMA, MODEL_SCHEMA];
     type Input = SolveInput;
     type Output = SolveOutput;
@@ -212,7 +204,7 @@ max_conflicts runs out the answer is UNKNOWN, never a guess.";
                     .qualifiers(&qualifiers)
                     .artifact("certificate", MODEL_SCHEMA, &content)
                     .obligation("an independent check that the model satisfies every clause")
-                    .verify_with(route("model"))
+                    .verify_with(ANSWER_CHECK.route("model", "certificate"))
             }
             solver::Answer::Unsat => {
                 output.status = "UNSAT".into();
@@ -222,7 +214,7 @@ max_conflicts runs out the answer is UNKNOWN, never a guess.";
                     .qualifiers(&qualifiers)
                     .artifact("certificate", LRAT_SCHEMA, &content)
                     .obligation("an independent check of the LRAT proof against this CNF")
-                    .verify_with(route("lrat"))
+                    .verify_with(ANSWER_CHECK.route("lrat", "certificate"))
             }
             solver::Answer::Unknown => {
                 output.status = "UNKNOWN".into();

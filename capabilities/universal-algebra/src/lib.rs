@@ -4,7 +4,7 @@
 
 mod laws;
 
-use jacobian_guest::{Capability, Produced, Qualifier, Refusal, Scope, VerificationRoute, export_capabilities};
+use jacobian_guest::{Capability, Check, Produced, Qualifier, Refusal, Scope, export_capabilities};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -12,7 +12,12 @@ use laws::{Law, Table};
 
 /// Schema of the countermodel artifact (read by the independent checker).
 pub const COUNTERMODEL_SCHEMA: &str = "jacobian:universal_algebra/countermodel@1";
-const CHECKER_ROLE: &str = "universal_algebra.countermodel.witness";
+/// The independent witness check of a countermodel.
+const WITNESS_CHECK: Check = Check {
+    role: "universal_algebra.countermodel.witness",
+    verifier: "universal_algebra.countermodel.verify",
+    formats: &["cayley-table-witness/1"],
+};
 const MAX_ORDER: u8 = 8;
 
 /// A search for a finite magma satisfying every hypothesis and violating the target.
@@ -109,7 +114,7 @@ countermodel with universal_algebra.countermodel.verify.";
         "commutativity",
         "finite_model",
     ];
-    const CHECKER_ROLES: &'static [&'static str] = &[CHECKER_ROLE];
+    const CHECKS: &'static [Check] = &[WITNESS_CHECK];
     const ARTIFACT_TYPES: &'static [&'static str] = &[COUNTERMODEL_SCHEMA];
 
     type Input = SearchInput;
@@ -199,12 +204,7 @@ fn search(input: &SearchInput, hypotheses: &[Law], target: &Law) -> Produced<Sea
                     .qualifiers(&[Qualifier::Exact, Qualifier::Bounded, Qualifier::Deterministic])
                     .artifact("countermodel", COUNTERMODEL_SCHEMA, &artifact)
                     .obligation("independent check that the table satisfies every hypothesis and violates the target at the witness")
-                    .verify_with(VerificationRoute {
-                        checker_role: CHECKER_ROLE.into(),
-                        verify_capability_id: "universal_algebra.countermodel.verify".into(),
-                        certificate_format: "cayley-table-witness/1".into(),
-                        certificate_artifact_role: "countermodel".into(),
-                    });
+                    .verify_with(WITNESS_CHECK.route("cayley-table-witness/1", "countermodel"));
             }
             Step::Exhausted => output.orders_exhausted.push(order),
             Step::OutOfNodes => {

@@ -15,7 +15,7 @@ pub use search::{stem, terms};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use jacobian_guest::protocol::{Example, InputKind, Mode, Provider};
+use jacobian_guest::protocol::{DeclaredCheck, Example, InputKind, Mode, Provider};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -64,6 +64,9 @@ pub struct CatalogEntry {
     pub examples: Vec<Example>,
     /// Checker roles named by results (producers) or filled (verifiers).
     pub checker_roles: Vec<String>,
+    /// The checks a producer's results may be routed to (empty for verifiers,
+    /// and for producers whose descriptor predates declared checks).
+    pub checks: Vec<DeclaredCheck>,
     /// Artifact types produced or read.
     pub artifact_types: Vec<String>,
     /// Certificate formats (verifiers).
@@ -121,6 +124,7 @@ impl Catalog {
                         output_schema: Some(c.output_schema.clone()),
                         examples: c.examples.clone(),
                         checker_roles: c.checker_roles.clone(),
+                        checks: c.checks.clone(),
                         artifact_types: c.artifact_types.clone(),
                         certificate_formats: Vec::new(),
                         component: record.digest,
@@ -149,6 +153,7 @@ impl Catalog {
                         output_schema: None,
                         examples: Vec::new(),
                         checker_roles: vec![k.role.clone()],
+                        checks: Vec::new(),
                         artifact_types: k.artifact_types.clone(),
                         certificate_formats: k.certificate_formats.clone(),
                         component: record.digest,
@@ -241,6 +246,7 @@ checker's verification. No authorized checker means NOT_CONCLUDED, never a pass.
         output_schema: None,
         examples: Vec::new(),
         checker_roles: union(|e| &e.checker_roles),
+        checks: Vec::new(),
         artifact_types: union(|e| &e.artifact_types),
         certificate_formats: union(|e| &e.certificate_formats),
         component: Digest::of(b"jacobian:host/certificate.verify"),

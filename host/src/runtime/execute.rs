@@ -3,10 +3,12 @@
 //! descriptor and its artifacts are stored; a checker's verdict goes to
 //! `verify.rs`, the only place `VERIFIED` is set.
 
-use jacobian_guest::protocol::{ARTIFACT_VERSION, Lineage, Mode, Outcome, ProducerAssurance};
+use jacobian_guest::protocol::{
+    ARTIFACT_VERSION, DeclaredCheck, Lineage, Mode, Outcome, ProducerAssurance, VerificationRoute,
+};
 use serde_json::{Value, json};
 
-use crate::catalog::EntryKind;
+use crate::catalog::{CatalogEntry, EntryKind};
 use crate::contract::{
     ArtifactRef, Assurance, CheckRoute, Diagnostic, InvokeRequest, Provenance, RESULT_CONTRACT, Relation, Relationship,
 };
@@ -84,6 +86,11 @@ impl Runtime {
                 run,
                 failed(format!("artifact type {} is not declared in the descriptor", undeclared.schema_uri)),
             ));
+        }
+        if let Some(route) = &outcome.verification
+            && let Err(message) = route_declared(call.entry, route)
+        {
+            return Ok((run, failed(message)));
         }
         let lineage = Lineage {
             capability_id: id.clone(),
@@ -186,6 +193,36 @@ pub(super) fn facts(
     let run = RunFacts { fuel_consumed: report.fuel_consumed, guest_log: report.log };
     let answer = report.result.map_err(|failure| diagnose(&failure, id, &prepared.budgets, &report.console));
     (run, answer)
+}
+
+/// Whether a producer's route names a check its descriptor declares: the
+/// role always (`checker_roles`), and the checker and format too when the
+/// descriptor declares its checks (every bundle built with the current SDK).
+fn route_declared(entry: &CatalogEntry, route: &VerificationRoute) -> Result<(), String> {
+    let role = &route.checker_role;
+    if !entry.checker_roles.contains(role) {
+        return Err(format!("its route names checker role {role}, which its descriptor does not declare"));
+    }
+    if entry.checks.is_empty() {
+        return Ok(());
+    }
+    let declared: Vec<&DeclaredCheck> = entry.checks.iter().filter(|c| &c.checker_role == role).collect();
+    if !declared.iter().any(|c| c.verify_capability_id == route.verify_capability_id) {
+        return Err(format!(
+            "its route names checker {} for role {role}, which its descriptor does not declare",
+            route.verify_capability_id
+        ));
+    }
+    if !declared.iter().any(|c| {
+        c.verify_capability_id == route.verify_capability_id
+            && c.certificate_formats.contains(&route.certificate_format)
+    }) {
+        return Err(format!(
+            "its route names certificate format {} for role {role}, which its descriptor does not declare",
+            route.certificate_format
+        ));
+    }
+    Ok(())
 }
 
 /// Who ran, from which install, on which input, under which budgets.

@@ -43,7 +43,7 @@ use crate::store::{DataDir, DbError, EpisodeStore, PolicyStamp, SessionStore};
 use crate::workspace::Workspaces;
 
 pub use experiments::{ExperimentError, Experiments};
-pub use open::{LoadFailure, OpenError, Portfolio, RuntimeConfig, open_state};
+pub use open::{GivenComponent, LoadFailure, OpenError, Portfolio, RuntimeConfig, open_state};
 pub use record::episode_value;
 pub use verify::verification_binding;
 
@@ -53,6 +53,8 @@ pub struct Runtime {
     sandbox: Sandbox,
     components: BTreeMap<Digest, Arc<Installed>>,
     bundled: BTreeSet<Digest>,
+    /// Components installed as bundled here by this binary or an earlier one.
+    installed_bundled: BTreeSet<Digest>,
     catalog: Catalog,
     policy: Mutex<(PolicyStamp, Arc<Policy>)>,
     load_failures: Vec<LoadFailure>,
@@ -87,6 +89,13 @@ impl Runtime {
     /// authorized by the policy's `authorize_bundled`).
     pub fn is_bundled(&self, digest: &Digest) -> bool {
         self.bundled.contains(digest)
+    }
+
+    /// Whether the component was bundled where it was installed: by this
+    /// binary, or by an earlier one whose install record is here (what an
+    /// archive records as bundled; never a grant of trust).
+    pub fn installed_as_bundled(&self, digest: &Digest) -> bool {
+        self.installed_bundled.contains(digest)
     }
 
     /// Whether this binary bundles the component (by built digest).
@@ -163,19 +172,37 @@ impl Runtime {
         })
     }
 
-    /// The components an episode names: its provider, its checker, and the
-    /// checker its certificate routes to (when installed).
-    pub fn components_for(&self, episode: &Value) -> BTreeSet<Digest> {
+    /// The components a set of episodes needs to be re-run: each one's
+    /// provider and checker, and for each certificate route the checker that
+    /// an episode of the set ran for it, else the one installed now.
+    pub fn components_for<'a>(&self, episodes: impl IntoIterator<Item = &'a Value>) -> BTreeSet<Digest> {
+        let digest_at = |episode: &Value, pointer: &str| -> Option<Digest> {
+            episode.pointer(pointer).and_then(Value::as_str).and_then(|d| d.parse().ok())
+        };
         let mut out = BTreeSet::new();
-        for pointer in ["/provenance/provider_digest", "/verification/checker_digest"] {
-            if let Some(digest) = episode.pointer(pointer).and_then(Value::as_str).and_then(|d| d.parse().ok()) {
-                out.insert(digest);
+        let mut ran: BTreeMap<String, Digest> = BTreeMap::new();
+        let mut routes = BTreeSet::new();
+        for episode in episodes {
+            out.extend(digest_at(episode, "/provenance/provider_digest"));
+            out.extend(digest_at(episode, "/verification/checker_digest"));
+            if episode["verification"].is_object()
+                && let Some(checker) = digest_at(episode, "/provenance/provider_digest")
+            {
+                // A routed check answers as certificate.verify and names the checker it ran.
+                let id = episode.pointer("/output/routed_to").and_then(Value::as_str);
+                if let Some(id) = id.or_else(|| episode["capability_id"].as_str()) {
+                    ran.insert(id.to_owned(), checker);
+                }
+            }
+            if let Some(id) = episode.pointer("/check_with/verify_capability_id").and_then(Value::as_str) {
+                routes.insert(id.to_owned());
             }
         }
-        if let Some(id) = episode.pointer("/check_with/verify_capability_id").and_then(Value::as_str)
-            && let Some(entry) = self.catalog.get(id)
-        {
-            out.insert(entry.component);
+        for id in routes {
+            match ran.get(&id) {
+                Some(checker) => out.insert(*checker),
+                None => self.catalog.get(&id).is_some_and(|entry| out.insert(entry.component)),
+            };
         }
         out
     }

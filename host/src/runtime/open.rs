@@ -50,9 +50,22 @@ pub enum Portfolio {
     /// The components built into this binary.
     #[default]
     Bundled,
-    /// These (name, bytes) instead: an archive's components that this binary
-    /// also bundles, for replay.
-    Given(Vec<(String, Vec<u8>)>),
+    /// These instead: the components an archive records as bundled, for replay.
+    Given(Vec<GivenComponent>),
+}
+
+/// A component an archive records as bundled where it ran.
+#[derive(Debug, Clone)]
+pub struct GivenComponent {
+    /// A name for messages.
+    pub name: String,
+    /// Its bytes.
+    pub bytes: Vec<u8>,
+    /// Whether this binary bundles the same digest. Only then does it count as
+    /// bundled for trust (the policy's `authorize_bundled`); otherwise it keeps
+    /// the tier it ran under, so its episodes replay as they were, and its
+    /// checkers verify only where the reviewer authorizes them.
+    pub built_here: bool,
 }
 
 /// A runtime that could not start.
@@ -111,23 +124,27 @@ impl Runtime {
             .map(|r| (r.digest, r))
             .collect();
 
+        // Every component ever installed as bundled here, an earlier binary's too.
+        let installed_bundled: BTreeSet<Digest> =
+            records.values().filter(|r| r.tier == Tier::Bundled).map(|r| r.digest).collect();
         let mut components = BTreeMap::new();
         let mut bundled = BTreeSet::new();
         let mut taken = TakenIds::new();
-        let portfolio: Vec<(String, Digest, &[u8])> = match &config.portfolio {
+        let portfolio: Vec<(String, Digest, &[u8], bool)> = match &config.portfolio {
             Portfolio::Bundled => BUNDLED
                 .iter()
                 .map(|c| {
                     let digest =
                         c.sha256.parse().map_err(|e: crate::digest::DigestError| OpenError::Engine(e.to_string()));
-                    digest.map(|d| (c.package.to_owned(), d, c.bytes))
+                    digest.map(|d| (c.package.to_owned(), d, c.bytes, true))
                 })
                 .collect::<Result<_, _>>()?,
-            Portfolio::Given(list) => {
-                list.iter().map(|(name, bytes)| (name.clone(), Digest::of(bytes), &bytes[..])).collect()
-            }
+            Portfolio::Given(list) => list
+                .iter()
+                .map(|given| (given.name.clone(), Digest::of(&given.bytes), &given.bytes[..], given.built_here))
+                .collect(),
         };
-        for (package, expected, bytes) in portfolio {
+        for (package, expected, bytes, trusted) in portfolio {
             let bundle_error = |e| OpenError::Bundled { package: package.clone(), source: Box::new(e) };
             let installed = match records.get(&expected) {
                 Some(record) if record.tier == Tier::Bundled => {
@@ -139,7 +156,9 @@ impl Runtime {
                     .map_err(bundle_error)?,
             };
             claim_ids(&mut taken, &installed);
-            bundled.insert(expected);
+            if trusted {
+                bundled.insert(expected);
+            }
             components.insert(expected, Arc::new(installed));
         }
         let mut load_failures = Vec::new();
@@ -167,6 +186,7 @@ impl Runtime {
             data,
             sandbox,
             components,
+            installed_bundled: installed_bundled.union(&bundled).copied().collect(),
             bundled,
             catalog,
             policy: Mutex::new((stamp, Arc::new(policy))),

@@ -5,7 +5,7 @@
 use std::hint::black_box;
 
 use jacobian_guest::__private::{self, capability_bindings};
-use jacobian_guest::{Capability, Produced, Refusal, Scope};
+use jacobian_guest::{Capability, Check, Produced, Refusal, Scope, VerificationRoute};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -15,7 +15,8 @@ use serde::{Deserialize, Serialize};
 pub struct Input {
     /// none, loop, memory, grow_storm, recursion, panic, output, log_flood,
     /// host_time, bulk_fill, sleep, read_artifact, ambient, claim_verified,
-    /// malformed, off_schema.
+    /// malformed, off_schema, route_declared, route_role, route_checker,
+    /// route_format.
     pub attack: String,
     /// Bytes of output for `output`; digest for `read_artifact`; `then_spin`
     /// for `grow_storm`; `forever` for `host_time`; rounds for `bulk_fill`.
@@ -32,12 +33,17 @@ pub struct Output {
 
 pub struct Hostile;
 
+/// The one check its results may be routed to.
+const ROUTE_CHECK: Check =
+    Check { role: "test.hostile.route", verifier: "test.hostile.verify", formats: &["hostile/1"] };
+
 impl Capability for Hostile {
     const ID: &'static str = "test.hostile.attack";
     const TITLE: &'static str = "Attack the host";
     const OUTCOME: &'static str = "a typed diagnostic for each attack";
     const DESCRIPTION: &'static str = "Test guest that misbehaves on request.";
     const TAGS: &'static [&'static str] = &["test"];
+    const CHECKS: &'static [Check] = &[ROUTE_CHECK];
     type Input = Input;
     type Output = Output;
 
@@ -145,10 +151,26 @@ impl Capability for Hostile {
                                    "cwd": format!("{cwd:?}")})
                 .to_string()
             }
+            "route_declared" | "route_role" | "route_checker" | "route_format" => {
+                // A route built from the declared check, or one that strays from it.
+                let mut route = ROUTE_CHECK.route("hostile/1", "certificate");
+                match input.attack.as_str() {
+                    "route_role" => route.checker_role = "test.other.role".into(),
+                    "route_checker" => route.verify_capability_id = "test.other.verify".into(),
+                    "route_format" => route.certificate_format = "other/9".into(),
+                    _ => {}
+                }
+                return Ok(routed(route));
+            }
             other => return Err(Refusal::at("attack", format!("unknown attack {other}"))),
         };
         Ok(Produced::computed(Output { result }, Scope::exhaustive("nothing")))
     }
+}
+
+/// A harmless answer routed by `route`.
+fn routed(route: VerificationRoute) -> Produced<Output> {
+    Produced::computed(Output { result: "routed".into() }, Scope::exhaustive("nothing")).verify_with(route)
 }
 
 #[inline(never)]
