@@ -2,9 +2,7 @@
 //! The SAT producer's DIMACS parser and LRAT syntax check, then the LRAT
 //! checking core on whatever parses: input is `CNF text` `\n%%\n` `proof`.
 
-#[allow(dead_code)]
-#[path = "../../capabilities/sat/src/dimacs.rs"]
-mod dimacs;
+use jacobian_sat_core::dimacs;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };

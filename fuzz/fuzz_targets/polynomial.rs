@@ -2,9 +2,7 @@
 //! The polynomial producer's parser (positions in errors, degree bound),
 //! under every monomial order.
 
-#[allow(dead_code)]
-#[path = "../../capabilities/polynomial/src/poly.rs"]
-mod poly;
+use jacobian_polynomial_core::poly;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };

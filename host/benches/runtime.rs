@@ -20,20 +20,12 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::transport::TokioChildProcess;
 use serde_json::json;
 
-// The capabilities' compute cores, compiled natively from the same source,
-// for the sandbox-cost comparison (same code, same inputs, in and out of the sandbox).
-#[allow(dead_code)]
-#[path = "../../capabilities/graph/src/enumerate.rs"]
-mod enumerate;
-#[allow(dead_code)]
-#[path = "../../capabilities/polynomial/src/groebner.rs"]
-mod groebner;
-#[allow(dead_code)]
-#[path = "../../capabilities/polynomial/src/poly.rs"]
-mod poly;
-#[allow(dead_code)]
-#[path = "../../capabilities/sat/src/solver.rs"]
-mod solver;
+// The capabilities' compute cores, linked natively: the same source the
+// components compile, for the sandbox-cost comparison (same code, same
+// inputs, in and out of the sandbox).
+use jacobian_graph_core::enumerate;
+use jacobian_polynomial_core::{groebner, poly};
+use jacobian_sat_core::solver;
 
 #[path = "../../tests/it/mcp_http.rs"]
 mod mcp_http;

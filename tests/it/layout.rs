@@ -195,3 +195,44 @@ fn the_codemap_names_every_module_and_only_paths_that_exist() {
         .collect();
     assert!(unnamed.is_empty(), "ARCHITECTURE.md's codemap does not name: {unnamed:?}");
 }
+
+#[test]
+fn no_checker_depends_on_a_producer_and_no_producer_on_a_checker() {
+    // Every dependency kind counts (normal, build, dev): a checker's tests
+    // may not borrow a producer's code either.
+    let output = std::process::Command::new(env!("CARGO"))
+        .args(["metadata", "--format-version", "1", "--no-deps", "--offline"])
+        .current_dir(root())
+        .output()
+        .expect("cargo metadata");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let side = |manifest: &str| -> Option<&'static str> {
+        let relative = manifest.strip_prefix(&root().canonicalize().unwrap().to_string_lossy().to_string())?;
+        let relative = relative.trim_start_matches('/');
+        if relative.starts_with("capabilities/") {
+            Some("producer")
+        } else if relative.starts_with("checkers/") {
+            Some("checker")
+        } else {
+            None
+        }
+    };
+    let packages = metadata["packages"].as_array().unwrap();
+    let side_of: BTreeMap<String, &str> = packages
+        .iter()
+        .filter_map(|p| Some((p["name"].as_str()?.to_owned(), side(p["manifest_path"].as_str()?)?)))
+        .collect();
+    let cores = side_of.keys().filter(|name| name.ends_with("-core")).count();
+    assert!(cores >= 11, "every producer and checker has a core crate: {side_of:?}");
+    for package in packages {
+        let name = package["name"].as_str().unwrap();
+        let Some(own) = side_of.get(name) else { continue };
+        for dependency in package["dependencies"].as_array().unwrap() {
+            let target = dependency["name"].as_str().unwrap();
+            if let Some(other) = side_of.get(target) {
+                assert_eq!(own, other, "{name} ({own}) depends on {target} ({other})");
+            }
+        }
+    }
+}

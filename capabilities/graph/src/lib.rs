@@ -4,7 +4,7 @@
 //! `graph.enumerate.nonisomorphic` (every graph, connected graph or tree of a
 //! small order up to isomorphism, as canonical graph6 forms).
 
-pub mod enumerate;
+use jacobian_graph_core::{enumerate, induced_tree, simple};
 
 use jacobian_guest::{
     Capability, Check, InputKind, Produced, Qualifier, Refusal, Scope, export_capabilities, read_input_artifact,
@@ -15,7 +15,6 @@ use serde::{Deserialize, Serialize};
 /// Schema of the simple-graph artifact.
 pub const GRAPH_SCHEMA: &str = "jacobian:graph/simple@1";
 const TREE_SCHEMA: &str = "jacobian:graph/induced-tree-result@1";
-const MAX_ORDER: u32 = 64;
 /// The exhaustive check of a maximum induced tree.
 const INDUCED_TREE_CHECK: Check = Check {
     role: "graph.induced_tree.maximum",
@@ -87,44 +86,10 @@ one per vertex and distinct. Edges are stored as sorted pairs [u, v] with u < v.
     }
 
     fn run(input: ConstructInput) -> Result<Produced<ConstructOutput>, Refusal> {
-        let n = input.vertices;
-        if n == 0 || n > MAX_ORDER {
-            return Err(Refusal::at("vertices", format!("must be between 1 and {MAX_ORDER}")));
-        }
-        let labels = match input.labels {
-            Some(labels) => {
-                if labels.len() != n as usize {
-                    return Err(Refusal::at("labels", format!("{} labels for {n} vertices", labels.len())));
-                }
-                for (i, label) in labels.iter().enumerate() {
-                    if label.is_empty() || label.len() > 32 || labels[..i].contains(label) {
-                        return Err(Refusal::at(format!("labels.{i}"), "labels are distinct, 1..=32 bytes"));
-                    }
-                }
-                labels
-            }
-            None => (0..n).map(|v| v.to_string()).collect(),
-        };
-        let mut seen = std::collections::BTreeSet::new();
-        let mut edges = Vec::with_capacity(input.edges.len());
-        for (i, [a, b]) in input.edges.iter().copied().enumerate() {
-            for (j, end) in [a, b].into_iter().enumerate() {
-                if end >= n {
-                    return Err(Refusal::at(format!("edges.{i}.{j}"), format!("vertex {end} is out of range 0..{n}")));
-                }
-            }
-            if a == b {
-                return Err(Refusal::at(format!("edges.{i}"), format!("self-loop at vertex {a}")));
-            }
-            let edge = [a.min(b), a.max(b)];
-            if !seen.insert(edge) {
-                return Err(Refusal::at(format!("edges.{i}"), format!("duplicate edge {{{}, {}}}", edge[0], edge[1])));
-            }
-            edges.push(edge);
-        }
-        edges.sort_unstable();
-        let output = ConstructOutput { order: n, size: edges.len() };
-        let graph = Graph { order: n, labels, edges };
+        let graph = simple::build(input.vertices, input.labels, &input.edges)
+            .map_err(|invalid| Refusal::at(invalid.path, invalid.message))?;
+        let output = ConstructOutput { order: graph.order, size: graph.edges.len() };
+        let graph = Graph { order: graph.order, labels: graph.labels, edges: graph.edges };
         Ok(Produced::computed(output, Scope::exhaustive("exactly the supplied vertices and edges"))
             .qualifiers(&[Qualifier::Exact, Qualifier::Deterministic])
             .artifact("graph", GRAPH_SCHEMA, &graph))
@@ -183,20 +148,15 @@ graph.induced_tree.maximum.verify (orders up to 14).";
     fn run(input: TreeInput) -> Result<Produced<TreeOutput>, Refusal> {
         let envelope = read_input_artifact("graph", &input.graph, GRAPH_SCHEMA)?;
         let graph: Graph = serde_json::from_value(envelope.content).map_err(|e| Refusal::at("graph", e.to_string()))?;
-        let mut search = Search::new(&graph, input.max_nodes);
-        search.run();
-        let vertices: Vec<u32> = (0..graph.order).filter(|v| search.best & (1u64 << v) != 0).collect();
-        let output = TreeOutput {
-            size: vertices.len(),
-            vertices: vertices.clone(),
-            exact: !search.out_of_nodes,
-            nodes: search.nodes,
-        };
+        let found = induced_tree::maximum(graph.order, &graph.edges, input.max_nodes);
+        let vertices = found.vertices;
+        let output =
+            TreeOutput { size: vertices.len(), vertices: vertices.clone(), exact: found.exact, nodes: found.nodes };
         let result = serde_json::json!({
             "format": "induced-tree-optimum/1", "graph": input.graph, "vertices": vertices,
             "size": output.size, "exact": output.exact,
         });
-        if search.out_of_nodes {
+        if !found.exact {
             let scope = Scope::partial(format!(
                 "max_nodes ({}) ran out; a tree of this size exists, larger ones may too",
                 input.max_nodes
@@ -211,91 +171,6 @@ graph.induced_tree.maximum.verify (orders up to 14).";
         .artifact("certificate", TREE_SCHEMA, &result)
         .obligation("an independent check that no larger induced tree exists")
         .verify_with(INDUCED_TREE_CHECK.route("induced-tree-optimum/1", "certificate")))
-    }
-}
-
-/// Branch and bound with vertex sets as 64-bit masks.
-struct Search {
-    adjacency: Vec<u64>,
-    all: u64,
-    best: u64,
-    nodes: u64,
-    max_nodes: u64,
-    out_of_nodes: bool,
-}
-
-impl Search {
-    fn new(graph: &Graph, max_nodes: u64) -> Search {
-        let mut adjacency = vec![0u64; graph.order as usize];
-        for [a, b] in &graph.edges {
-            adjacency[*a as usize] |= 1 << b;
-            adjacency[*b as usize] |= 1 << a;
-        }
-        let all = if graph.order == 64 { u64::MAX } else { (1u64 << graph.order) - 1 };
-        Search { adjacency, all, best: 0, nodes: 0, max_nodes, out_of_nodes: false }
-    }
-
-    fn run(&mut self) {
-        let n = self.adjacency.len();
-        for root in 0..n {
-            // Trees containing a smaller root were all considered already.
-            let excluded = (1u64 << root) - 1;
-            let tree = 1u64 << root;
-            self.grow(tree, excluded | tree);
-            if self.out_of_nodes {
-                return;
-            }
-        }
-    }
-
-    /// Vertices outside the tree with exactly one neighbour in it.
-    fn attachable(&self, tree: u64, blocked: u64) -> u64 {
-        let mut out = 0;
-        let mut rest = self.all & !blocked;
-        while rest != 0 {
-            let v = rest.trailing_zeros() as usize;
-            rest &= rest - 1;
-            if (self.adjacency[v] & tree).count_ones() == 1 {
-                out |= 1 << v;
-            }
-        }
-        out
-    }
-
-    fn grow(&mut self, tree: u64, blocked: u64) {
-        self.nodes += 1;
-        if self.nodes > self.max_nodes {
-            self.out_of_nodes = true;
-            return;
-        }
-        if tree.count_ones() > self.best.count_ones() {
-            self.best = tree;
-        }
-        // Vertices with two or more neighbours in the tree can never join it.
-        let mut possible = 0u64;
-        let mut rest = self.all & !blocked;
-        while rest != 0 {
-            let v = rest.trailing_zeros() as usize;
-            rest &= rest - 1;
-            if (self.adjacency[v] & tree).count_ones() <= 1 {
-                possible |= 1 << v;
-            }
-        }
-        if tree.count_ones() + possible.count_ones() <= self.best.count_ones() {
-            return;
-        }
-        let candidates = self.attachable(tree, blocked);
-        if candidates == 0 {
-            return;
-        }
-        let v = candidates.trailing_zeros();
-        let bit = 1u64 << v;
-        // Branch: take v, or exclude it for good in this subtree.
-        self.grow(tree | bit, blocked | bit);
-        if self.out_of_nodes {
-            return;
-        }
-        self.grow(tree, blocked | bit);
     }
 }
 

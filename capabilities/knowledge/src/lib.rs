@@ -8,53 +8,10 @@ use jacobian_guest::{Capability, InputKind, Produced, Qualifier, Refusal, Scope,
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use jacobian_knowledge_core::pack::{self, terms};
+
 const PACK: &str = include_str!("../references/pack.md");
 const SOURCE_PATH: &str = "capabilities/knowledge/references/pack.md";
-
-struct Passage {
-    id: String,
-    title: String,
-    source: String,
-    text: String,
-}
-
-fn passages() -> Vec<Passage> {
-    let mut out = Vec::new();
-    for section in PACK.split("\n## ").skip(1) {
-        let mut lines = section.lines();
-        let heading = lines.next().unwrap_or_default();
-        let (id, title) = heading.split_once(" — ").unwrap_or((heading, ""));
-        let source = lines.next().unwrap_or_default().trim_start_matches("Source: ").to_owned();
-        let text = lines.collect::<Vec<_>>().join("\n").trim().to_owned();
-        out.push(Passage { id: id.trim().to_owned(), title: title.trim().to_owned(), source, text });
-    }
-    out
-}
-
-const STOPWORDS: &[&str] = &[
-    "a", "an", "and", "are", "as", "at", "be", "by", "does", "every", "for", "from", "how", "in", "is", "it", "of",
-    "on", "or", "the", "to", "what", "when", "which", "with", "why",
-];
-
-fn terms(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for word in text.split(|c: char| !c.is_alphanumeric()).filter(|w| w.len() > 1) {
-        let lower = word.to_lowercase();
-        if STOPWORDS.contains(&lower.as_str()) {
-            continue;
-        }
-        let mut stem = lower.clone();
-        for suffix in ["ities", "ity", "ies", "es", "s", "e"] {
-            if stem.chars().count() >= suffix.len() + 4 && stem.ends_with(suffix) {
-                stem.truncate(stem.len() - suffix.len());
-            }
-        }
-        if !out.contains(&stem) {
-            out.push(stem);
-        }
-    }
-    out
-}
 
 /// A question for the reference pack.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -124,50 +81,23 @@ sentences verbatim. Retrieval, not proof.";
         if query.is_empty() {
             return Err(Refusal::at("query", "no searchable words"));
         }
-        let mut scored: Vec<(usize, usize, Passage, Vec<String>)> = passages()
+        let citations: Vec<Citation> = pack::search(PACK, &query, input.limit as usize)
             .into_iter()
-            .filter_map(|p| {
-                let title_terms = terms(&p.title);
-                let body_terms = terms(&format!("{} {}", p.id.replace('.', " "), p.text));
-                let matched: Vec<String> =
-                    query.iter().filter(|t| title_terms.contains(t) || body_terms.contains(t)).cloned().collect();
-                let score: usize = matched.iter().map(|t| if title_terms.contains(t) { 3 } else { 1 }).sum();
-                (matched.len() * 2 >= query.len() && !matched.is_empty()).then_some((score, matched.len(), p, matched))
-            })
-            .collect();
-        scored.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)).then_with(|| a.2.id.cmp(&b.2.id)));
-        let citations: Vec<Citation> = scored
-            .into_iter()
-            .take(input.limit as usize)
             .enumerate()
-            .map(|(i, (_, _, p, matched))| Citation {
+            .map(|(i, hit)| Citation {
                 marker: format!("[{}]", i + 1),
                 source_path: SOURCE_PATH.into(),
-                chunk_id: p.id.clone(),
-                title: p.title.clone(),
-                source: p.source.clone(),
-                snippet: best_sentence(&p.text, &matched),
-                matched_terms: matched,
+                chunk_id: hit.passage.id,
+                title: hit.passage.title,
+                source: hit.passage.source,
+                snippet: hit.snippet,
+                matched_terms: hit.matched,
             })
             .collect();
         let supported = !citations.is_empty();
         let scope = Scope::exhaustive("every passage of the bundled reference pack was scored");
         Ok(Produced::heuristic(SearchOutput { supported, citations }, scope).qualifiers(&[Qualifier::Deterministic]))
     }
-}
-
-/// The sentence of `text` holding the most matched terms (verbatim).
-fn best_sentence(text: &str, matched: &[String]) -> String {
-    let sentences: Vec<&str> = text.split_inclusive(". ").map(str::trim).filter(|s| !s.is_empty()).collect();
-    sentences
-        .iter()
-        .copied()
-        .max_by_key(|s| {
-            let words = terms(s);
-            (matched.iter().filter(|t| words.contains(t)).count(), std::cmp::Reverse(s.len()))
-        })
-        .unwrap_or(text)
-        .to_owned()
 }
 
 /// Nothing to ask: the whole pack.
@@ -214,7 +144,7 @@ impl Capability for Catalog {
     }
 
     fn run(_input: CatalogInput) -> Result<Produced<CatalogOutput>, Refusal> {
-        let passages = passages()
+        let passages = pack::passages(PACK)
             .into_iter()
             .map(|p| PassageEntry {
                 chunk_id: p.id,

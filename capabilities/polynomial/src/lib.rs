@@ -1,16 +1,16 @@
 //! `polynomial.compute.groebner_basis`: the reduced Gröbner basis of an ideal
 //! of ℚ[vars] under lex, grlex or grevlex, in exact arithmetic, with a
 //! certificate that an independent checker verifies by polynomial arithmetic.
-
-mod groebner;
-mod poly;
+//! The mathematics is `jacobian-polynomial-core`; this crate validates the
+//! request and shapes the answer and its certificate.
 
 use jacobian_guest::{Capability, Check, InputKind, Produced, Qualifier, Refusal, Scope, export_capabilities};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use poly::{Order, Poly};
+use jacobian_polynomial_core::groebner;
+use jacobian_polynomial_core::poly::{self, Order, Poly};
 
 /// The arithmetic check of a Gröbner certificate.
 const CERTIFICATE_CHECK: Check = Check {

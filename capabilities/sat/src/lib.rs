@@ -1,13 +1,12 @@
 //! SAT: DIMACS CNF artifacts, a CDCL solver whose UNSAT answers carry LRAT
 //! proofs and whose SAT answers carry models, and LRAT certificates from
-//! other tools bound to a CNF artifact.
-
-mod dimacs;
-mod solver;
+//! other tools bound to a CNF artifact. The parsing and the solver are
+//! `jacobian-sat-core`; this crate is the component around them.
 
 use jacobian_guest::{
     Capability, Check, InputKind, Produced, Qualifier, Refusal, Scope, export_capabilities, read_input_artifact,
 };
+use jacobian_sat_core::{dimacs, solver};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;

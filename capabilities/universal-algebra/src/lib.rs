@@ -2,13 +2,12 @@
 //! hypothesis laws and violates a target law, by exhaustive backtracking over
 //! Cayley tables in lexicographic order.
 
-mod laws;
-
 use jacobian_guest::{Capability, Check, Produced, Qualifier, Refusal, Scope, export_capabilities};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use laws::{Law, Table};
+use jacobian_universal_algebra_core::laws::{self, Law};
+use jacobian_universal_algebra_core::search::{self, Countermodel};
 
 /// Schema of the countermodel artifact (read by the independent checker).
 pub const COUNTERMODEL_SCHEMA: &str = "jacobian:universal_algebra/countermodel@1";
@@ -74,7 +73,7 @@ pub struct SearchOutput {
 
 /// The countermodel artifact: the claim it refutes and the candidate.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Countermodel {
+pub struct CountermodelArtifact {
     format: String,
     claim: Claim,
     order: u8,
@@ -152,71 +151,56 @@ countermodel with universal_algebra.countermodel.verify.";
 }
 
 fn search(input: &SearchInput, hypotheses: &[Law], target: &Law) -> Produced<SearchOutput> {
+    let outcome = search::find(hypotheses, target, input.min_order, input.max_order, input.max_nodes);
     let mut output = SearchOutput {
         found: false,
         order: None,
         table: None,
         witness: None,
-        orders_exhausted: Vec::new(),
-        budget_exhausted: false,
-        nodes: 0,
+        orders_exhausted: outcome.orders_exhausted,
+        budget_exhausted: outcome.budget_exhausted,
+        nodes: outcome.nodes,
     };
     let implication = format!("every magma satisfying [{}] satisfies {}", input.hypotheses.join(", "), input.target);
-    for order in input.min_order..=input.max_order {
-        let mut search = Search {
-            table: Table { n: usize::from(order), cells: vec![None; usize::from(order) * usize::from(order)] },
-            hypotheses,
-            target,
-            nodes: output.nodes,
-            max_nodes: input.max_nodes,
+    if let Some(Countermodel { order, table, witness }) = outcome.found {
+        let artifact = CountermodelArtifact {
+            format: "cayley-table-witness/1".into(),
+            claim: Claim {
+                statement: implication.clone(),
+                hypotheses: input.hypotheses.clone(),
+                target: input.target.clone(),
+                semantics: SEMANTICS.into(),
+            },
+            order,
+            table: table.clone(),
+            witness: witness.clone(),
         };
-        let result = search.fill(0);
-        output.nodes = search.nodes;
-        match result {
-            Step::Found(witness) => {
-                let n = usize::from(order);
-                let table: Vec<Vec<u8>> =
-                    (0..n).map(|a| (0..n).map(|b| search.table.cells[a * n + b].unwrap_or(0)).collect()).collect();
-                let artifact = Countermodel {
-                    format: "cayley-table-witness/1".into(),
-                    claim: Claim {
-                        statement: implication.clone(),
-                        hypotheses: input.hypotheses.clone(),
-                        target: input.target.clone(),
-                        semantics: SEMANTICS.into(),
-                    },
-                    order,
-                    table: table.clone(),
-                    witness: witness.clone(),
-                };
-                output.found = true;
-                output.order = Some(order);
-                output.table = Some(table);
-                output.witness = Some(witness);
-                let earlier = if order > input.min_order {
-                    format!("; every magma of order {}..{} was examined first", input.min_order, order - 1)
-                } else {
-                    String::new()
-                };
-                let scope =
-                    Scope::witness_only(format!("refutes \"{implication}\" by one magma of order {order}{earlier}"));
-                return Produced::computed(output, scope)
-                    .qualifiers(&[Qualifier::Exact, Qualifier::Bounded, Qualifier::Deterministic])
-                    .artifact("countermodel", COUNTERMODEL_SCHEMA, &artifact)
-                    .obligation("independent check that the table satisfies every hypothesis and violates the target at the witness")
-                    .verify_with(WITNESS_CHECK.route("cayley-table-witness/1", "countermodel"));
-            }
-            Step::Exhausted => output.orders_exhausted.push(order),
-            Step::OutOfNodes => {
-                output.budget_exhausted = true;
-                let scope = Scope::partial(format!(
-                    "the node budget ({}) ran out at order {order}; no countermodel among the tables examined; \
-                     orders {:?} were exhausted",
-                    input.max_nodes, output.orders_exhausted
-                ));
-                return Produced::computed(output, scope).qualifiers(&[Qualifier::Bounded, Qualifier::Deterministic]);
-            }
-        }
+        output.found = true;
+        output.order = Some(order);
+        output.table = Some(table);
+        output.witness = Some(witness);
+        let earlier = if order > input.min_order {
+            format!("; every magma of order {}..{} was examined first", input.min_order, order - 1)
+        } else {
+            String::new()
+        };
+        let scope = Scope::witness_only(format!("refutes \"{implication}\" by one magma of order {order}{earlier}"));
+        return Produced::computed(output, scope)
+            .qualifiers(&[Qualifier::Exact, Qualifier::Bounded, Qualifier::Deterministic])
+            .artifact("countermodel", COUNTERMODEL_SCHEMA, &artifact)
+            .obligation(
+                "independent check that the table satisfies every hypothesis and violates the target at the witness",
+            )
+            .verify_with(WITNESS_CHECK.route("cayley-table-witness/1", "countermodel"));
+    }
+    if output.budget_exhausted {
+        let at = output.orders_exhausted.last().map_or(input.min_order, |o| o + 1);
+        let scope = Scope::partial(format!(
+            "the node budget ({}) ran out at order {at}; no countermodel among the tables examined; \
+             orders {:?} were exhausted",
+            input.max_nodes, output.orders_exhausted
+        ));
+        return Produced::computed(output, scope).qualifiers(&[Qualifier::Bounded, Qualifier::Deterministic]);
     }
     let scope = Scope::exhaustive(format!(
         "no magma of order {}..{} satisfies every hypothesis while violating the target; \
@@ -229,47 +213,6 @@ fn search(input: &SearchInput, hypotheses: &[Law], target: &Law) -> Produced<Sea
         Qualifier::Exhaustive,
         Qualifier::Deterministic,
     ])
-}
-
-enum Step {
-    Found(serde_json::Value),
-    Exhausted,
-    OutOfNodes,
-}
-
-struct Search<'a> {
-    table: Table,
-    hypotheses: &'a [Law],
-    target: &'a Law,
-    nodes: u64,
-    max_nodes: u64,
-}
-
-impl Search<'_> {
-    fn fill(&mut self, cell: usize) -> Step {
-        if cell == self.table.cells.len() {
-            return match laws::violation(self.target, &self.table) {
-                Some(witness) => Step::Found(witness),
-                None => Step::Exhausted,
-            };
-        }
-        for value in 0..self.table.n as u8 {
-            self.nodes += 1;
-            if self.nodes > self.max_nodes {
-                return Step::OutOfNodes;
-            }
-            self.table.cells[cell] = Some(value);
-            if self.hypotheses.iter().any(|h| laws::violated_by_partial(h, &self.table)) {
-                continue;
-            }
-            match self.fill(cell + 1) {
-                Step::Exhausted => {}
-                other => return other,
-            }
-        }
-        self.table.cells[cell] = None;
-        Step::Exhausted
-    }
 }
 
 export_capabilities!(SearchCountermodel);

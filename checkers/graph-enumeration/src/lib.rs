@@ -6,12 +6,9 @@
 //! (Burnside's lemma, its inverse Euler transform for connected graphs,
 //! Otter's formula for trees). Pairwise non-isomorphic and as many as there
 //! are classes means every class is listed. Shares no code with the producer.
+//! The checking is `jacobian-graph-enumeration-checker-core`.
 
-pub mod canon;
-pub mod count;
-
-use std::collections::HashMap;
-
+use jacobian_graph_enumeration_checker_core::{Family, count, distinct_members};
 use jacobian_guest::{Checker, Judged, Refusal, Scope, Verdict, VerdictKind, export_checkers, read_input_artifact};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -103,29 +100,17 @@ connected graphs, 16 for trees; larger orders are UNSUPPORTED.";
         if listed.count != listed.graphs.len() {
             return reject(format!("count says {} but {} graphs are listed", listed.count, listed.graphs.len()));
         }
-        let mut forms: HashMap<Vec<bool>, usize> = HashMap::with_capacity(listed.graphs.len());
-        for (i, text) in listed.graphs.iter().enumerate() {
-            let graph = match canon::Matrix::from_graph6(text) {
-                Ok(graph) => graph,
-                Err(e) => return reject(format!("graphs.{i}: {e}")),
-            };
-            if graph.n != n {
-                return reject(format!("graphs.{i} has {} vertices, not {n}", graph.n));
-            }
-            let member = match family {
-                "connected" => graph.connected(),
-                "trees" => graph.connected() && graph.edges() + 1 == n,
-                _ => true,
-            };
-            if !member {
-                return reject(format!("graphs.{i} is not a member of the family {family}"));
-            }
-            if let Some(first) = forms.insert(canon::canonical(&graph), i) {
-                return reject(format!("graphs.{first} and graphs.{i} are isomorphic"));
-            }
-        }
-        if forms.len() as u128 != expected {
-            return reject(format!("{} classes are listed, but {formula} gives {expected}", forms.len()));
+        let kind = match family {
+            "connected" => Family::Connected,
+            "trees" => Family::Trees,
+            _ => Family::All,
+        };
+        let classes = match distinct_members(&listed.graphs, n, kind, family) {
+            Ok(classes) => classes,
+            Err(reason) => return reject(reason),
+        };
+        if classes as u128 != expected {
+            return reject(format!("{classes} classes are listed, but {formula} gives {expected}"));
         }
         Ok(about.verdict(
             VerdictKind::Accepted,

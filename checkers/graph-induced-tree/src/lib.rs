@@ -3,6 +3,7 @@
 //! shares no search code with the producer; larger graphs are unsupported,
 //! never guessed.
 
+use jacobian_graph_induced_tree_checker_core::{Judgement, judge};
 use jacobian_guest::{Checker, Judged, Refusal, Scope, Verdict, VerdictKind, export_checkers, read_input_artifact};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -35,30 +36,6 @@ struct Claim {
     graph: String,
     vertices: Vec<usize>,
     size: usize,
-}
-
-/// Whether the vertices of `set` induce a tree: connected with |set| - 1 edges.
-fn is_tree(neighbours: &[Vec<usize>], set: &[bool]) -> bool {
-    let members: Vec<usize> = (0..set.len()).filter(|&v| set[v]).collect();
-    let Some(&start) = members.first() else { return false };
-    let edges: usize = members.iter().map(|&v| neighbours[v].iter().filter(|&&u| set[u]).count()).sum::<usize>() / 2;
-    if edges + 1 != members.len() {
-        return false;
-    }
-    let mut reached = vec![false; set.len()];
-    let mut stack = vec![start];
-    reached[start] = true;
-    let mut count = 1;
-    while let Some(v) = stack.pop() {
-        for &u in &neighbours[v] {
-            if set[u] && !reached[u] {
-                reached[u] = true;
-                count += 1;
-                stack.push(u);
-            }
-        }
-    }
-    count == members.len()
 }
 
 pub struct InducedTreeOptimum;
@@ -103,59 +80,13 @@ tree. Graphs of order above 14 get UNSUPPORTED, never a guess.";
                 partial,
             ));
         }
-        let mut neighbours = vec![Vec::new(); n];
-        for &[a, b] in &graph.edges {
-            if a >= n || b >= n {
-                return Err(Refusal::at("graph", "edge endpoint out of range"));
+        let best = match judge(n, &graph.edges, &claim.vertices, claim.size) {
+            Err(message) => return Err(Refusal::at("graph", message)),
+            Ok(Judgement::Rejected(reason)) => {
+                return Ok(about.verdict(VerdictKind::Rejected, reason, Vec::new(), scope));
             }
-            neighbours[a].push(b);
-            neighbours[b].push(a);
-        }
-        let mut claimed = vec![false; n];
-        for &v in &claim.vertices {
-            if v >= n || claimed[v] {
-                return Ok(about.verdict(
-                    VerdictKind::Rejected,
-                    format!("vertex {v} is out of range or repeated"),
-                    Vec::new(),
-                    scope,
-                ));
-            }
-            claimed[v] = true;
-        }
-        if claim.vertices.len() != claim.size || !is_tree(&neighbours, &claimed) {
-            return Ok(about.verdict(
-                VerdictKind::Rejected,
-                "the claimed vertices do not induce a tree of the claimed size",
-                Vec::new(),
-                scope,
-            ));
-        }
-        let mut best = 0usize;
-        let mut witness = 0u32;
-        let mut set = vec![false; n];
-        for mask in 1u32..(1u32 << n) {
-            let size = mask.count_ones() as usize;
-            if size <= best {
-                continue;
-            }
-            for (v, slot) in set.iter_mut().enumerate() {
-                *slot = mask & (1 << v) != 0;
-            }
-            if is_tree(&neighbours, &set) {
-                best = size;
-                witness = mask;
-            }
-        }
-        if best != claim.size {
-            let larger: Vec<usize> = (0..n).filter(|v| witness & (1 << v) != 0).collect();
-            return Ok(about.verdict(
-                VerdictKind::Rejected,
-                format!("the claimed optimum is {}, but {larger:?} induces a tree of {best} vertices", claim.size),
-                Vec::new(),
-                scope,
-            ));
-        }
+            Ok(Judgement::Accepted { best }) => best,
+        };
         Ok(about.verdict(
             VerdictKind::Accepted,
             format!("no vertex subset induces a tree larger than {best}"),

@@ -278,3 +278,6 @@ fn check_lemma(
     }
     Ok(true)
 }
+
+#[cfg(test)]
+mod tests;

@@ -2,7 +2,7 @@
 //! magma countermodel. It shares no code with the search: laws are compiled to
 //! postfix programs by its own shunting-yard parser, every hypothesis is
 //! re-evaluated on the whole table, and the target's violation is recomputed
-//! at the stated witness.
+//! at the stated witness (`jacobian-universal-algebra-checker-core`).
 
 use std::collections::BTreeMap;
 
@@ -10,6 +10,8 @@ use jacobian_guest::{Checker, Judged, Refusal, Scope, Verdict, VerdictKind, expo
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
+
+use jacobian_universal_algebra_checker_core::judge;
 
 const COUNTERMODEL_SCHEMA: &str = "jacobian:universal_algebra/countermodel@1";
 /// Largest table the checker evaluates (every hypothesis is checked on all tuples).
@@ -85,7 +87,8 @@ acceptance refutes the stated implication and says nothing else.";
                 Vec::new(),
             ));
         }
-        match judge(&model) {
+        let Countermodel { claim: Claim { hypotheses, target, .. }, order, table, witness } = &model;
+        match judge(*order, table, hypotheses, target, witness) {
             Ok(checked) => Ok(verdict(
                 VerdictKind::Accepted,
                 "every hypothesis holds on the whole table and the target fails at the witness".into(),
@@ -94,221 +97,6 @@ acceptance refutes the stated implication and says nothing else.";
             Err(reason) => Ok(verdict(VerdictKind::Rejected, reason, Vec::new())),
         }
     }
-}
-
-fn judge(model: &Countermodel) -> Result<Vec<String>, String> {
-    let n = model.order;
-    if n == 0 || model.table.len() != n || model.table.iter().any(|row| row.len() != n) {
-        return Err(format!("the table is not {n} by {n}"));
-    }
-    if let Some(v) = model.table.iter().flatten().find(|&&v| v >= n as u64) {
-        return Err(format!("the table contains {v}, outside 0..{n}"));
-    }
-    let op = |a: usize, b: usize| model.table[a][b] as usize;
-    let mut checked = vec![format!("the table is a closed binary operation on {{0,...,{}}}", n - 1)];
-    for (i, text) in model.claim.hypotheses.iter().enumerate() {
-        let law = Property::parse(text).map_err(|e| format!("hypothesis {i} ({text}): {e}"))?;
-        if let Some(failure) = law.first_failure(n, &op) {
-            return Err(format!("hypothesis {text} fails: {failure}"));
-        }
-        checked.push(format!("hypothesis {text} holds on the whole table"));
-    }
-    let target = Property::parse(&model.claim.target).map_err(|e| format!("target: {e}"))?;
-    let failure = target.failure_at(&model.witness, n, &op)?;
-    checked.push(format!("target {} fails: {failure}", model.claim.target));
-    Ok(checked)
-}
-
-/// A law compiled for checking.
-enum Property {
-    /// Postfix programs for both sides over variables `names`.
-    Equation {
-        names: Vec<String>,
-        lhs: Vec<Token>,
-        rhs: Vec<Token>,
-    },
-    Identity,
-    Latin,
-}
-
-#[derive(Clone, Copy)]
-enum Token {
-    Var(usize),
-    Apply,
-}
-
-impl Property {
-    fn parse(text: &str) -> Result<Property, String> {
-        let equation = match text.trim() {
-            "associative" => "x*(y*z) = (x*y)*z",
-            "commutative" => "x*y = y*x",
-            "idempotent" => "x*x = x",
-            "left_alternative" => "x*(x*y) = (x*x)*y",
-            "right_alternative" => "(y*x)*x = y*(x*x)",
-            "flexible" => "x*(y*x) = (x*y)*x",
-            "has_identity" => return Ok(Property::Identity),
-            "quasigroup" => return Ok(Property::Latin),
-            other => other,
-        };
-        let sides: Vec<&str> = equation.split('=').collect();
-        let [left, right] = sides[..] else {
-            return Err(format!("not a known law or an equation: {text:?}"));
-        };
-        let mut names = Vec::new();
-        let lhs = postfix(left, &mut names)?;
-        let rhs = postfix(right, &mut names)?;
-        if names.len() > 6 {
-            return Err(format!("{} variables exceed this checker's bound of 6", names.len()));
-        }
-        Ok(Property::Equation { names, lhs, rhs })
-    }
-
-    /// Searches the whole table for a failure of the law.
-    fn first_failure(&self, n: usize, op: &impl Fn(usize, usize) -> usize) -> Option<String> {
-        match self {
-            Property::Equation { names, lhs, rhs } => {
-                let total = n.checked_pow(names.len() as u32)?;
-                (0..total).find_map(|mut code| {
-                    let values: Vec<usize> = (0..names.len())
-                        .map(|_| {
-                            let v = code % n;
-                            code /= n;
-                            v
-                        })
-                        .collect();
-                    let (l, r) = (run(lhs, &values, op), run(rhs, &values, op));
-                    (l != r).then(|| format!("at {} the sides are {l} and {r}", show(names, &values)))
-                })
-            }
-            Property::Identity => {
-                let is_identity = |e: usize| (0..n).all(|x| op(e, x) == x && op(x, e) == x);
-                (!(0..n).any(is_identity)).then(|| "no element is a two-sided identity".to_owned())
-            }
-            Property::Latin => {
-                for a in 0..n {
-                    let mut row = vec![false; n];
-                    let mut column = vec![false; n];
-                    for x in 0..n {
-                        if std::mem::replace(&mut row[op(a, x)], true) {
-                            return Some(format!("row {a} repeats {}", op(a, x)));
-                        }
-                        if std::mem::replace(&mut column[op(x, a)], true) {
-                            return Some(format!("column {a} repeats {}", op(x, a)));
-                        }
-                    }
-                }
-                None
-            }
-        }
-    }
-
-    /// Confirms the law fails at the stated witness.
-    fn failure_at(&self, witness: &Value, n: usize, op: &impl Fn(usize, usize) -> usize) -> Result<String, String> {
-        match self {
-            Property::Equation { names, lhs, rhs } => {
-                let assignment =
-                    witness.get("assignment").and_then(Value::as_object).ok_or("the witness has no assignment")?;
-                let values = names
-                    .iter()
-                    .map(|name| {
-                        assignment
-                            .get(name)
-                            .and_then(Value::as_u64)
-                            .map(|v| v as usize)
-                            .filter(|&v| v < n)
-                            .ok_or_else(|| format!("the witness gives no value in 0..{n} for {name}"))
-                    })
-                    .collect::<Result<Vec<_>, _>>()?;
-                let (l, r) = (run(lhs, &values, op), run(rhs, &values, op));
-                if l == r {
-                    return Err(format!(
-                        "the target holds at the witness {} (both sides are {l})",
-                        show(names, &values)
-                    ));
-                }
-                Ok(format!("at {} the sides are {l} and {r}", show(names, &values)))
-            }
-            Property::Identity | Property::Latin => {
-                self.first_failure(n, op).ok_or_else(|| "the target holds on the whole table".to_owned())
-            }
-        }
-    }
-}
-
-fn show(names: &[String], values: &[usize]) -> String {
-    let parts: Vec<String> = names.iter().zip(values).map(|(n, v)| format!("{n}={v}")).collect();
-    parts.join(", ")
-}
-
-/// Shunting-yard: infix term over `*` (left-associative) and parentheses to postfix.
-fn postfix(text: &str, names: &mut Vec<String>) -> Result<Vec<Token>, String> {
-    let mut out = Vec::new();
-    let mut stack: Vec<char> = Vec::new();
-    let mut expect_operand = true;
-    let chars: Vec<char> = text.chars().filter(|c| !c.is_whitespace()).collect();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        match c {
-            'a'..='z' if expect_operand => {
-                let start = i;
-                while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_') {
-                    i += 1;
-                }
-                let name: String = chars[start..i].iter().collect();
-                let index = names.iter().position(|n| *n == name).unwrap_or_else(|| {
-                    names.push(name);
-                    names.len() - 1
-                });
-                out.push(Token::Var(index));
-                expect_operand = false;
-                continue;
-            }
-            '(' if expect_operand => stack.push('('),
-            '*' if !expect_operand => {
-                while stack.last() == Some(&'*') {
-                    stack.pop();
-                    out.push(Token::Apply);
-                }
-                stack.push('*');
-                expect_operand = true;
-            }
-            ')' if !expect_operand => loop {
-                match stack.pop() {
-                    Some('*') => out.push(Token::Apply),
-                    Some(_) => break,
-                    None => return Err("unbalanced ')'".into()),
-                }
-            },
-            other => return Err(format!("unexpected {other:?}")),
-        }
-        i += 1;
-    }
-    if expect_operand {
-        return Err("incomplete term".into());
-    }
-    while let Some(top) = stack.pop() {
-        match top {
-            '*' => out.push(Token::Apply),
-            _ => return Err("unbalanced '('".into()),
-        }
-    }
-    Ok(out)
-}
-
-fn run(program: &[Token], values: &[usize], op: &impl Fn(usize, usize) -> usize) -> usize {
-    let mut stack = Vec::with_capacity(program.len());
-    for token in program {
-        match *token {
-            Token::Var(i) => stack.push(values[i]),
-            Token::Apply => {
-                let b = stack.pop().unwrap_or(0);
-                let a = stack.pop().unwrap_or(0);
-                stack.push(op(a, b));
-            }
-        }
-    }
-    stack.pop().unwrap_or(0)
 }
 
 export_checkers!(CountermodelWitness);

@@ -1,0 +1,122 @@
+//! The core alone, natively: the smallest counterexamples of the oracle
+//! (outside truth), counts of labelled magmas by law that follow from the
+//! definitions, and on random law sets, countermodels that are what they
+//! claim to be.
+
+use proptest::prelude::*;
+
+use crate::laws::{self, Law, NAMED_LAWS, Table};
+use crate::search::find;
+
+fn law(text: &str) -> Law {
+    laws::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"))
+}
+
+fn complete(table: &[Vec<u8>]) -> Table {
+    let n = table.len();
+    Table { n, cells: table.iter().flatten().map(|&v| Some(v)).collect() }
+}
+
+/// Every table of order `n`, in order.
+fn all_tables(n: usize) -> impl Iterator<Item = Table> {
+    let cells = n * n;
+    (0..(n as u64).pow(cells as u32)).map(move |mut code| {
+        let values = (0..cells)
+            .map(|_| {
+                let v = (code % n as u64) as u8;
+                code /= n as u64;
+                Some(v)
+            })
+            .collect();
+        Table { n, cells: values }
+    })
+}
+
+fn holds(law: &Law, table: &Table) -> bool {
+    laws::violation(law, table).is_none()
+}
+
+#[test]
+fn the_oracles_smallest_counterexamples_are_found_at_their_orders() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/testdata/oracles/magmas.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("outside truth {}: {e}", path.display()));
+    let oracle: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let cases = oracle["cases"].as_array().unwrap();
+    // "every commutative magma is associative": smallest counterexample of order 2, e.g. NAND.
+    assert_eq!(cases[0]["smallest_counterexample_order"], 2);
+    let outcome = find(&[law("commutative")], &law("associative"), 1, 4, 1_000_000);
+    assert_eq!(outcome.orders_exhausted, vec![1]);
+    assert_eq!(outcome.found.as_ref().map(|c| c.order), Some(2));
+    let nand: Vec<Vec<u8>> = serde_json::from_value(cases[0]["example"]["table"].clone()).unwrap();
+    assert!(holds(&law("commutative"), &complete(&nand)) && !holds(&law("associative"), &complete(&nand)));
+    // "every commutative quasigroup is associative": order 3, x*y = -x-y mod 3.
+    assert_eq!(cases[1]["smallest_counterexample_order"], 3);
+    let outcome = find(&[law("commutative"), law("quasigroup")], &law("associative"), 1, 4, 1_000_000);
+    assert_eq!(outcome.orders_exhausted, vec![1, 2]);
+    assert_eq!(outcome.found.as_ref().map(|c| c.order), Some(3));
+    let rule: Vec<Vec<u8>> = (0..3).map(|x| (0..3).map(|y| ((6 - x - y) % 3) as u8).collect()).collect();
+    assert!(holds(&law("quasigroup"), &complete(&rule)) && !holds(&law("associative"), &complete(&rule)));
+    // "every magma of order 1 is associative".
+    assert_eq!(cases[2]["holds"], true);
+    let outcome = find(&[], &law("associative"), 1, 1, 1_000);
+    assert_eq!((outcome.found, outcome.orders_exhausted), (None, vec![1]));
+}
+
+#[test]
+fn labelled_magmas_are_counted_as_the_definitions_say() {
+    // Of the n^(n^2) tables, the commutative ones choose n(n+1)/2 cells freely (2^3, 3^6), the
+    // idempotent ones fix the n diagonal cells (2^2), and the quasigroups are the Latin squares
+    // (2 of order 2, 12 of order 3).
+    let count = |law: &Law, n: usize| all_tables(n).filter(|t| holds(law, t)).count();
+    assert_eq!(count(&law("commutative"), 2), 8);
+    assert_eq!(count(&law("commutative"), 3), 729);
+    assert_eq!(count(&law("idempotent"), 2), 4);
+    assert_eq!(count(&law("quasigroup"), 2), 2);
+    assert_eq!(count(&law("quasigroup"), 3), 12);
+    // Associative binary operations on 2 labelled elements: 8 of the 16.
+    assert_eq!(count(&law("associative"), 2), 8);
+    // An equation and its named law agree on every table.
+    for t in all_tables(2) {
+        assert_eq!(holds(&law("x*(y*z) = (x*y)*z"), &t), holds(&law("associative"), &t));
+    }
+}
+
+#[test]
+fn bad_laws_are_refused_with_what_is_wrong() {
+    for (text, expected) in [("x*(y", "x*(y"), ("x = y = z", "exactly one '='"), ("commutativ", "unknown law")] {
+        let error = laws::parse(text).expect_err(text);
+        assert!(error.contains(expected), "{text}: {error}");
+    }
+    // `*` associates to the left: x*y*z is (x*y)*z.
+    let left = law("x*y*z = (x*y)*z");
+    assert!(all_tables(2).all(|t| holds(&left, &t)));
+}
+
+fn named_law() -> impl Strategy<Value = &'static str> {
+    prop::sample::select(NAMED_LAWS.iter().map(|(name, _)| *name).collect::<Vec<_>>())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(60))]
+
+    #[test]
+    fn a_countermodel_satisfies_every_hypothesis_and_violates_the_target(
+        hypotheses in prop::collection::vec(named_law(), 0..3),
+        target in named_law(),
+    ) {
+        let hypotheses: Vec<Law> = hypotheses.iter().map(|h| law(h)).collect();
+        let target = law(target);
+        let outcome = find(&hypotheses, &target, 1, 3, 200_000);
+        if let Some(found) = &outcome.found {
+            let table = complete(&found.table);
+            prop_assert!(hypotheses.iter().all(|h| holds(h, &table)));
+            prop_assert!(!holds(&target, &table));
+        } else if !outcome.budget_exhausted {
+            // Exhausted: no table of those orders is a countermodel.
+            for n in 1..=3 {
+                let none = all_tables(n).all(|t| !hypotheses.iter().all(|h| holds(h, &t)) || holds(&target, &t));
+                prop_assert!(none, "a countermodel of order {} was missed", n);
+            }
+        }
+    }
+}
