@@ -517,10 +517,15 @@ fn calls_refused_as_overloaded_do_not_use_up_an_invocation_cap() {
         let holder = scope.spawn(|| {
             runtime.invoke_cancellable(&request("test.hostile.attack", json!({"attack": "loop"}), "other"), &busy)
         });
-        std::thread::sleep(Duration::from_millis(300));
+        let occupied = |want: (u32, u32)| {
+            while runtime.sandbox().occupancy() != want {
+                std::thread::yield_now();
+            }
+        };
+        occupied((1, 0));
         // A queued echo, cancelled while it waits: it leaves the queue at once.
         let waiter = scope.spawn(|| echo("capped", &queued));
-        std::thread::sleep(Duration::from_millis(100));
+        occupied((1, 1));
         // The queue is full now: the next call is refused at once.
         let refused = echo("capped", &CallControl::default());
         assert_eq!(serde_json::to_value(refused.diagnostic.unwrap().code).unwrap(), "OVERLOADED");

@@ -219,6 +219,11 @@ impl Sandbox {
         &self.config
     }
 
+    /// Calls running in a sandbox slot now, and calls queued for one.
+    pub fn occupancy(&self) -> (u32, u32) {
+        self.slots.occupancy()
+    }
+
     /// A key that changes whenever compiled code from this engine would not
     /// load in another: the precompiled cache lives under it.
     pub fn compatibility_key(&self) -> String {

@@ -52,6 +52,12 @@ impl Slots {
         Ok(SlotGuard(self))
     }
 
+    /// Calls holding a slot now, and calls waiting for one.
+    pub(super) fn occupancy(&self) -> (u32, u32) {
+        let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        (self.size - state.free, state.waiting)
+    }
+
     /// A slot if one is free now, without waiting.
     pub(super) fn try_acquire(&self) -> Option<SlotGuard<'_>> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
