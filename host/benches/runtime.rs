@@ -212,7 +212,7 @@ fn workspace_figures() {
             &OpenRequest { idempotency_key: "bench".into(), title: "bench".into(), statement: String::new() },
         )
         .expect("open");
-    let ws = opened["workspace_id"].as_str().unwrap().to_owned();
+    let ws = opened.workspace_id;
     let mut revision = 0u64;
     let mut write = |entries: serde_json::Value, key: String| {
         let request: WriteRequest = serde_json::from_value(json!({

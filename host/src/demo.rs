@@ -89,7 +89,7 @@ pub fn run(runtime: Arc<Runtime>) -> anyhow::Result<()> {
 
 /// What `capability.describe` returns to an agent.
 fn describe_value(runtime: &Runtime, request: &DescribeRequest) -> Value {
-    runtime.describe(request).unwrap_or_else(|diagnostic| json!({"diagnostic": diagnostic}))
+    runtime.describe(request).map_or_else(|diagnostic| json!({"diagnostic": diagnostic}), |answer| json!(answer))
 }
 
 fn step(title: &str) {

@@ -256,14 +256,17 @@ RETRACTED or SUPERSEDED card; no warning says nothing about truth)."
 }
 
 /// Run a store-touching tool call on a blocking thread and shape its tool result.
-async fn blocking(
-    call: impl FnOnce() -> Result<Value, Diagnostic> + Send + 'static,
+async fn blocking<T: serde::Serialize + Send + 'static>(
+    call: impl FnOnce() -> Result<T, Diagnostic> + Send + 'static,
 ) -> Result<CallToolResult, McpError> {
     let answer = tokio::task::spawn_blocking(call)
         .await
         .map_err(|e| McpError::internal_error(format!("tool thread failed: {e}"), None))?;
     Ok(match answer {
-        Ok(value) => CallToolResult::structured(value),
+        // The edge: typed answers become JSON here, and only here.
+        Ok(answer) => CallToolResult::structured(
+            serde_json::to_value(answer).map_err(|e| McpError::internal_error(format!("answer: {e}"), None))?,
+        ),
         Err(diagnostic) => CallToolResult::structured_error(json!({"diagnostic": diagnostic})),
     })
 }

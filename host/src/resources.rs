@@ -132,7 +132,7 @@ pub fn read(runtime: &Runtime, uri: &str) -> Result<ResourceText, Diagnostic> {
         "jacobian://instructions" => Ok(ResourceText { mime_type: "text/markdown", text: INSTRUCTIONS.to_owned() }),
         "capability://catalog" => {
             let inventory = runtime.catalog().inventory(&runtime.binding());
-            Ok(ResourceText { mime_type: "application/json", text: inventory.to_string() })
+            Ok(ResourceText { mime_type: "application/json", text: json!(inventory).to_string() })
         }
         "reference://catalog" => {
             let request = crate::contract::InvokeRequest {

@@ -85,14 +85,36 @@ fn a_data_directory_from_before_versioned_schemas_opens_keeps_everything_and_goe
         limit: None,
     };
     let resume = runtime.workspaces().query(runtime.data(), &query).unwrap();
-    assert_eq!(resume["head_revision_id"], "rev-1", "{resume}");
+    assert_eq!(resume.head_revision_id, "rev-1", "{resume:?}");
     let write: WriteRequest = serde_json::from_value(json!({
         "workspace_id": WORKSPACE, "base_revision": "rev-1", "idempotency_key": "after-upgrade",
         "entries": [{"type": "finding", "kind": "LEMMA", "title": "still writable", "depends_on": ["card-2"]}],
     }))
     .unwrap();
     let written = runtime.workspaces().write(runtime.data(), &write).unwrap();
-    assert_eq!(written["revision_id"], "rev-2", "{written}");
+    assert_eq!(written.revision_id, "rev-2", "{written:?}");
+    // Retries of the old binary's open and write get the answers it remembered, read back as typed answers.
+    let reopened = runtime
+        .workspaces()
+        .open(
+            runtime.data(),
+            &serde_json::from_value(json!({
+                "idempotency_key": "upgrade-ws", "title": "Decide associativity",
+                "statement": "Is every commutative magma associative?",
+            }))
+            .unwrap(),
+        )
+        .unwrap();
+    assert_eq!((reopened.workspace_id.as_str(), reopened.revision_id.as_str()), (WORKSPACE, "rev-0"));
+    let retried: WriteRequest = serde_json::from_value(json!({
+        "workspace_id": WORKSPACE, "base_revision": "rev-0", "idempotency_key": "w1",
+        "entries": [{"type": "finding", "client_ref": "l", "kind": "LEMMA", "title": "NOR is commutative",
+                     "depends_on": ["card-1"]}],
+    }))
+    .unwrap();
+    let rewritten = runtime.workspaces().write(runtime.data(), &retried).unwrap();
+    assert_eq!(rewritten.revision_id, "rev-1", "the remembered answer, not a new revision");
+    assert_eq!(rewritten.assigned[0].client_ref, "l");
 }
 
 #[test]

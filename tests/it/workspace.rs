@@ -14,7 +14,7 @@ fn open(runtime: &Runtime, key: &str) -> Value {
         title: "Decide associativity".into(),
         statement: "Is every commutative magma associative?".into(),
     };
-    runtime.workspaces().open(runtime.data(), &request).expect("opens")
+    json!(runtime.workspaces().open(runtime.data(), &request).expect("opens"))
 }
 
 fn write(runtime: &Runtime, ws: &str, base: &str, key: &str, entries: Value) -> Result<Value, Diagnostic> {
@@ -22,7 +22,7 @@ fn write(runtime: &Runtime, ws: &str, base: &str, key: &str, entries: Value) -> 
         "workspace_id": ws, "base_revision": base, "idempotency_key": key, "entries": entries,
     }))
     .expect("well-formed request");
-    runtime.workspaces().write(runtime.data(), &request)
+    runtime.workspaces().write(runtime.data(), &request).map(|written| json!(written))
 }
 
 fn query(runtime: &Runtime, ws: &str, view: QueryView, target: Option<&str>, limit: Option<u32>) -> Value {
@@ -33,7 +33,7 @@ fn query(runtime: &Runtime, ws: &str, view: QueryView, target: Option<&str>, lim
         target_card_id: target.map(Into::into),
         limit,
     };
-    runtime.workspaces().query(runtime.data(), &request).expect("query")["result"].clone()
+    json!(runtime.workspaces().query(runtime.data(), &request).expect("query").result)
 }
 
 fn head(runtime: &Runtime, ws: &str) -> String {
@@ -44,10 +44,7 @@ fn head(runtime: &Runtime, ws: &str) -> String {
         target_card_id: None,
         limit: None,
     };
-    runtime.workspaces().query(runtime.data(), &request).expect("query")["head_revision_id"]
-        .as_str()
-        .unwrap()
-        .to_owned()
+    runtime.workspaces().query(runtime.data(), &request).expect("query").head_revision_id
 }
 
 #[test]
@@ -294,6 +291,7 @@ fn context_is_a_bounded_dependency_first_closure_and_queries_read_past_revisions
             },
         )
         .unwrap();
+    let past = json!(past);
     assert_eq!(past["revision_id"], "rev-0");
     assert_eq!(past["head_revision_id"], "rev-1");
     assert_eq!(past["result"]["cards_total"], 1);

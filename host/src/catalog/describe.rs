@@ -1,14 +1,20 @@
 //! `capability.describe`: one capability's exact projection (SUMMARY,
 //! CONTRACT or FULL), or a search or browse of the catalog (`search.rs`).
 
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
-use crate::contract::{DescribeRequest, SCOPE_RULE, View};
-
+use super::answer::{
+    ContractView, DescribeAnswer, FieldSummary, FullView, Projection, ProviderView, Related, Relation, RuntimeNotes,
+};
 use super::{Binding, Catalog, CatalogEntry, DescribeError, EntryKind};
+use crate::contract::{DESCRIBE_CONTRACT, DescribeRequest, SCOPE_RULE, View};
 
 /// Answer `capability.describe`.
-pub fn describe(catalog: &Catalog, binding: &Binding, request: &DescribeRequest) -> Result<Value, DescribeError> {
+pub fn describe(
+    catalog: &Catalog,
+    binding: &Binding,
+    request: &DescribeRequest,
+) -> Result<DescribeAnswer, DescribeError> {
     match &request.capability_id {
         Some(id) => {
             // A capability the policy hides is absent, not forbidden, here.
@@ -17,118 +23,107 @@ pub fn describe(catalog: &Catalog, binding: &Binding, request: &DescribeRequest)
                 message: format!("no installed capability {id:?}"),
                 not_found: true,
             })?;
-            Ok(project(catalog, binding, entry, request.view.unwrap_or_default()))
+            Ok(DescribeAnswer::Capability(Box::new(project(catalog, binding, entry, request.view.unwrap_or_default()))))
         }
-        None => super::search::search(catalog, binding, request),
+        None => super::search::search(catalog, binding, request).map(|page| DescribeAnswer::Page(Box::new(page))),
     }
 }
 
-fn project(catalog: &Catalog, binding: &Binding, e: &CatalogEntry, view: View) -> Value {
-    let mut out = Map::new();
-    out.insert("contract".into(), json!(crate::contract::DESCRIBE_CONTRACT));
-    out.insert("view".into(), json!(view));
-    out.insert("capability_id".into(), json!(e.id));
-    out.insert("kind".into(), json!(e.kind));
-    out.insert("title".into(), json!(e.title));
-    out.insert("outcome".into(), json!(e.outcome));
-    out.insert("description".into(), json!(e.description));
-    out.insert("modes".into(), json!(binding.modes(e)));
-    out.insert("tags".into(), json!(e.tags));
-    out.insert("input_kind".into(), json!(e.input_kind));
-    out.insert("availability".into(), json!(binding.availability(e)));
-    out.insert(
-        "provider".into(),
-        json!({"name": e.provider.name, "version": e.provider.version, "digest": e.component.to_string(), "install_tier": e.tier}),
-    );
-    out.insert("input_fields".into(), field_summary(&e.input_schema));
-    if let Some(schema) = &e.output_schema {
-        out.insert("output_fields".into(), field_summary(schema));
+fn project(catalog: &Catalog, binding: &Binding, e: &CatalogEntry, view: View) -> Projection {
+    let full = view == View::Full;
+    let contract_view = (view != View::Summary).then(|| ContractView {
+        input_schema: strip_annotations(&e.input_schema),
+        examples: e.examples.clone(),
+        artifact_types: e.artifact_types.clone(),
+        certificate_formats: e.certificate_formats.clone(),
+        related_operations: related(catalog, e),
+        runtime: RuntimeNotes {
+            modes: binding.modes(e).to_vec(),
+            sandbox: "one fresh WebAssembly instance per call; no filesystem, network, environment or host clock",
+            budgets: "fuel, memory and output budgets from the operator policy; a request may lower them (budget)",
+            deterministic: "same input, component digest and budgets give byte-identical results",
+            assurance: match e.kind {
+                EntryKind::Producer => "at most COMPUTED; follow check_with in the result to verify",
+                EntryKind::Verifier => "VERIFIED only when this checker is operator-authorized and accepts",
+                EntryKind::Router => "the routed checker's verdict: VERIFIED only from an operator-authorized checker",
+            },
+        },
+    });
+    Projection {
+        contract: DESCRIBE_CONTRACT,
+        view,
+        capability_id: e.id.clone(),
+        kind: e.kind,
+        title: e.title.clone(),
+        outcome: e.outcome.clone(),
+        description: e.description.clone(),
+        modes: binding.modes(e).to_vec(),
+        tags: e.tags.clone(),
+        input_kind: e.input_kind,
+        availability: binding.availability(e),
+        provider: ProviderView {
+            name: e.provider.name.clone(),
+            version: e.provider.version.clone(),
+            digest: e.component,
+            install_tier: e.tier,
+            licence: full.then(|| e.provider.licence.clone()),
+            features: full.then(|| e.provider.features.clone()),
+            digest_kind: full.then_some("sha256"),
+            platform: full.then_some(crate::registry::PLATFORM),
+        },
+        input_fields: field_summary(&e.input_schema),
+        output_fields: e.output_schema.as_ref().map(field_summary),
+        examples_available: !e.examples.is_empty(),
+        checker_roles: e.checker_roles.clone(),
+        catalog_digest: catalog.digest(),
+        policy_digest: binding.policy_digest,
+        contract_view,
+        full_view: full.then(|| FullView { output_schema: e.output_schema.clone(), audit: e.audit.clone() }),
+        scope_rule: SCOPE_RULE,
     }
-    out.insert("examples_available".into(), json!(!e.examples.is_empty()));
-    out.insert("checker_roles".into(), json!(e.checker_roles));
-    out.insert("catalog_digest".into(), json!(catalog.digest().to_string()));
-    out.insert("policy_digest".into(), json!(binding.policy_digest.to_string()));
-    if view != View::Summary {
-        out.insert("input_schema".into(), strip_annotations(&e.input_schema));
-        out.insert("examples".into(), json!(e.examples));
-        out.insert("artifact_types".into(), json!(e.artifact_types));
-        out.insert("certificate_formats".into(), json!(e.certificate_formats));
-        out.insert("related_operations".into(), json!(related(catalog, e)));
-        out.insert(
-            "runtime".into(),
-            json!({
-                "modes": binding.modes(e),
-                "sandbox": "one fresh WebAssembly instance per call; no filesystem, network, environment or host clock",
-                "budgets": "fuel, memory and output budgets from the operator policy; a request may lower them (budget)",
-                "deterministic": "same input, component digest and budgets give byte-identical results",
-                "assurance": match e.kind {
-                    EntryKind::Producer => "at most COMPUTED; follow check_with in the result to verify",
-                    EntryKind::Verifier => "VERIFIED only when this checker is operator-authorized and accepts",
-                    EntryKind::Router => "the routed checker's verdict: VERIFIED only from an operator-authorized checker",
-                },
-            }),
-        );
-    }
-    if view == View::Full {
-        out.insert("output_schema".into(), json!(e.output_schema));
-        out.insert("audit".into(), e.audit.clone());
-        out.insert(
-            "provider".into(),
-            json!({
-                "name": e.provider.name, "version": e.provider.version, "licence": e.provider.licence,
-                "features": e.provider.features, "digest_kind": "sha256", "digest": e.component.to_string(),
-                "install_tier": e.tier, "platform": crate::registry::PLATFORM,
-            }),
-        );
-    }
-    out.insert("scope_rule".into(), json!(SCOPE_RULE));
-    Value::Object(out)
 }
 
 /// Producers whose results name a role this verifier fills, or verifiers
 /// for the roles this producer names.
-fn related(catalog: &Catalog, e: &CatalogEntry) -> Vec<Value> {
+fn related(catalog: &Catalog, e: &CatalogEntry) -> Vec<Related> {
     catalog
         .entries()
         .filter(|other| other.id != e.id && other.kind != e.kind)
         .filter(|other| other.checker_roles.iter().any(|r| e.checker_roles.contains(r)))
-        .map(|other| {
-            let relation = match (e.kind, other.kind) {
-                (_, EntryKind::Router) => "ROUTED_BY",
-                (EntryKind::Router, _) => "ROUTES_TO",
-                (EntryKind::Producer, _) => "CHECKED_BY",
-                (EntryKind::Verifier, _) => "CHECKS_RESULTS_OF",
-            };
-            json!({"capability_id": other.id, "relation": relation})
+        .map(|other| Related {
+            capability_id: other.id.clone(),
+            relation: match (e.kind, other.kind) {
+                (_, EntryKind::Router) => Relation::RoutedBy,
+                (EntryKind::Router, _) => Relation::RoutesTo,
+                (EntryKind::Producer, _) => Relation::CheckedBy,
+                (EntryKind::Verifier, _) => Relation::ChecksResultsOf,
+            },
         })
         .collect()
 }
 
 /// Top-level fields of an object schema: name, type, required, description.
-fn field_summary(schema: &Value) -> Value {
+fn field_summary(schema: &Value) -> Vec<FieldSummary> {
     let required: Vec<&str> = schema
         .get("required")
         .and_then(Value::as_array)
         .map(|r| r.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
-    let fields: Vec<Value> = schema
+    schema
         .get("properties")
         .and_then(Value::as_object)
         .map(|props| {
             props
                 .iter()
-                .map(|(name, prop)| {
-                    json!({
-                        "name": name,
-                        "type": prop.get("type").cloned().unwrap_or(Value::Null),
-                        "required": required.contains(&name.as_str()),
-                        "description": prop.get("description").cloned().unwrap_or(Value::Null),
-                    })
+                .map(|(name, prop)| FieldSummary {
+                    name: name.clone(),
+                    json_type: prop.get("type").cloned().unwrap_or(Value::Null),
+                    required: required.contains(&name.as_str()),
+                    description: prop.get("description").cloned().unwrap_or(Value::Null),
                 })
                 .collect()
         })
-        .unwrap_or_default();
-    Value::Array(fields)
+        .unwrap_or_default()
 }
 
 /// The validation-equivalent schema: annotations, defaults and examples removed.

@@ -6,9 +6,11 @@
 //! - `describe.rs`: `capability.describe` by id (SUMMARY, CONTRACT, FULL).
 //! - `search.rs`: search and browse (lexical scoring, fit signals, cursors).
 
+pub mod answer;
 mod describe;
 mod search;
 
+pub use answer::{CatalogItem, DescribeAnswer, Inventory};
 pub use describe::describe;
 pub use search::{stem, terms};
 
@@ -190,18 +192,13 @@ impl Catalog {
     }
 
     /// The complete machine-readable inventory (`capability://catalog`).
-    pub fn inventory(&self, binding: &Binding) -> Value {
-        json!({
-            "catalog_digest": self.digest.to_string(),
-            "policy_profile": binding.profile,
-            "policy_digest": binding.policy_digest.to_string(),
-            "capabilities": self
-                .entries
-                .values()
-                .filter(|e| binding.visible(e))
-                .map(|e| compact(e, binding))
-                .collect::<Vec<_>>(),
-        })
+    pub fn inventory(&self, binding: &Binding) -> Inventory {
+        Inventory {
+            catalog_digest: self.digest,
+            policy_profile: binding.profile.clone(),
+            policy_digest: binding.policy_digest,
+            capabilities: self.entries.values().filter(|e| binding.visible(e)).map(|e| compact(e, binding)).collect(),
+        }
     }
 }
 
@@ -287,10 +284,10 @@ impl Binding {
         self.modes.get(&entry.id).map(Vec::as_slice).unwrap_or(&[])
     }
 
-    fn availability(&self, entry: &CatalogEntry) -> &'static str {
+    fn availability(&self, entry: &CatalogEntry) -> answer::Availability {
         match (entry.kind, self.authorized.get(&entry.id)) {
-            (EntryKind::Verifier, Some(false) | None) => "CHECKER_NOT_AUTHORIZED",
-            _ => "AVAILABLE",
+            (EntryKind::Verifier, Some(false) | None) => answer::Availability::CheckerNotAuthorized,
+            _ => answer::Availability::Available,
         }
     }
 }
@@ -307,17 +304,18 @@ fn full_listing(e: &CatalogEntry) -> Value {
 
 /// The compact search/browse entry. Long publisher-supplied strings are
 /// clipped so one entry can never break the response bound.
-pub fn compact(e: &CatalogEntry, binding: &Binding) -> Value {
-    json!({
-        "capability_id": e.id,
-        "kind": e.kind,
-        "title": clip(&e.title, 160),
-        "outcome": clip(&e.outcome, 320),
-        "modes": binding.modes(e),
-        "tags": e.tags.iter().take(12).map(|t| clip(t, 40)).collect::<Vec<_>>(),
-        "input_kind": e.input_kind,
-        "availability": binding.availability(e),
-    })
+pub fn compact(e: &CatalogEntry, binding: &Binding) -> CatalogItem {
+    CatalogItem {
+        capability_id: e.id.clone(),
+        kind: e.kind,
+        title: clip(&e.title, 160),
+        outcome: clip(&e.outcome, 320),
+        modes: binding.modes(e).to_vec(),
+        tags: e.tags.iter().take(12).map(|t| clip(t, 40)).collect(),
+        input_kind: e.input_kind,
+        availability: binding.availability(e),
+        relevance: None,
+    }
 }
 
 fn clip(text: &str, max: usize) -> String {

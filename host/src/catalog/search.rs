@@ -7,8 +7,9 @@
 //! `lexical_fit`) so a caller can see why an entry was returned.
 
 use jacobian_guest::protocol::InputKind;
-use serde_json::{Value, json};
+use serde_json::json;
 
+use super::answer::{CatalogItem, CatalogPage, Form, LexicalFit, PortfolioFit, Relevance, RoutingBasis, RoutingStatus};
 use super::{Binding, Catalog, CatalogEntry, DescribeError, compact};
 use crate::contract::{DESCRIBE_CONTRACT, DescribeRequest, SCOPE_RULE};
 use crate::digest::Digest;
@@ -113,7 +114,7 @@ fn score<'a>(entry: &'a CatalogEntry, query: &[String]) -> Option<Hit<'a>> {
 }
 
 /// Answer a search (with `query`) or browse (without).
-pub fn search(catalog: &Catalog, binding: &Binding, request: &DescribeRequest) -> Result<Value, DescribeError> {
+pub fn search(catalog: &Catalog, binding: &Binding, request: &DescribeRequest) -> Result<CatalogPage, DescribeError> {
     let limit = request.limit.unwrap_or(5);
     if !(1..=20).contains(&limit) {
         return Err(DescribeError::field("limit", format!("must be between 1 and 20, got {limit}")));
@@ -149,13 +150,13 @@ pub fn search(catalog: &Catalog, binding: &Binding, request: &DescribeRequest) -
 
     let (routing_status, routing_basis) = routing(catalog, binding, request, &query_text);
     let portfolio_fit = if !searching {
-        Value::Null
+        None
     } else if hits.iter().any(|h| h.strong) {
-        json!("STRONG_CANDIDATES")
+        Some(PortfolioFit::StrongCandidates)
     } else if hits.is_empty() {
-        json!("NO_LEXICAL_MATCHES")
+        Some(PortfolioFit::NoLexicalMatches)
     } else {
-        json!("ONLY_WEAK_LEXICAL_MATCHES")
+        Some(PortfolioFit::OnlyWeakLexicalMatches)
     };
 
     let filters = serde_json::to_value(DescribeRequest { cursor: None, ..request.clone() }).unwrap_or_default();
@@ -177,81 +178,82 @@ pub fn search(catalog: &Catalog, binding: &Binding, request: &DescribeRequest) -
                 )
             })?,
     };
-    let items: Vec<Value> = hits
+    let results: Vec<CatalogItem> = hits
         .iter()
         .skip(offset)
         .take(limit as usize)
-        .map(|hit| {
-            let mut item = compact(hit.entry, binding);
-            if searching {
-                item["matched_on"] = json!(hit.matched_on);
-                item["matched_terms"] = json!(hit.matched_terms);
-                item["relevance_score"] = json!(hit.score);
-                item["query_coverage_milli"] = json!(hit.coverage_milli);
-                item["lexical_fit"] = json!(if hit.strong { "STRONG" } else { "WEAK" });
-            }
-            item
+        .map(|hit| CatalogItem {
+            relevance: searching.then(|| Relevance {
+                matched_on: hit.matched_on.clone(),
+                matched_terms: hit.matched_terms.clone(),
+                relevance_score: hit.score,
+                query_coverage_milli: hit.coverage_milli,
+                lexical_fit: if hit.strong { LexicalFit::Strong } else { LexicalFit::Weak },
+            }),
+            ..compact(hit.entry, binding)
         })
         .collect();
-
-    let respond = |page: &[Value]| {
-        let next = offset + page.len();
-        json!({
-            "contract": DESCRIBE_CONTRACT,
-            "form": if searching { "SEARCH" } else { "BROWSE" },
-            "catalog_digest": catalog.digest().to_string(),
-            "policy_profile": binding.profile,
-            "policy_digest": binding.policy_digest.to_string(),
-            "query_terms": query,
-            "portfolio_fit": portfolio_fit,
-            "routing_status": routing_status,
-            "routing_basis": routing_basis,
-            "total": hits.len(),
-            "results": page,
-            "next_cursor": (next < hits.len()).then(|| format!("c1.{tag}.{next}")),
-            "note": "ranking is deterministic lexical retrieval, not a recommendation or a judgement of fit",
-            "scope_rule": SCOPE_RULE,
-        })
+    let mut page = CatalogPage {
+        contract: DESCRIBE_CONTRACT,
+        form: if searching { Form::Search } else { Form::Browse },
+        catalog_digest: catalog.digest(),
+        policy_profile: binding.profile.clone(),
+        policy_digest: binding.policy_digest,
+        query_terms: query,
+        portfolio_fit,
+        routing_status,
+        routing_basis,
+        total: hits.len(),
+        results,
+        next_cursor: None,
+        note: "ranking is deterministic lexical retrieval, not a recommendation or a judgement of fit",
+        scope_rule: SCOPE_RULE,
     };
     // Fewer results rather than more bytes: the cursor continues after the last one sent.
-    let mut page = items;
     loop {
-        let response = respond(&page);
-        if page.len() <= 1 || serde_json::to_vec(&response).map_or(0, |b| b.len()) <= RESPONSE_LIMIT {
-            return Ok(response);
+        let next = offset + page.results.len();
+        page.next_cursor = (next < page.total).then(|| format!("c1.{tag}.{next}"));
+        if page.results.len() <= 1 || serde_json::to_vec(&page).map_or(0, |b| b.len()) <= RESPONSE_LIMIT {
+            return Ok(page);
         }
-        page.pop();
+        page.results.pop();
     }
 }
 
-fn routing(catalog: &Catalog, binding: &Binding, request: &DescribeRequest, query: &str) -> (Value, Value) {
+fn routing(
+    catalog: &Catalog,
+    binding: &Binding,
+    request: &DescribeRequest,
+    query: &str,
+) -> (RoutingStatus, RoutingBasis) {
     let lowered = query.to_ascii_lowercase();
-    let phrase = PROSE_PHRASES.iter().find(|p| lowered.contains(*p));
+    let phrase = PROSE_PHRASES.iter().find(|p| lowered.contains(*p)).copied();
     let declared = request.input_kind == Some(InputKind::NaturalLanguageProof);
     if !declared && phrase.is_none() {
-        return (json!("UNCONSTRAINED"), json!({"reason": "no input kind was declared or implied"}));
+        let basis = RoutingBasis {
+            reason: "no input kind was declared or implied",
+            phrase: None,
+            input_kind: None,
+            providers: None,
+            explanation: None,
+        };
+        return (RoutingStatus::Unconstrained, basis);
     }
-    let providers: Vec<&str> = catalog
+    let providers: Vec<String> = catalog
         .entries()
         .filter(|e| binding.visible(e) && e.input_kind == InputKind::NaturalLanguageProof)
-        .map(|e| e.id.as_str())
+        .map(|e| e.id.clone())
         .collect();
-    let basis = match (declared, phrase) {
-        (true, _) => json!({"reason": "DECLARED_INPUT_KIND", "input_kind": "NATURAL_LANGUAGE_PROOF"}),
-        (false, Some(p)) => {
-            json!({"reason": "UNAMBIGUOUS_PHRASE", "phrase": p, "input_kind": "NATURAL_LANGUAGE_PROOF"})
-        }
-        (false, None) => Value::Null,
-    };
-    let mut basis = basis;
-    basis["providers"] = json!(providers);
-    if providers.is_empty() {
-        basis["explanation"] = json!(
+    let none = providers.is_empty();
+    let basis = RoutingBasis {
+        reason: if declared { "DECLARED_INPUT_KIND" } else { "UNAMBIGUOUS_PHRASE" },
+        phrase: if declared { None } else { phrase },
+        input_kind: Some(InputKind::NaturalLanguageProof),
+        providers: Some(providers),
+        explanation: none.then_some(
             "no installed capability accepts natural-language proof prose; formal artifacts (e.g. a \
-             PROPOSITIONAL_STRUCTURE or a Cayley table) are a different input kind"
-        );
-        (json!("NO_ROUTE"), basis)
-    } else {
-        (json!("ROUTE_AVAILABLE"), basis)
-    }
+             PROPOSITIONAL_STRUCTURE or a Cayley table) are a different input kind",
+        ),
+    };
+    (if none { RoutingStatus::NoRoute } else { RoutingStatus::RouteAvailable }, basis)
 }

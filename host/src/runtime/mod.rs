@@ -159,7 +159,7 @@ impl Runtime {
     }
 
     /// Answer `capability.describe`.
-    pub fn describe(&self, request: &DescribeRequest) -> Result<Value, Diagnostic> {
+    pub fn describe(&self, request: &DescribeRequest) -> Result<crate::catalog::DescribeAnswer, Diagnostic> {
         catalog::describe(&self.catalog, &self.binding(), request).map_err(|e| {
             let code = if e.not_found { Code::CapabilityNotFound } else { Code::InvalidRequest };
             Diagnostic::new(

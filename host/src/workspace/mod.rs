@@ -22,7 +22,8 @@ use crate::contract::{Code, Diagnostic, Stage};
 use crate::digest::{Digest, canonical_json};
 use crate::store::{Appended, DataDir, Remembered, RevisionRow, StoreFailure, WorkspaceStore};
 use model::{State, WriteError, card_id, parse_numbered, revision_id};
-use wire::{OpenRequest, QueryRequest, QueryView, WriteRequest};
+use query::{Queried, Selection};
+use wire::{Assigned, OpenRequest, Opened, QueryRequest, QueryView, Recorded, StaleWarnings, WriteRequest, Written};
 
 /// Schema of revision artifacts.
 pub const REVISION_SCHEMA: &str = "jacobian:workspace/revision@1";
@@ -48,10 +49,6 @@ fn storage(error: StoreFailure) -> Diagnostic {
     Diagnostic::new(Code::StorageFailed, Stage::Storage, error.to_string(), "retry; nothing was written")
 }
 
-fn recorded() -> Value {
-    json!({"recorded_by": "AGENT_RECORDED", "verification": "UNVERIFIED"})
-}
-
 fn check_key(key: &str) -> Result<(), Diagnostic> {
     if key.is_empty() || key.len() > 128 || key.chars().any(char::is_control) {
         return Err(diagnostic(
@@ -74,7 +71,13 @@ fn payload_digest(request: &impl serde::Serialize) -> String {
     Digest::of_json(&value).to_hex()
 }
 
-fn replay(remembered: Remembered, payload: &str, scope: &str) -> Result<Value, Diagnostic> {
+/// Canonical JSON of a typed answer (strings, lists and numbers: it always serializes).
+fn canonical(answer: &impl serde::Serialize) -> Vec<u8> {
+    canonical_json(&serde_json::to_value(answer).unwrap_or_default())
+}
+
+/// The answer remembered for an idempotency key, if the retry asks for the same thing.
+fn replay<T: serde::de::DeserializeOwned>(remembered: Remembered, payload: &str, scope: &str) -> Result<T, Diagnostic> {
     if remembered.payload_digest != payload {
         return Err(diagnostic(
             Code::IdempotencyConflict,
@@ -84,8 +87,14 @@ fn replay(remembered: Remembered, payload: &str, scope: &str) -> Result<Value, D
             "use a fresh key for a different mutation",
         ));
     }
-    serde_json::from_slice(&remembered.response)
-        .map_err(|e| Diagnostic::new(Code::StorageFailed, Stage::Storage, e.to_string(), "retry"))
+    serde_json::from_slice(&remembered.response).map_err(|e| {
+        Diagnostic::new(
+            Code::StorageFailed,
+            Stage::Storage,
+            format!("the answer remembered for this idempotency key in {scope} does not read back: {e}"),
+            "use a fresh key",
+        )
+    })
 }
 
 fn envelope(action: &str, payload: &str, content: Value) -> Value {
@@ -105,7 +114,7 @@ impl Workspaces {
     }
 
     /// `workspace.open`.
-    pub fn open(&self, data: &DataDir, request: &OpenRequest) -> Result<Value, Diagnostic> {
+    pub fn open(&self, data: &DataDir, request: &OpenRequest) -> Result<Opened, Diagnostic> {
         check_key(&request.idempotency_key)?;
         let state = State::open(&request.title, &request.statement).map_err(from_write)?;
         let payload = payload_digest(request);
@@ -119,20 +128,20 @@ impl Workspaces {
         });
         let artifact = envelope("workspace.open", &payload, content);
         let artifact_bytes = canonical_json(&artifact);
-        let response = json!({
-            "workspace_id": workspace_id,
-            "problem_card_id": card_id(1),
-            "branch": BRANCH,
-            "revision_id": revision_id(0),
-            "revision_artifact_uri": Digest::of(&artifact_bytes).artifact_uri(),
-            "provenance": recorded(),
-        });
+        let response = Opened {
+            workspace_id: workspace_id.clone(),
+            problem_card_id: card_id(1),
+            branch: BRANCH.into(),
+            revision_id: revision_id(0),
+            revision_artifact_uri: Digest::of(&artifact_bytes).artifact_uri(),
+            provenance: Recorded::default(),
+        };
         let row = RevisionRow {
             number: 0,
             request: canonical_json(&json!({"title": request.title, "statement": request.statement})),
             artifact: artifact_bytes.clone(),
         };
-        let remember = Remembered { payload_digest: payload.clone(), response: canonical_json(&response) };
+        let remember = Remembered { payload_digest: payload.clone(), response: canonical(&response) };
         // The artifact first: once the revision commits, any host may hand out its URI.
         data.put_canonical(&artifact_bytes)
             .map_err(|e| Diagnostic::new(Code::StorageFailed, Stage::Storage, e.to_string(), "retry"))?;
@@ -146,7 +155,7 @@ impl Workspaces {
     }
 
     /// `workspace.write`.
-    pub fn write(&self, data: &DataDir, request: &WriteRequest) -> Result<Value, Diagnostic> {
+    pub fn write(&self, data: &DataDir, request: &WriteRequest) -> Result<Written, Diagnostic> {
         check_key(&request.idempotency_key)?;
         let base = parse_numbered(&request.base_revision, "rev").ok_or_else(|| {
             diagnostic(
@@ -177,22 +186,22 @@ impl Workspaces {
         let stale = next.stale();
         let new_stale: Vec<String> =
             stale.keys().filter(|n| !state.stale().contains_key(n)).map(|n| card_id(*n)).collect();
-        let response = json!({
-            "workspace_id": ws,
-            "branch": BRANCH,
-            "revision_id": revision_id(next.revision),
-            "base_revision": revision_id(base),
-            "revision_artifact_uri": Digest::of(&artifact_bytes).artifact_uri(),
-            "assigned": assigned.iter().map(|(r, id)| json!({"client_ref": r, "id": id})).collect::<Vec<_>>(),
-            "stale_warnings": {"newly_stale": new_stale, "stale_total": stale.len()},
-            "provenance": recorded(),
-        });
+        let response = Written {
+            workspace_id: ws.to_owned(),
+            branch: BRANCH.into(),
+            revision_id: revision_id(next.revision),
+            base_revision: revision_id(base),
+            revision_artifact_uri: Digest::of(&artifact_bytes).artifact_uri(),
+            assigned: assigned.into_iter().map(|(client_ref, id)| Assigned { client_ref, id }).collect(),
+            stale_warnings: StaleWarnings { newly_stale: new_stale, stale_total: stale.len() },
+            provenance: Recorded::default(),
+        };
         let row = RevisionRow {
             number: next.revision,
             request: canonical_json(&serde_json::to_value(&request.entries).unwrap_or_default()),
             artifact: artifact_bytes.clone(),
         };
-        let remember = Remembered { payload_digest: payload.clone(), response: canonical_json(&response) };
+        let remember = Remembered { payload_digest: payload.clone(), response: canonical(&response) };
         // The artifact first (content-addressed, so a write that then loses the
         // race leaves only an unreferenced copy): a committed revision's URI
         // always resolves, on every host, even if this process dies next.
@@ -210,7 +219,7 @@ impl Workspaces {
     }
 
     /// `workspace.query`.
-    pub fn query(&self, data: &DataDir, request: &QueryRequest) -> Result<Value, Diagnostic> {
+    pub fn query(&self, data: &DataDir, request: &QueryRequest) -> Result<Queried, Diagnostic> {
         let limit = request.limit.unwrap_or(query::DEFAULT_LIMIT as u32) as usize;
         if !(1..=query::MAX_LIMIT).contains(&limit) {
             return Err(diagnostic(
@@ -230,7 +239,7 @@ impl Workspaces {
         let head = self.head(&request.workspace_id)?;
         let state = self.state(data, &request.workspace_id, revision)?;
         let target = match &request.target_card_id {
-            Some(text) => Some(parse_numbered(text, "card").filter(|n| state.card(*n).is_some()).ok_or_else(|| {
+            Some(text) => Some(parse_numbered(text, "card").and_then(|n| state.card(n)).ok_or_else(|| {
                 diagnostic(
                     Code::UnknownReference,
                     Stage::Validation,
@@ -239,7 +248,14 @@ impl Workspaces {
                     "use a card id from RESUME or FRONTIER",
                 )
             })?),
-            None if request.view == QueryView::Context => {
+            None => None,
+        };
+        let selection = match (request.view, target) {
+            (QueryView::Resume, _) => Selection::Resume,
+            (QueryView::Frontier, _) => Selection::Frontier,
+            (QueryView::Attempts, target) => Selection::Attempts(target.map(|card| card.number)),
+            (QueryView::Context, Some(card)) => Selection::Context(card),
+            (QueryView::Context, None) => {
                 return Err(diagnostic(
                     Code::InvalidRequest,
                     Stage::Request,
@@ -248,17 +264,17 @@ impl Workspaces {
                     "",
                 ));
             }
-            None => None,
+            (QueryView::Stale, _) => Selection::Stale,
         };
-        Ok(json!({
-            "workspace_id": request.workspace_id,
-            "branch": BRANCH,
-            "view": request.view,
-            "revision_id": revision_id(state.revision),
-            "head_revision_id": revision_id(head),
-            "result": query::view(&state, request.view, target, limit),
-            "provenance": recorded(),
-        }))
+        Ok(Queried {
+            workspace_id: request.workspace_id.clone(),
+            branch: BRANCH.into(),
+            view: request.view,
+            revision_id: revision_id(state.revision),
+            head_revision_id: revision_id(head),
+            result: query::view(&state, selection, limit),
+            provenance: Recorded::default(),
+        })
     }
 
     fn head(&self, workspace_id: &str) -> Result<u64, Diagnostic> {

@@ -135,7 +135,7 @@ pub enum AttemptOutcome {
 }
 
 /// Lifecycle marks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, EnumIter)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema, EnumIter)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum MarkKind {
     /// Reopen or restore a card.
@@ -183,4 +183,91 @@ pub struct QueryRequest {
     /// Most items to return (default 50, at most 200).
     #[serde(default)]
     pub limit: Option<u32>,
+}
+
+/// Who recorded an item, and its assurance: always the agent, never verified.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+pub struct Recorded {
+    /// Always AGENT_RECORDED.
+    pub recorded_by: RecordedBy,
+    /// Always UNVERIFIED: persistence has no mathematical assurance.
+    pub verification: Unverified,
+}
+
+/// The only recorder of workspace items.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum RecordedBy {
+    /// The agent that wrote it.
+    #[default]
+    AgentRecorded,
+}
+
+/// The only assurance of workspace items.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Unverified {
+    /// Nothing here is verified.
+    #[default]
+    Unverified,
+}
+
+/// What `workspace.open` answers (and answers again, identically, to a retry with its key).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Opened {
+    /// The new workspace.
+    pub workspace_id: String,
+    /// Its problem card (card-1).
+    pub problem_card_id: String,
+    /// The only branch.
+    pub branch: String,
+    /// The initial revision (rev-0).
+    pub revision_id: String,
+    /// URI of the immutable revision artifact.
+    pub revision_artifact_uri: String,
+    /// Recorded by the agent, unverified.
+    pub provenance: Recorded,
+}
+
+/// What `workspace.write` answers (and answers again, identically, to a retry with its key).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Written {
+    /// The workspace.
+    pub workspace_id: String,
+    /// The only branch.
+    pub branch: String,
+    /// The revision this write became.
+    pub revision_id: String,
+    /// The revision it was written against.
+    pub base_revision: String,
+    /// URI of the immutable revision artifact.
+    pub revision_artifact_uri: String,
+    /// The card and attempt ids given to the write's client_refs, in entry order.
+    pub assigned: Vec<Assigned>,
+    /// Cards this write made stale.
+    pub stale_warnings: StaleWarnings,
+    /// Recorded by the agent, unverified.
+    pub provenance: Recorded,
+}
+
+/// One client_ref and the id it became.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Assigned {
+    /// The write's reference.
+    pub client_ref: String,
+    /// The id given to it.
+    pub id: String,
+}
+
+/// Staleness a write caused.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StaleWarnings {
+    /// Cards stale after this write that were not before it.
+    pub newly_stale: Vec<String>,
+    /// Cards stale after this write.
+    pub stale_total: usize,
 }

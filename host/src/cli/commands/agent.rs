@@ -5,7 +5,7 @@ use std::io::Read as _;
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
-use jacobian::contract::{DescribeRequest, InvokeRequest, Status};
+use jacobian::contract::{DescribeRequest, Diagnostic, InvokeRequest, Status};
 use jacobian::store::StoreConfig;
 
 use crate::cli::Place;
@@ -28,7 +28,7 @@ pub fn describe(place: Place, args: DescribeArgs) -> anyhow::Result<()> {
         artifact_type,
     };
     let runtime = open(data_dir, &store)?;
-    match runtime.describe(&request) {
+    match as_json(runtime.describe(&request))? {
         Ok(value) => println!("{}", serde_json::to_string_pretty(&value)?),
         Err(diagnostic) => fail_with(&diagnostic),
     }
@@ -125,6 +125,16 @@ pub fn invoke(place: Place, args: InvokeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A typed answer as the JSON printed for it (keys sorted, as every answer is printed).
+fn as_json<T: serde::Serialize>(
+    answer: Result<T, Diagnostic>,
+) -> anyhow::Result<Result<serde_json::Value, Diagnostic>> {
+    Ok(match answer {
+        Ok(answer) => Ok(serde_json::to_value(answer)?),
+        Err(diagnostic) => Err(diagnostic),
+    })
+}
+
 /// `jacobian workspace`.
 pub fn workspace(place: Place, args: WorkspaceArgs) -> anyhow::Result<()> {
     let Place { data_dir, store } = place;
@@ -132,9 +142,9 @@ pub fn workspace(place: Place, args: WorkspaceArgs) -> anyhow::Result<()> {
     let runtime = open(data_dir, &store)?;
     let workspaces = runtime.workspaces();
     let answer = match action {
-        WorkspaceAction::Open { file } => workspaces.open(runtime.data(), &read_json(&file)?),
-        WorkspaceAction::Write { file } => workspaces.write(runtime.data(), &read_json(&file)?),
-        WorkspaceAction::Query { file } => workspaces.query(runtime.data(), &read_json(&file)?),
+        WorkspaceAction::Open { file } => as_json(workspaces.open(runtime.data(), &read_json(&file)?))?,
+        WorkspaceAction::Write { file } => as_json(workspaces.write(runtime.data(), &read_json(&file)?))?,
+        WorkspaceAction::Query { file } => as_json(workspaces.query(runtime.data(), &read_json(&file)?))?,
         WorkspaceAction::Graph { id, format, revision } => {
             let revision = match revision {
                 Some(text) => Some(

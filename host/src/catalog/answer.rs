@@ -1,0 +1,333 @@
+//! The typed answers of `capability.describe` and the catalog resource:
+//! one capability's projection, a page of search or browse results, and
+//! the compact entry both listings use. JSON is made from them at the edge.
+
+use jacobian_guest::protocol::{Example, InputKind, Mode};
+use serde::Serialize;
+use serde_json::Value;
+
+use super::EntryKind;
+use crate::contract::View;
+use crate::digest::Digest;
+use crate::registry::Tier;
+
+/// What `capability.describe` answers.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum DescribeAnswer {
+    /// One capability, by exact id.
+    Capability(Box<Projection>),
+    /// A page of search or browse results.
+    Page(Box<CatalogPage>),
+}
+
+/// Whether an agent can use an entry now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Availability {
+    /// Invocable in the modes listed.
+    Available,
+    /// A verifier whose checker no operator has authorized: it cannot verify.
+    CheckerNotAuthorized,
+}
+
+/// One capability's projection at a view (SUMMARY, CONTRACT or FULL).
+#[derive(Debug, Clone, Serialize)]
+pub struct Projection {
+    /// The describe contract version.
+    pub contract: &'static str,
+    /// The view answered.
+    pub view: View,
+    /// Capability id.
+    pub capability_id: String,
+    /// Producer, verifier or router.
+    pub kind: EntryKind,
+    /// Title.
+    pub title: String,
+    /// One-line outcome.
+    pub outcome: String,
+    /// Description.
+    pub description: String,
+    /// The modes the policy leaves it.
+    pub modes: Vec<Mode>,
+    /// Tags.
+    pub tags: Vec<String>,
+    /// Input kind.
+    pub input_kind: InputKind,
+    /// Whether it can be used now.
+    pub availability: Availability,
+    /// Who provides it (more fields at FULL).
+    pub provider: ProviderView,
+    /// The input schema's top-level fields.
+    pub input_fields: Vec<FieldSummary>,
+    /// The output schema's top-level fields (producers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_fields: Option<Vec<FieldSummary>>,
+    /// Whether CONTRACT lists validated examples.
+    pub examples_available: bool,
+    /// Checker roles named by results (producers) or filled (verifiers).
+    pub checker_roles: Vec<String>,
+    /// Digest of the catalog answered from.
+    pub catalog_digest: Digest,
+    /// Digest of the policy bound.
+    pub policy_digest: Digest,
+    /// CONTRACT and FULL.
+    #[serde(flatten)]
+    pub contract_view: Option<ContractView>,
+    /// FULL only.
+    #[serde(flatten)]
+    pub full_view: Option<FullView>,
+    /// What an invocation covers.
+    pub scope_rule: &'static str,
+}
+
+/// Who provides a capability.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProviderView {
+    /// Provider name.
+    pub name: String,
+    /// Provider version.
+    pub version: String,
+    /// The component's digest.
+    pub digest: Digest,
+    /// How it was installed.
+    pub install_tier: Tier,
+    /// Licence (FULL).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub licence: Option<String>,
+    /// Declared features (FULL).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub features: Option<Vec<String>>,
+    /// The digest's algorithm (FULL).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub digest_kind: Option<&'static str>,
+    /// The platform it was built for (FULL).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub platform: Option<&'static str>,
+}
+
+/// One top-level field of a schema.
+#[derive(Debug, Clone, Serialize)]
+pub struct FieldSummary {
+    /// Field name.
+    pub name: String,
+    /// Its JSON Schema type, as the schema spells it (null when it has none).
+    #[serde(rename = "type")]
+    pub json_type: Value,
+    /// Whether the schema requires it.
+    pub required: bool,
+    /// Its description (null when it has none).
+    pub description: Value,
+}
+
+/// What CONTRACT adds: enough to write a valid request.
+#[derive(Debug, Clone, Serialize)]
+pub struct ContractView {
+    /// The validation-equivalent input schema (annotations removed).
+    pub input_schema: Value,
+    /// Validated examples.
+    pub examples: Vec<Example>,
+    /// Artifact types produced or read.
+    pub artifact_types: Vec<String>,
+    /// Certificate formats.
+    pub certificate_formats: Vec<String>,
+    /// Capabilities that check this one's results, or whose results this one checks.
+    pub related_operations: Vec<Related>,
+    /// How it runs.
+    pub runtime: RuntimeNotes,
+}
+
+/// What FULL adds.
+#[derive(Debug, Clone, Serialize)]
+pub struct FullView {
+    /// The output schema (null for verifiers and the router).
+    pub output_schema: Option<Value>,
+    /// Install audit metadata.
+    pub audit: Value,
+}
+
+/// A capability related to the one described.
+#[derive(Debug, Clone, Serialize)]
+pub struct Related {
+    /// Its id.
+    pub capability_id: String,
+    /// How it relates.
+    pub relation: Relation,
+}
+
+/// How two capabilities relate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Relation {
+    /// A verifier that checks this producer's results.
+    CheckedBy,
+    /// A producer whose results this verifier checks.
+    ChecksResultsOf,
+    /// The router that routes to this verifier.
+    RoutedBy,
+    /// A verifier the router routes to.
+    RoutesTo,
+}
+
+/// How a capability runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct RuntimeNotes {
+    /// The modes the policy leaves it.
+    pub modes: Vec<Mode>,
+    /// The sandbox.
+    pub sandbox: &'static str,
+    /// The budgets.
+    pub budgets: &'static str,
+    /// Determinism.
+    pub deterministic: &'static str,
+    /// The most it can conclude.
+    pub assurance: &'static str,
+}
+
+/// A page of search (with a query) or browse (without) results.
+#[derive(Debug, Clone, Serialize)]
+pub struct CatalogPage {
+    /// The describe contract version.
+    pub contract: &'static str,
+    /// SEARCH or BROWSE.
+    pub form: Form,
+    /// Digest of the catalog answered from.
+    pub catalog_digest: Digest,
+    /// The policy profile bound.
+    pub policy_profile: String,
+    /// Digest of the policy bound.
+    pub policy_digest: Digest,
+    /// The query's normalized terms.
+    pub query_terms: Vec<String>,
+    /// How well the portfolio matched the query (null when browsing).
+    pub portfolio_fit: Option<PortfolioFit>,
+    /// Whether an installed capability accepts the input kind asked for.
+    pub routing_status: RoutingStatus,
+    /// Why.
+    pub routing_basis: RoutingBasis,
+    /// Entries matching, over all pages.
+    pub total: usize,
+    /// This page.
+    pub results: Vec<CatalogItem>,
+    /// Pass back as `cursor` for the next page (null on the last).
+    pub next_cursor: Option<String>,
+    /// What the ranking is.
+    pub note: &'static str,
+    /// What an invocation covers.
+    pub scope_rule: &'static str,
+}
+
+/// Search or browse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Form {
+    /// With a query.
+    Search,
+    /// Without.
+    Browse,
+}
+
+/// How well the portfolio matched a query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum PortfolioFit {
+    /// At least one strong lexical match.
+    StrongCandidates,
+    /// No entry matched any term.
+    NoLexicalMatches,
+    /// Only weak matches.
+    OnlyWeakLexicalMatches,
+}
+
+/// Whether the input kind asked for has a capability that accepts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum RoutingStatus {
+    /// No input kind was declared or implied.
+    Unconstrained,
+    /// One was, and some installed capability accepts it.
+    RouteAvailable,
+    /// One was, and none accepts it.
+    NoRoute,
+}
+
+/// Why a routing status was given.
+#[derive(Debug, Clone, Serialize)]
+pub struct RoutingBasis {
+    /// DECLARED_INPUT_KIND, UNAMBIGUOUS_PHRASE, or why nothing was constrained.
+    pub reason: &'static str,
+    /// The phrase that implied the input kind.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phrase: Option<&'static str>,
+    /// The input kind declared or implied.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_kind: Option<InputKind>,
+    /// The capabilities that accept it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub providers: Option<Vec<String>>,
+    /// Why there is no route.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explanation: Option<&'static str>,
+}
+
+/// The compact entry of every listing.
+#[derive(Debug, Clone, Serialize)]
+pub struct CatalogItem {
+    /// Capability id.
+    pub capability_id: String,
+    /// Producer, verifier or router.
+    pub kind: EntryKind,
+    /// Title (clipped).
+    pub title: String,
+    /// One-line outcome (clipped).
+    pub outcome: String,
+    /// The modes the policy leaves it.
+    pub modes: Vec<Mode>,
+    /// Up to twelve tags (each clipped).
+    pub tags: Vec<String>,
+    /// Input kind.
+    pub input_kind: InputKind,
+    /// Whether it can be used now.
+    pub availability: Availability,
+    /// Why a search returned it (searches only).
+    #[serde(flatten)]
+    pub relevance: Option<Relevance>,
+}
+
+/// Why a search returned an entry.
+#[derive(Debug, Clone, Serialize)]
+pub struct Relevance {
+    /// Fields a term matched, strongest first.
+    pub matched_on: Vec<&'static str>,
+    /// Query terms that matched.
+    pub matched_terms: Vec<String>,
+    /// 0..=1000 against the best possible score.
+    pub relevance_score: u32,
+    /// Share of the query's terms matched, in thousandths.
+    pub query_coverage_milli: u32,
+    /// STRONG or WEAK.
+    pub lexical_fit: LexicalFit,
+}
+
+/// A match's strength.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum LexicalFit {
+    /// Most terms, in the id, tags or title.
+    Strong,
+    /// Anything less.
+    Weak,
+}
+
+/// The whole catalog as the policy shows it (`capability://catalog`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Inventory {
+    /// Digest of the catalog.
+    pub catalog_digest: Digest,
+    /// The policy profile bound.
+    pub policy_profile: String,
+    /// Digest of the policy bound.
+    pub policy_digest: Digest,
+    /// Every visible entry, in id order.
+    pub capabilities: Vec<CatalogItem>,
+}
