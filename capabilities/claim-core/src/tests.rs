@@ -1,6 +1,6 @@
 //! The syntax alone: precedence, associativity and grouping; refusals that
-//! name the position; and on random formulas, spans that slice the source
-//! into exactly each subformula.
+//! name the position; and on random formulas, the shape they were built
+//! with and spans that slice the source into exactly each subformula.
 
 use proptest::prelude::*;
 
@@ -49,19 +49,22 @@ fn prose_and_printed_lean_are_refused_at_their_position() {
     }
 }
 
-/// A random formula, printed with random spacing, parentheses and spellings.
-fn formula() -> impl Strategy<Value = String> {
-    let atom = prop::sample::select(vec!["p", "q", "r", "x1", "y_2"]).prop_map(str::to_owned);
+/// A random formula, printed with random spacing, parentheses and spellings,
+/// with the shape it must parse to (built alongside, not by the parser).
+fn formula() -> impl Strategy<Value = (String, String)> {
+    let atom = prop::sample::select(vec!["p", "q", "r", "x1", "y_2"]).prop_map(|a| (a.to_owned(), a.to_owned()));
     atom.prop_recursive(5, 40, 3, |inner| {
+        let binary = |spellings: Vec<&'static str>, kind: &'static str| {
+            (inner.clone(), prop::sample::select(spellings), inner.clone())
+                .prop_map(move |((a, sa), op, (b, sb))| (format!("({a}){op}({b})"), format!("{kind}({sa}, {sb})")))
+        };
         prop_oneof![
-            (prop::sample::select(vec!["¬", "~", "not "]), inner.clone()).prop_map(|(op, f)| format!("{op}({f})")),
-            (inner.clone(), prop::sample::select(vec![" ∧ ", " & ", " and "]), inner.clone())
-                .prop_map(|(a, op, b)| format!("({a}){op}({b})")),
-            (inner.clone(), prop::sample::select(vec![" ∨ ", "|", " or "]), inner.clone())
-                .prop_map(|(a, op, b)| format!("({a}){op}({b})")),
-            (inner.clone(), prop::sample::select(vec![" → ", "->", " implies "]), inner.clone())
-                .prop_map(|(a, op, b)| format!("({a}){op}({b})")),
-            (inner.clone(), inner).prop_map(|(a, b)| format!("({a}) ↔ ({b})")),
+            (prop::sample::select(vec!["¬", "~", "not "]), inner.clone())
+                .prop_map(|(op, (f, sf))| (format!("{op}({f})"), format!("NOT({sf})"))),
+            binary(vec![" ∧ ", " & ", " and "], "AND"),
+            binary(vec![" ∨ ", "|", " or "], "OR"),
+            binary(vec![" → ", "->", " implies "], "IMPLIES"),
+            binary(vec![" ↔ ", "<->", " iff "], "IFF"),
         ]
     })
 }
@@ -84,8 +87,11 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
 
     #[test]
-    fn every_span_slices_the_source_into_its_subformula(source in formula()) {
+    fn formulas_parse_to_their_shape_and_spans_slice_the_source_into_each_subformula(
+        (source, expected) in formula(),
+    ) {
         let root = parse(&source).map_err(|e| TestCaseError::fail(format!("{source:?}: {e}")))?;
+        prop_assert_eq!(shape(&root), expected, "{:?}", source);
         spans_are_exact(&source, &root)?;
     }
 }

@@ -14,13 +14,24 @@ pub struct Found {
     pub nodes: u64,
 }
 
-/// The largest induced tree of the graph on `order` vertices (at most 64)
-/// with these `edges`, visiting at most `max_nodes` search nodes.
-pub fn maximum(order: u32, edges: &[[u32; 2]], max_nodes: u64) -> Found {
+/// The largest order the search handles (vertex sets are 64-bit masks).
+pub const MAX_ORDER: u32 = 64;
+
+/// The largest induced tree of the graph on `order` vertices (at most
+/// [`MAX_ORDER`]) with these `edges`, visiting at most `max_nodes` search
+/// nodes. A larger order, or an edge naming a vertex outside the graph, is
+/// an error about the graph.
+pub fn maximum(order: u32, edges: &[[u32; 2]], max_nodes: u64) -> Result<Found, String> {
+    if order > MAX_ORDER {
+        return Err(format!("order {order} is above {MAX_ORDER}"));
+    }
+    if let Some([a, b]) = edges.iter().find(|[a, b]| *a >= order || *b >= order) {
+        return Err(format!("edge [{a}, {b}] names a vertex outside 0..{order}"));
+    }
     let mut search = Search::new(order, edges, max_nodes);
     search.run();
     let vertices = (0..order).filter(|v| search.best & (1u64 << v) != 0).collect();
-    Found { vertices, exact: !search.out_of_nodes, nodes: search.nodes }
+    Ok(Found { vertices, exact: !search.out_of_nodes, nodes: search.nodes })
 }
 
 /// Branch and bound with vertex sets as 64-bit masks.

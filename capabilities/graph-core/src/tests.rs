@@ -123,10 +123,17 @@ fn named_graphs_have_their_published_maximum_induced_trees() {
         ("cycle C(9)", 9, cycle(9), 8),
     ] {
         let graph = build(order, None, &edges).unwrap();
-        let found = maximum(order, &graph.edges, 1_000_000);
+        let found = maximum(order, &graph.edges, 1_000_000).unwrap();
         assert!(found.exact, "{name}");
         assert_eq!(found.vertices.len(), value, "{name}");
     }
+}
+
+#[test]
+fn the_search_refuses_graphs_it_cannot_represent() {
+    assert_eq!(maximum(65, &[], 10).unwrap_err(), "order 65 is above 64");
+    assert_eq!(maximum(3, &[[0, 3]], 10).unwrap_err(), "edge [0, 3] names a vertex outside 0..3");
+    assert_eq!(maximum(64, &[[0, 63]], 10).map(|found| found.nodes > 0), Ok(true));
 }
 
 #[test]
@@ -189,7 +196,7 @@ proptest! {
 
     #[test]
     fn the_induced_tree_found_is_a_tree_and_no_subset_induces_a_larger_one((n, edges) in graph(10)) {
-        let found = maximum(n as u32, &edges, 10_000_000);
+        let found = maximum(n as u32, &edges, 10_000_000).unwrap();
         prop_assert!(found.exact);
         prop_assert!(induces_tree(&edges, &found.vertices));
         let largest = (1u32..1 << n)

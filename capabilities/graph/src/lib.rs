@@ -148,7 +148,8 @@ graph.induced_tree.maximum.verify (orders up to 14).";
     fn run(input: TreeInput) -> Result<Produced<TreeOutput>, Refusal> {
         let envelope = read_input_artifact("graph", &input.graph, GRAPH_SCHEMA)?;
         let graph: Graph = serde_json::from_value(envelope.content).map_err(|e| Refusal::at("graph", e.to_string()))?;
-        let found = induced_tree::maximum(graph.order, &graph.edges, input.max_nodes);
+        let found =
+            induced_tree::maximum(graph.order, &graph.edges, input.max_nodes).map_err(|e| Refusal::at("graph", e))?;
         let vertices = found.vertices;
         let output =
             TreeOutput { size: vertices.len(), vertices: vertices.clone(), exact: found.exact, nodes: found.nodes };

@@ -137,6 +137,7 @@ impl<'a> Parser<'a> {
 }
 
 /// A partially filled Cayley table; `None` is an unassigned cell.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Table {
     pub n: usize,
     pub cells: Vec<Option<u8>>,

@@ -12,11 +12,18 @@ pub enum Judgement {
     Rejected(String),
 }
 
+/// The largest order the exhaustive check can examine (vertex subsets are 32-bit masks).
+pub const MAX_ORDER: usize = 31;
+
 /// Judge the claim that `vertices` (of `size` vertices) is a maximum
 /// induced tree of the graph on `order` vertices with these `edges`. An
-/// edge naming a vertex outside the graph is an error about the graph.
+/// order above [`MAX_ORDER`], or an edge naming a vertex outside the graph,
+/// is an error about the graph.
 pub fn judge(order: usize, edges: &[[usize; 2]], vertices: &[usize], size: usize) -> Result<Judgement, String> {
     let n = order;
+    if n > MAX_ORDER {
+        return Err(format!("order {n} is above {MAX_ORDER}, the largest an exhaustive check examines"));
+    }
     let mut neighbours = vec![Vec::new(); n];
     for &[a, b] in edges {
         if a >= n || b >= n {
@@ -46,9 +53,13 @@ pub fn judge(order: usize, edges: &[[usize; 2]], vertices: &[usize], size: usize
 }
 
 /// The size of the largest induced tree and a vertex mask inducing it, by
-/// examining every vertex subset (order at most 31).
+/// examining every vertex subset.
+///
+/// # Panics
+/// If the graph has more than [`MAX_ORDER`] vertices ([`judge`] refuses those).
 pub fn largest(neighbours: &[Vec<usize>]) -> (usize, u32) {
     let n = neighbours.len();
+    assert!(n <= MAX_ORDER, "order {n} is above {MAX_ORDER}");
     let mut best = 0usize;
     let mut witness = 0u32;
     let mut set = vec![false; n];

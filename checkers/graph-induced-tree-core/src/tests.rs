@@ -47,6 +47,8 @@ fn claims_are_judged_and_wrong_ones_rejected_with_their_reason() {
     assert!(rejected(&[0, 0], 2).contains("out of range or repeated"));
     assert!(rejected(&optimum, 6).contains("do not induce a tree of the claimed size"));
     assert_eq!(judge(3, &[[0, 3]], &[0], 1), Err("edge endpoint out of range".into()));
+    let error = judge(32, &[], &[0], 1).expect_err("too large for an exhaustive check");
+    assert_eq!(error, "order 32 is above 31, the largest an exhaustive check examines");
 }
 
 fn graph() -> impl Strategy<Value = (usize, Vec<[usize; 2]>)> {

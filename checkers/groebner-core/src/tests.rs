@@ -64,10 +64,19 @@ fn each_kind_of_flaw_is_rejected_with_its_reason() {
         let error = judge(&certificate).expect_err(reason);
         assert!(error.contains(reason), "{reason}: {error}");
     }
-    // Not reduced: x - y with y^2 - 1 replaced by x*y - 1 ... a term divisible by another lead.
-    let mut unreduced = by_hand();
-    unreduced.basis[1] = "x*y - 1".into();
-    assert!(judge(&unreduced).is_err());
+    // A Gröbner basis of the same ideal that is not reduced: g0 = (x - y) + (y^2 - 1) keeps the
+    // leading monomials x and y^2, and every other check holds (worked by hand: S(g0, g1) =
+    // y^2*g0 - x*g1 = x + y^4 - y^3 - y^2 = 1*g0 + (y^2 - y - 1)*g1), but its term y^2 is
+    // divisible by the leading monomial of g1.
+    let unreduced = Certificate {
+        basis: strings(&["x + y^2 - y - 1", "y^2 - 1"]),
+        cofactors: vec![strings(&["1", "1"]), strings(&["0", "1"])],
+        reductions: vec![strings(&["1", "-1"]), strings(&["0", "1"])],
+        spolys: vec![SpolyCertificate { pair: [0, 1], quotients: strings(&["1", "y^2 - y - 1"]) }],
+        ..by_hand()
+    };
+    let error = judge(&unreduced).expect_err("not reduced");
+    assert_eq!(error, "a term of basis element 0 is divisible by the leading monomial of element 1");
 }
 
 /// Random polynomials in x, y as text in the certificate syntax.

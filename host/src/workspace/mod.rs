@@ -92,7 +92,7 @@ fn replay<T: serde::de::DeserializeOwned>(remembered: Remembered, payload: &str,
             Code::StorageFailed,
             Stage::Storage,
             format!("the answer remembered for this idempotency key in {scope} does not read back: {e}"),
-            "use a fresh key",
+            "retry; nothing was written",
         )
     })
 }

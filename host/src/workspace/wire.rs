@@ -212,9 +212,10 @@ pub enum Unverified {
     Unverified,
 }
 
+// Answers are read back from storage on a retry: unknown fields (from a later
+// binary, after a rollback) are ignored, not refused.
 /// What `workspace.open` answers (and answers again, identically, to a retry with its key).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct Opened {
     /// The new workspace.
     pub workspace_id: String,
@@ -232,7 +233,6 @@ pub struct Opened {
 
 /// What `workspace.write` answers (and answers again, identically, to a retry with its key).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct Written {
     /// The workspace.
     pub workspace_id: String,
@@ -254,7 +254,6 @@ pub struct Written {
 
 /// One client_ref and the id it became.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct Assigned {
     /// The write's reference.
     pub client_ref: String,
@@ -264,7 +263,6 @@ pub struct Assigned {
 
 /// Staleness a write caused.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct StaleWarnings {
     /// Cards stale after this write that were not before it.
     pub newly_stale: Vec<String>,

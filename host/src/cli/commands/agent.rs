@@ -81,7 +81,8 @@ pub fn catalog(place: Place) -> anyhow::Result<()> {
     let Place { data_dir, store } = place;
     let runtime = open(data_dir, &store)?;
     let inventory = runtime.catalog().inventory(&runtime.binding());
-    println!("{}", serde_json::to_string_pretty(&inventory)?);
+    // Through a Value, as every answer is printed: keys sorted.
+    println!("{}", serde_json::to_string_pretty(&serde_json::to_value(&inventory)?)?);
     Ok(())
 }
 
