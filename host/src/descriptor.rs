@@ -19,6 +19,17 @@ pub enum DescriptorError {
     DuplicateId { id: String, existing: Digest },
 }
 
+/// Ids the host answers itself, which no component may provide: the
+/// certificate router and the MCP tools.
+pub const RESERVED_IDS: &[&str] = &[
+    "certificate.verify",
+    "capability.describe",
+    "capability.invoke",
+    "workspace.open",
+    "workspace.write",
+    "workspace.query",
+];
+
 /// Parse and check a descriptor for a bundle of `kind`, given the ids other
 /// components already provide.
 pub fn validate(
@@ -51,6 +62,9 @@ pub fn validate(
     let mut claim = |path: String, id: &str| -> Result<(), DescriptorError> {
         if !valid_id(id) {
             return Err(bad(&path, format!("{id:?} is not a namespaced id (domain.verb.object, lowercase)")));
+        }
+        if RESERVED_IDS.contains(&id) {
+            return Err(bad(&path, format!("{id} is reserved by the host")));
         }
         if let Some(existing) = taken.get(id) {
             return Err(DescriptorError::DuplicateId { id: id.to_owned(), existing: *existing });

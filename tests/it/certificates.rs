@@ -76,7 +76,7 @@ fn certificates_of_every_format_reach_their_checker() {
         assert_eq!(result.verification.unwrap().status, VerificationStatus::Verified);
     }
 
-    // Not a certificate: a CNF declares no format.
+    // Not a certificate: no producer made the CNF as one.
     let refused = invoke(&runtime, "certificate.verify", Mode::Verify, json!({"certificate": unsat}));
     assert_eq!(refused.diagnostic.unwrap().details["path"], "input.certificate");
 

@@ -80,20 +80,31 @@ fn order_one_magmas_are_all_associative_exhaustively() {
     assert!(result.check_with.is_none() && result.artifacts.is_empty());
 }
 
-/// Store a countermodel artifact written by hand from the oracle (not by our producer).
+/// Store a countermodel artifact written by hand from the oracle (not by our producer's search).
 fn store_countermodel(runtime: &jacobian::Runtime, hypotheses: &[&str], table: Value, witness: Value) -> String {
     let order = table.as_array().map(Vec::len).unwrap_or(0);
+    let search = runtime.catalog().get(SEARCH).expect("the search is installed");
     let envelope = json!({
         "artifact_version": ARTIFACT_VERSION,
         "schema_uri": "jacobian:universal_algebra/countermodel@1",
         "role": "countermodel",
-        "lineage": {"capability_id": "test.oracle", "input_digest": "0".repeat(64), "provider_digest": "0".repeat(64)},
+        "lineage": {"capability_id": SEARCH, "input_digest": "0".repeat(64), "provider_digest": search.component.to_hex()},
         "content": {
             "claim": {"statement": "oracle", "hypotheses": hypotheses, "target": "associative", "semantics": "magma"},
             "order": order, "table": table, "witness": witness,
         },
     });
     let (digest, _) = runtime.data().put_artifact(&envelope).expect("stored");
+    // Recorded as a certificate of the search's declared check, as if the search had made it.
+    let check = &search.checks[0];
+    let record = jacobian::store::CertificateRecord {
+        checker_role: check.checker_role.clone(),
+        certificate_format: check.certificate_formats[0].clone(),
+        verify_capability_id: check.verify_capability_id.clone(),
+        capability_id: SEARCH.into(),
+        producer: search.component,
+    };
+    runtime.adopt_certificate(&digest, &record).expect("adopted");
     digest.artifact_uri()
 }
 

@@ -147,7 +147,7 @@ fn a_wrong_optimum_is_rejected_and_large_graphs_are_unsupported() {
     let smaller: Vec<u64> = vertices.iter().copied().filter(|&v| v != leaf).collect();
     envelope["content"]["vertices"] = json!(smaller);
     envelope["content"]["size"] = json!(6);
-    let wrong = runtime.data().put_artifact(&envelope).unwrap().0.artifact_uri();
+    let wrong = support::recorded_like(&runtime, runtime.data().put_artifact(&envelope).unwrap().0, &certificate);
     let (status, reason) = verify(&runtime, &graph, &wrong);
     assert_eq!(status, VerificationStatus::Rejected);
     assert!(reason.contains("induces a tree of 7 vertices"), "{reason}");
@@ -214,7 +214,7 @@ fn verify_enumeration(runtime: &Runtime, uri: &str) -> (VerificationStatus, Stri
 fn tampered(runtime: &Runtime, uri: &str, edit: impl FnOnce(&mut Value)) -> String {
     let mut envelope = stored(runtime, uri);
     edit(&mut envelope["content"]);
-    runtime.data().put_artifact(&envelope).unwrap().0.artifact_uri()
+    support::recorded_like(runtime, runtime.data().put_artifact(&envelope).unwrap().0, uri)
 }
 
 fn sequence(id: &str) -> Vec<u64> {

@@ -53,7 +53,7 @@ fn tamper(runtime: &Runtime, uri: &str, change: impl Fn(&mut Value)) -> String {
     let bytes = runtime.data().read_artifact(&Digest::from_artifact_uri(uri).unwrap()).unwrap();
     let mut envelope: Value = serde_json::from_slice(&bytes).unwrap();
     change(&mut envelope["content"]);
-    runtime.data().put_artifact(&envelope).unwrap().0.artifact_uri()
+    support::recorded_like(runtime, runtime.data().put_artifact(&envelope).unwrap().0, uri)
 }
 
 #[test]

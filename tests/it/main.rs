@@ -27,6 +27,7 @@ mod scaleout;
 mod snapshots;
 mod stores;
 mod support;
+mod trust;
 mod upgrade;
 mod workspace;
 mod workspace_props;

@@ -12,7 +12,8 @@ use jacobian::runtime::Experiments;
 use jacobian::store::postgres::Postgres;
 use jacobian::store::sqlite::Sqlite;
 use jacobian::store::{
-    Appended, DataDir, EpisodeStore, ExperimentStore, Remembered, RevisionRow, StoreError, WorkspaceStore,
+    Appended, CertificateRecord, DataDir, EpisodeStore, ExperimentStore, Remembered, RevisionRow, StoreError,
+    WorkspaceStore,
 };
 use serde_json::json;
 
@@ -197,6 +198,36 @@ fn episode_stores_keep_bytes_by_digest_idempotently() {
     }
 }
 
+fn certificate_record(role: &str) -> CertificateRecord {
+    CertificateRecord {
+        checker_role: role.into(),
+        certificate_format: "lrat".into(),
+        verify_capability_id: "sat.certificate.verify".into(),
+        capability_id: "sat.solve".into(),
+        producer: Digest::of(b"producer"),
+    }
+}
+
+#[test]
+fn certificate_records_are_kept_once_per_digest_and_seen_by_every_host() {
+    for backend in Backend::both() {
+        let name = backend.name;
+        let (a, b) = (backend.open(0), backend.open(1));
+        let certificate = Digest::of(b"a certificate");
+        assert_eq!(b.episodes.certificate(&certificate).unwrap(), None, "{name}");
+        a.episodes.put_certificate(&certificate, &certificate_record("sat.certificate")).unwrap();
+        // A later record of the same digest changes nothing: the role was fixed when it was made.
+        b.episodes.put_certificate(&certificate, &certificate_record("acme.lint")).unwrap();
+        for handle in [&a, &b] {
+            assert_eq!(
+                handle.episodes.certificate(&certificate).unwrap(),
+                Some(certificate_record("sat.certificate")),
+                "{name}"
+            );
+        }
+    }
+}
+
 fn record(capability: &str, stop: StopReason, fuel: u64) -> InvocationRecord {
     InvocationRecord {
         ordinal: 0,
@@ -331,6 +362,18 @@ fn migrations_upgrade_an_older_schema_in_place() {
     assert_eq!((first.from_version, first.schema_version, first.applied.clone()), (0, 1, vec![1]));
     let store: &dyn WorkspaceStore = &old;
     store.create("ws-old", &row(0, "open"), "k", &remember("opened")).unwrap();
+    // A producer episode stored before certificates had records: the upgrade records its certificate.
+    let certificate = Digest::of(b"an old certificate");
+    let producer = Digest::of(b"producer");
+    let episode = json!({
+        "status": "COMPLETED", "capability_id": "sat.solve",
+        "provenance": {"provider_digest": producer.to_string()},
+        "check_with": {"certificate_artifact": certificate.artifact_uri(), "checker_role": "sat.certificate",
+                       "certificate_format": "lrat", "verify_capability_id": "sat.certificate.verify"},
+    });
+    let body = serde_json::to_vec(&episode).unwrap();
+    let episodes: &dyn EpisodeStore = &old;
+    episodes.put(&Digest::of(&body), "sat.solve", &body).unwrap();
     let output = std::process::Command::new(crate::support::BIN).args(["--store", &url, "migrate"]).output().unwrap();
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
@@ -340,6 +383,7 @@ fn migrations_upgrade_an_older_schema_in_place() {
     assert_eq!(report["schema_version"], jacobian::store::postgres::SCHEMA_VERSION);
     assert_eq!(store.revisions("ws-old", 0, 0).unwrap(), vec![row(0, "open")]);
     assert_eq!(store.remembered("open", "k").unwrap(), Some(remember("opened")));
+    assert_eq!(episodes.certificate(&certificate).unwrap(), Some(certificate_record("sat.certificate")));
 }
 
 #[test]

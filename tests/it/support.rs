@@ -96,6 +96,16 @@ pub fn reviewer_trust(pack: &[u8]) -> jacobian::archive::Trust {
     jacobian::archive::Trust { authorized, ..Default::default() }
 }
 
+/// Record an artifact stored behind the pipeline's back (a tampered copy of
+/// `original`, with the same lineage) as a certificate with `original`'s
+/// record, as if its producer had made it so; its URI.
+pub fn recorded_like(runtime: &Runtime, tampered: jacobian::digest::Digest, original: &str) -> String {
+    let original = jacobian::digest::Digest::from_artifact_uri(original).expect("a URI");
+    let record = runtime.certificate(&original).expect("readable").expect("a recorded certificate");
+    runtime.adopt_certificate(&tampered, &record).expect("adopted");
+    tampered.artifact_uri()
+}
+
 /// The result as JSON without its accounting section (timings).
 pub fn without_accounting(result: &CapabilityResult) -> String {
     let mut value = serde_json::to_value(result).expect("serializes");

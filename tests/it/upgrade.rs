@@ -52,7 +52,7 @@ fn schema_versions(dir: &Path) -> Vec<i64> {
 fn a_data_directory_from_before_versioned_schemas_opens_keeps_everything_and_goes_on() {
     let dir = old_data_dir();
     let runtime = support::open(dir.path().to_path_buf());
-    assert_eq!(schema_versions(dir.path()), vec![1], "upgraded in place to version 1");
+    assert_eq!(schema_versions(dir.path()), vec![1, 2], "upgraded in place");
     // The operator's component, installed by the old binary, is loaded.
     assert!(runtime.load_failures().is_empty(), "{:?}", runtime.load_failures());
     assert!(runtime.catalog().get("test.echo.message").is_some());
@@ -68,6 +68,21 @@ fn a_data_directory_from_before_versioned_schemas_opens_keeps_everything_and_goe
     let pack = serde_json::to_vec(&archive).unwrap();
     let report = jacobian::archive::replay(&pack, scratch.path(), &support::reviewer_trust(&pack)).unwrap();
     assert!(report.identical && report.replayed == 3, "{:?}", report.episodes);
+    // The countermodel certificate the old binary made has its record (from
+    // its producer's episode), so it still routes to the checker of its role.
+    let found: Value = serde_json::from_slice(&runtime.episode(&lines[0].episode.unwrap()).unwrap().unwrap()).unwrap();
+    let certificate = found["check_with"]["certificate_artifact"].as_str().expect("a certificate").to_owned();
+    let digest = jacobian::digest::Digest::from_artifact_uri(&certificate).unwrap();
+    let record = runtime.certificate(&digest).unwrap().expect("recorded by the upgrade");
+    assert_eq!(record.checker_role, "universal_algebra.countermodel.witness");
+    assert_eq!(record.capability_id, "universal_algebra.search.countermodel");
+    let routed = runtime.invoke(&jacobian::contract::InvokeRequest {
+        capability_id: "certificate.verify".into(),
+        input: json!({"certificate": certificate}),
+        experiment: Some("after-upgrade".into()),
+        ..Default::default()
+    });
+    assert_eq!(routed.assurance, jacobian::contract::Assurance::Verified, "{:?}", routed.verification);
     // The experiment goes on where it stopped.
     let next = runtime.invoke(&jacobian::contract::InvokeRequest {
         capability_id: "test.echo.message".into(),
@@ -122,10 +137,10 @@ fn migrate_reports_the_upgrade_of_a_data_directory_and_refuses_a_newer_schema() 
     let dir = old_data_dir();
     let (code, report, stderr) = jacobian(dir.path(), &["migrate"]);
     assert_eq!(code, 0, "{stderr}");
-    assert_eq!((report["from_version"].clone(), report["applied"].clone()), (json!(0), json!([1])), "{report}");
+    assert_eq!((report["from_version"].clone(), report["applied"].clone()), (json!(0), json!([1, 2])), "{report}");
     assert_eq!(report["schema_version"], jacobian::store::sqlite::SCHEMA_VERSION);
     let (_, again, _) = jacobian(dir.path(), &["migrate"]);
-    assert_eq!((again["from_version"].clone(), again["applied"].clone()), (json!(1), json!([])), "{again}");
+    assert_eq!((again["from_version"].clone(), again["applied"].clone()), (json!(2), json!([])), "{again}");
 
     // A database a newer binary migrated: every command is refused, and nothing is changed.
     let db = rusqlite::Connection::open(dir.path().join(jacobian::store::DATABASE_FILE)).unwrap();

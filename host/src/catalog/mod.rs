@@ -38,7 +38,8 @@ pub enum EntryKind {
 }
 
 /// The id of the host's certificate router.
-pub const ROUTER_ID: &str = "certificate.verify";
+/// (The first of the ids reserved by the host.)
+pub const ROUTER_ID: &str = crate::descriptor::RESERVED_IDS[0];
 
 /// One invocable capability.
 pub struct CatalogEntry {

@@ -12,10 +12,12 @@ use crate::catalog::{CatalogEntry, EntryKind};
 use crate::contract::{
     ArtifactRef, Assurance, CheckRoute, Diagnostic, InvokeRequest, Provenance, RESULT_CONTRACT, Relation, Relationship,
 };
+use crate::digest::Digest;
 use crate::engine::{CallReport, Entry};
 use crate::experiments::StopReason;
 use crate::limits::bounded_text;
 use crate::registry::Tier;
+use crate::store::CertificateRecord;
 
 use super::Runtime;
 use super::diagnostics::{diagnose, malformed, storage_failed};
@@ -38,7 +40,7 @@ impl Runtime {
         };
         let (body, stop) = match answer {
             Ok(mut completed) => {
-                if prepared.call.routed
+                if prepared.call.routed.is_some()
                     && let Some(Value::Object(output)) = completed.output.as_mut()
                 {
                     output.insert("routed_to".into(), json!(prepared.call.entry.id));
@@ -88,7 +90,7 @@ impl Runtime {
             ));
         }
         if let Some(route) = &outcome.verification
-            && let Err(message) = route_declared(call.entry, route)
+            && let Err(message) = route_declared(call.entry, route).and_then(|()| format_agrees(&outcome, route))
         {
             return Ok((run, failed(message)));
         }
@@ -126,6 +128,20 @@ impl Runtime {
                 .find(|a| a.role == route.certificate_artifact_role)
                 .map(|a| a.uri.clone()),
         });
+        if let Some(route) = &check_with
+            && let Some(digest) = route.certificate_artifact.as_deref().and_then(|u| Digest::from_artifact_uri(u).ok())
+        {
+            let record = CertificateRecord {
+                checker_role: route.checker_role.clone(),
+                certificate_format: route.certificate_format.clone(),
+                verify_capability_id: route.verify_capability_id.clone(),
+                capability_id: id.clone(),
+                producer: call.entry.component,
+            };
+            if let Err(e) = self.episodes.put_certificate(&digest, &record) {
+                return Ok((run, Err((storage_failed(e), StopReason::Unavailable))));
+            }
+        }
         let relationships = artifacts
             .iter()
             .map(|a| Relationship {
@@ -198,7 +214,7 @@ pub(super) fn facts(
 /// Whether a producer's route names a check its descriptor declares: the
 /// role always (`checker_roles`), and the checker and format too when the
 /// descriptor declares its checks (every bundle built with the current SDK).
-fn route_declared(entry: &CatalogEntry, route: &VerificationRoute) -> Result<(), String> {
+pub(super) fn route_declared(entry: &CatalogEntry, route: &VerificationRoute) -> Result<(), String> {
     let role = &route.checker_role;
     if !entry.checker_roles.contains(role) {
         return Err(format!("its route names checker role {role}, which its descriptor does not declare"));
@@ -225,6 +241,25 @@ fn route_declared(entry: &CatalogEntry, route: &VerificationRoute) -> Result<(),
     Ok(())
 }
 
+/// Whether the certificate's own content agrees with the route on its
+/// format (content that names none is not checked): a producer cannot route
+/// a certificate as one format and write it as another.
+fn format_agrees(outcome: &Outcome, route: &VerificationRoute) -> Result<(), String> {
+    let written = outcome
+        .artifacts
+        .iter()
+        .find(|a| a.role == route.certificate_artifact_role)
+        .and_then(|a| a.content.get("format"))
+        .and_then(Value::as_str);
+    match written {
+        Some(format) if format != route.certificate_format => Err(format!(
+            "its route names certificate format {} but the certificate artifact says {format}",
+            route.certificate_format
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Who ran, from which install, on which input, under which budgets.
 fn provenance(prepared: &Prepared<'_>) -> Provenance {
     let entry = prepared.call.entry;
@@ -249,13 +284,15 @@ fn provenance(prepared: &Prepared<'_>) -> Provenance {
 
 /// `certificate.verify` with no checker to run: completed, nothing concluded, the obligation named.
 fn unrouted_answer(request: &InvokeRequest, unrouted: &Unrouted) -> Concluded {
-    let Unrouted { format, schema_uri } = unrouted;
-    let obligation = format!("an independent check by a checker authorized for format {format} (schema {schema_uri})");
-    let completed = Completed {
-        output: Some(json!({"routed_to": null, "format": format, "schema_uri": schema_uri})),
-        obligations: vec![obligation],
-        ..Completed::default()
-    };
+    let Unrouted { certificate, schema_uri, record } = unrouted;
+    let output = json!({"routed_to": null, "certificate": certificate, "checker_role": record.checker_role,
+                        "format": record.certificate_format, "schema_uri": schema_uri});
+    let obligation = format!(
+        "an independent check of {certificate} by a checker the operator authorizes for role {} (format {}, schema \
+         {schema_uri})",
+        record.checker_role, record.certificate_format
+    );
+    let completed = Completed { output: Some(output), obligations: vec![obligation], ..Completed::default() };
     let parts = ResultParts {
         capability_id: request.capability_id.clone(),
         mode: Some(Mode::Verify),

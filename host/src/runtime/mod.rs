@@ -7,10 +7,13 @@
 //!   shape, through `resolve.rs` (with `route.rs` for `certificate.verify`),
 //!   `validate.rs`, `admit.rs`, `execute.rs` (with `verify.rs`, the only
 //!   place `VERIFIED` is set) and `record.rs` (episodes and experiment lines).
+//! - `certificates.rs`: what each certificate needs (role, format, checker),
+//!   recorded when its producer made it.
 //! - `result.rs`: the one constructor of a `CapabilityResult`.
 //! - `diagnostics.rs`: every failure of the pipeline as a typed diagnostic.
 
 mod admit;
+mod certificates;
 mod diagnostics;
 mod execute;
 mod experiments;

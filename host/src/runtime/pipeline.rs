@@ -29,6 +29,7 @@ use crate::engine::{ArtifactAccess, CallControl, InlineLimits};
 use crate::experiments::{Reservation, StopReason};
 use crate::policy::Policy;
 use crate::registry::Installed;
+use crate::store::CertificateRecord;
 
 use super::Runtime;
 use super::diagnostics::names_an_artifact;
@@ -75,14 +76,23 @@ pub(super) struct Call<'a> {
     pub mode: Mode,
     /// The request's input, or the checker input `certificate.verify` built.
     pub input: Cow<'a, Value>,
-    /// Whether `certificate.verify` rewrote the request to this checker.
-    pub routed: bool,
+    /// The certificate `certificate.verify` rewrote the request to check.
+    pub routed: Option<Certificate>,
 }
 
-/// A certificate no authorized checker accepts.
+/// A certificate artifact and what the host recorded when it was made.
+#[derive(Debug, Clone)]
+pub(super) struct Certificate {
+    pub uri: String,
+    pub record: CertificateRecord,
+}
+
+/// A certificate `certificate.verify` has no checker for: no visible
+/// checker is authorized for its role (or reads its schema and format).
 pub(super) struct Unrouted {
-    pub format: String,
+    pub certificate: String,
     pub schema_uri: String,
+    pub record: CertificateRecord,
 }
 
 /// What `validate` hands on: everything the call needs, checked.

@@ -79,9 +79,17 @@ impl Runtime {
         Binding { profile: policy.profile.clone(), policy_digest: policy.digest(), modes, authorized }
     }
 
-    /// Whether `policy` authorizes the checker behind a verifier entry for its role.
+    /// Whether `policy` authorizes the checker behind a verifier entry for its own role.
     pub(super) fn checker_authorized(&self, policy: &Policy, entry: &CatalogEntry) -> bool {
-        let role = entry.checker_roles.first().map(String::as_str).unwrap_or("");
-        policy.authorizes(role, &entry.component, self.is_bundled(&entry.component))
+        entry.checker_roles.first().is_some_and(|role| self.checker_authorized_for(policy, entry, role))
+    }
+
+    /// Whether the checker behind a verifier entry fills `role` and `policy`
+    /// authorizes its digest for exactly that role. (The policy's
+    /// `authorize_bundled` covers a bundled checker for the role it fills,
+    /// never for another.)
+    pub(super) fn checker_authorized_for(&self, policy: &Policy, entry: &CatalogEntry, role: &str) -> bool {
+        entry.checker_roles.iter().any(|r| r == role)
+            && policy.authorizes(role, &entry.component, self.is_bundled(&entry.component))
     }
 }

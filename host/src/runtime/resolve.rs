@@ -86,7 +86,7 @@ impl Runtime {
             return Err(Refusal::new(Some(mode), d));
         }
         let installed = self.installed(entry).map_err(|d| Refusal::new(Some(mode), d))?;
-        let call = Call { entry, installed, mode, input: Cow::Borrowed(&request.input), routed: false };
+        let call = Call { entry, installed, mode, input: Cow::Borrowed(&request.input), routed: None };
         Ok(Resolved { request, experiment, policy, target: Target::Call(call) })
     }
 

@@ -1,10 +1,13 @@
 //! `certificate.verify`, resolved by rewriting: the request becomes a
-//! `VERIFY` call of the visible, operator-authorized checker that declares
-//! the certificate's schema and format (the first by id), with its required
-//! input fields filled from the same-named artifact references inside the
+//! `VERIFY` call of a checker the operator authorized for the role the
+//! certificate needs — the role the host recorded when its producer made it
+//! (see [`Runtime::checker_for`]) — with the checker's required input
+//! fields filled from the same-named artifact references inside the
 //! certificate, otherwise with the certificate itself. From here on it is an
 //! ordinary checker call: `validate` checks the rewritten input once, and no
-//! stage runs twice.
+//! stage runs twice. An artifact no producer made as a certificate is
+//! refused; a certificate whose role no visible authorized checker fills is
+//! answered without running anything, its obligation named.
 
 use std::borrow::Cow;
 
@@ -16,10 +19,12 @@ use crate::contract::{Code, Diagnostic, InvokeRequest, Stage};
 use crate::digest::Digest;
 use crate::limits::bounded_text;
 use crate::policy::Policy;
+use crate::store::CertificateRecord;
 
 use super::Runtime;
 use super::diagnostics::error_path;
-use super::pipeline::{Call, Refusal, Target, Unrouted};
+use super::diagnostics::storage_failed;
+use super::pipeline::{Call, Certificate, Refusal, Target, Unrouted};
 use super::resolve::hidden;
 
 impl Runtime {
@@ -65,25 +70,24 @@ impl Runtime {
         let envelope: Value =
             serde_json::from_slice(&bytes).map_err(|e| unreadable(Code::ArtifactNotFound, e.to_string()))?;
         let schema_uri = envelope["schema_uri"].as_str().unwrap_or_default().to_owned();
-        let Some(format) = envelope["content"]["format"].as_str().map(str::to_owned) else {
+        // The role and format were fixed when the certificate was made, by its
+        // producer's declared route; the certificate's own content decides nothing.
+        let record = self.episodes.certificate(&digest).map_err(|e| Refusal::new(mode, storage_failed(e)))?;
+        let Some(record) = record else {
             let d = Diagnostic::new(
                 Code::InvalidInput,
                 Stage::Validation,
-                format!("the artifact ({schema_uri}) declares no certificate format"),
+                format!(
+                    "the artifact ({schema_uri}) was not made as a certificate by a producer's declared route, so no \
+                     checker role is recorded for it"
+                ),
                 "pass a certificate artifact, e.g. the certificate_artifact of a result's check_with",
             )
             .with("path", "input.certificate");
             return Err(Refusal::new(mode, d));
         };
-        let checker = self.catalog.entries().find(|e| {
-            e.kind == EntryKind::Verifier
-                && !policy.allowed_modes(&e.id, &e.tags, &e.modes).is_empty()
-                && self.checker_authorized(policy, e)
-                && e.artifact_types.contains(&schema_uri)
-                && e.certificate_formats.contains(&format)
-        });
-        let Some(checker) = checker else {
-            return Ok(Target::Unrouted(Unrouted { format, schema_uri }));
+        let Some(checker) = self.checker_for(policy, &record, &schema_uri) else {
+            return Ok(Target::Unrouted(Unrouted { certificate: uri, schema_uri, record }));
         };
         let mut input = serde_json::Map::new();
         for field in checker.input_schema["required"].as_array().into_iter().flatten().filter_map(Value::as_str) {
@@ -96,7 +100,35 @@ impl Runtime {
             installed,
             mode: Mode::Verify,
             input: Cow::Owned(Value::Object(input)),
-            routed: true,
+            routed: Some(Certificate { uri, record }),
         }))
+    }
+
+    /// The checker a certificate goes to: a visible checker that fills the
+    /// certificate's role, is authorized by the operator for exactly that
+    /// role, reads its schema and declares its format. The checker its
+    /// producer named comes first; among others, the lowest component digest
+    /// (every candidate is one the operator authorized for the role, so none
+    /// is chosen by catalog order over an authorized one).
+    fn checker_for<'a>(
+        &'a self,
+        policy: &Policy,
+        record: &CertificateRecord,
+        schema_uri: &str,
+    ) -> Option<&'a CatalogEntry> {
+        let role = record.checker_role.as_str();
+        let mut candidates: Vec<&CatalogEntry> = self
+            .catalog
+            .entries()
+            .filter(|e| {
+                e.kind == EntryKind::Verifier
+                    && !policy.allowed_modes(&e.id, &e.tags, &e.modes).is_empty()
+                    && self.checker_authorized_for(policy, e, role)
+                    && e.artifact_types.iter().any(|t| t == schema_uri)
+                    && e.certificate_formats.contains(&record.certificate_format)
+            })
+            .collect();
+        candidates.sort_by_key(|e| (e.id != record.verify_capability_id, e.component));
+        candidates.first().copied()
     }
 }

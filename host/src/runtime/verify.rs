@@ -1,9 +1,12 @@
 //! A checker's call and its verdict, bound to what it judged.
 //!
-//! **Invariant: this is the only place `VERIFIED` is set**, and only when the
-//! operator policy authorizes the checker's digest and the checker accepted.
-//! An unauthorized or revoked checker is not run: the answer is
-//! `NOT_CONCLUDED` with the open obligation named.
+//! **Invariant: this is the only place `VERIFIED` is set**, and only when a
+//! certificate the host recorded is judged, the operator policy authorizes
+//! the checker's digest for exactly the role that certificate needs (fixed
+//! when its producer made it), and the checker accepted. Otherwise the
+//! checker is not run: the answer is `NOT_CONCLUDED` with the open
+//! obligation named. The record names the certificate's format, and the
+//! binding digest covers it.
 
 use jacobian_guest::protocol::{CheckRequest, Verdict, VerdictKind};
 use serde_json::json;
@@ -14,9 +17,9 @@ use crate::experiments::StopReason;
 use crate::policy::Policy;
 
 use super::Runtime;
-use super::diagnostics::malformed;
+use super::diagnostics::{malformed, storage_failed};
 use super::execute::{Answer, facts};
-use super::pipeline::{Abandoned, Prepared, Run};
+use super::pipeline::{Abandoned, Certificate, Prepared, Run};
 use super::result::{Completed, RunFacts};
 
 impl Runtime {
@@ -28,8 +31,19 @@ impl Runtime {
         how: Run<'_>,
     ) -> Result<(RunFacts, Answer), Abandoned> {
         let entry = prepared.call.entry;
-        let role = entry.checker_roles.first().cloned().unwrap_or_default();
-        let authorized = self.checker_authorized(policy, entry);
+        let own_role = entry.checker_roles.first().cloned().unwrap_or_default();
+        let judged = match &prepared.call.routed {
+            Some(certificate) => Judging::Certificate(certificate.clone()),
+            None => match self.certificate_among(&prepared.references) {
+                Ok(judged) => judged,
+                Err(e) => return Ok((RunFacts::default(), Err((storage_failed(e), StopReason::Unavailable)))),
+            },
+        };
+        let (role, format) = match &judged {
+            Judging::Certificate(c) => (c.record.checker_role.clone(), c.record.certificate_format.clone()),
+            Judging::Nothing | Judging::Mixed(_) => (own_role.clone(), String::new()),
+        };
+        let authorized = self.checker_authorized_for(policy, entry, &role);
         let mut record = VerificationRecord {
             status: VerificationStatus::NotConcluded,
             reason: String::new(),
@@ -37,7 +51,7 @@ impl Runtime {
             checker_digest: entry.component,
             checker_version: entry.provider.version.clone(),
             checker_authorized: authorized,
-            certificate_format: entry.certificate_formats.first().cloned().unwrap_or_default(),
+            certificate_format: format.clone(),
             certificate_artifacts: prepared.references.clone(),
             claim_digest: None,
             candidate_digest: None,
@@ -47,13 +61,52 @@ impl Runtime {
             checked: Vec::new(),
             remaining_obligations: Vec::new(),
         };
-        if !authorized {
-            let obligation =
-                format!("independent check of the evidence by a checker that the operator authorizes for role {role}");
-            record.reason = format!(
-                "checker {} is not authorized by the operator policy for role {role}; it was not run",
-                entry.component
-            );
+        let refusal = match &judged {
+            Judging::Nothing => Some((
+                format!(
+                    "none of the input's artifacts is a certificate made by a producer's declared route, so no role is \
+                     recorded for a verdict to bind to; checker {} was not run",
+                    entry.component
+                ),
+                "a certificate made by a producer's declared route, checked by a checker the operator authorizes for \
+                 its role"
+                    .to_owned(),
+            )),
+            Judging::Mixed(roles) => Some((
+                format!(
+                    "the input names certificates of several roles ({}); one verdict judges one role's certificates, \
+                     so checker {} was not run",
+                    roles.join(", "),
+                    entry.component
+                ),
+                format!(
+                    "a separate check of each certificate by a checker authorized for its role ({})",
+                    roles.join(", ")
+                ),
+            )),
+            Judging::Certificate(c) if !authorized => Some((
+                format!(
+                    "checker {} ({}, role {own_role}) is not authorized by the operator policy for role {role}, the \
+                     role certificate {} needs; it was not run",
+                    entry.component, entry.id, c.uri
+                ),
+                format!("independent check of {} by a checker that the operator authorizes for role {role}", c.uri),
+            )),
+            Judging::Certificate(c) if !entry.certificate_formats.contains(&format) => Some((
+                format!(
+                    "checker {} does not declare format {format}, the format of certificate {}; it was not run",
+                    entry.id, c.uri
+                ),
+                format!(
+                    "independent check of {} by a checker that the operator authorizes for role {role} and reads \
+                     format {format}",
+                    c.uri
+                ),
+            )),
+            Judging::Certificate(_) => None,
+        };
+        if let Some((reason, obligation)) = refusal {
+            record.reason = reason;
             record.remaining_obligations = vec![obligation.clone()];
             let completed =
                 Completed { obligations: vec![obligation], verification: Some(record), ..Completed::default() };
@@ -111,6 +164,16 @@ impl Runtime {
         };
         Ok((run, Ok(completed)))
     }
+}
+
+/// What a checker call judges.
+pub(super) enum Judging {
+    /// A certificate the host recorded when a producer made it.
+    Certificate(Certificate),
+    /// No artifact of the input is a recorded certificate.
+    Nothing,
+    /// Recorded certificates of several roles (named, sorted).
+    Mixed(Vec<String>),
 }
 
 /// SHA-256 over everything a verdict is bound to: claim, semantics,

@@ -28,7 +28,9 @@ mod workspaces;
 pub use datadir::{DataDir, POLICY_FILE};
 pub use error::{DbError, SchemaTooNew, StoreError, StoreFailure};
 pub use objects::{ObjectKind, ObjectStore, PolicyStamp};
-pub use records::{EpisodeStore, ExperimentStore, RECORD_COLUMNS, Reservations, digest_column};
+pub use records::{
+    CertificateRecord, EpisodeStore, ExperimentStore, RECORD_COLUMNS, Reservations, certificate_record, digest_column,
+};
 #[cfg(feature = "sandbox")]
 pub use sessions::SessionStore;
 pub use workspaces::{Appended, Remembered, RevisionRow, WorkspaceStore};

@@ -6,13 +6,40 @@ use crate::experiments::{Admission, ExperimentBudgets, InvocationRecord, Reserva
 
 use super::DbError;
 
+/// What the host recorded when a producer made a certificate: the check its
+/// declared route names. Written by the host from the producer's validated
+/// route (never from the certificate's own content), read when the
+/// certificate is checked: the role is the one an operator must have
+/// authorized the checker for.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CertificateRecord {
+    /// The checker role the certificate needs.
+    pub checker_role: String,
+    /// Its format, as the route declared it.
+    pub certificate_format: String,
+    /// The checker capability the producer named for it.
+    pub verify_capability_id: String,
+    /// The producer capability that made it.
+    pub capability_id: String,
+    /// The producer's component.
+    pub producer: Digest,
+}
+
 /// Where episodes are kept: the data directory's SQLite database, or the
-/// shared PostgreSQL database of several hosts.
+/// shared PostgreSQL database of several hosts. Certificates' records are
+/// kept beside them.
 pub trait EpisodeStore: Send + Sync {
     /// Store canonical episode bytes under `digest` (idempotent).
     fn put(&self, digest: &Digest, capability_id: &str, body: &[u8]) -> Result<(), DbError>;
     /// The episode's canonical bytes.
     fn get(&self, digest: &Digest) -> Result<Option<Vec<u8>>, DbError>;
+    /// Record the check a certificate artifact needs; the first record of a
+    /// digest stays (a digest names one envelope, lineage included, so one
+    /// producer on one input).
+    fn put_certificate(&self, certificate: &Digest, record: &CertificateRecord) -> Result<(), DbError>;
+    /// The record of a certificate artifact, if a producer made it as one.
+    fn certificate(&self, certificate: &Digest) -> Result<Option<CertificateRecord>, DbError>;
 }
 
 /// Where experiment records are kept: the data directory's SQLite database,
@@ -56,6 +83,23 @@ pub trait Reservations: Send + Sync {
 /// parse is a corrupt row.
 pub fn digest_column(text: &str) -> Result<Digest, DbError> {
     text.parse().map_err(|e| DbError::Corrupt(format!("a stored digest: {e}")))
+}
+
+/// A certificate's record from its columns (role, format, checker, producer
+/// capability, producer digest in hex); a digest that does not parse is a
+/// corrupt row.
+pub fn certificate_record(
+    (checker_role, certificate_format, verify_capability_id, capability_id, producer): (
+        String,
+        String,
+        String,
+        String,
+        String,
+    ),
+) -> Result<CertificateRecord, DbError> {
+    let producer =
+        Digest::from_hex(&producer).map_err(|e| DbError::Corrupt(format!("a certificate's producer: {e}")))?;
+    Ok(CertificateRecord { checker_role, certificate_format, verify_capability_id, capability_id, producer })
 }
 
 /// The columns of an invocation record, in the order both stores select them.

@@ -5,7 +5,7 @@ use crate::store::{DbError, MigrationReport};
 use super::{PgOpenError, Postgres, RESERVATION_TTL_SQL, SESSION_TTL_SQL, begin, pg, query_error};
 
 /// The schema version this binary writes and understands.
-pub const SCHEMA_VERSION: i32 = 3;
+pub const SCHEMA_VERSION: i32 = 4;
 
 /// Every schema version, in order: (version, description, SQL).
 const MIGRATIONS: &[(i32, &str, &str)] = &[
@@ -88,6 +88,30 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         created_at TIMESTAMPTZ NOT NULL DEFAULT now()
     );
     CREATE INDEX experiment_reservations_by_experiment ON experiment_reservations (experiment);",
+    ),
+    (
+        4,
+        "certificates: the checker role, format and checker each certificate artifact needs, recorded from its \
+         producer's declared route (filled from the episodes already stored)",
+        "CREATE TABLE certificates (
+        digest TEXT PRIMARY KEY,
+        checker_role TEXT NOT NULL,
+        certificate_format TEXT NOT NULL,
+        verify_capability_id TEXT NOT NULL,
+        capability_id TEXT NOT NULL,
+        producer TEXT NOT NULL
+    );
+    INSERT INTO certificates
+        SELECT substr(b->'check_with'->>'certificate_artifact', 19),
+               b->'check_with'->>'checker_role',
+               b->'check_with'->>'certificate_format',
+               b->'check_with'->>'verify_capability_id',
+               b->>'capability_id',
+               substr(b->'provenance'->>'provider_digest', 8)
+        FROM (SELECT convert_from(body, 'UTF8')::jsonb AS b FROM episodes) AS e
+        WHERE b->>'status' = 'COMPLETED'
+          AND b->'check_with'->>'certificate_artifact' LIKE 'artifact://sha256/%'
+    ON CONFLICT DO NOTHING;",
     ),
 ];
 

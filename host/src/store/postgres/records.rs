@@ -4,7 +4,10 @@ use tokio_postgres::error::SqlState;
 
 use crate::digest::Digest;
 use crate::experiments::{Admission, ExperimentBudgets, InvocationRecord, Reservation, Spent, StopReason, judge};
-use crate::store::{DbError, EpisodeStore, ExperimentStore, RECORD_COLUMNS, Reservations, digest_column};
+use crate::store::{
+    CertificateRecord, DbError, EpisodeStore, ExperimentStore, RECORD_COLUMNS, Reservations, certificate_record,
+    digest_column,
+};
 
 use super::{Postgres, RESERVATION_TTL_SQL, begin, pg, query_error};
 
@@ -31,6 +34,52 @@ impl EpisodeStore for Postgres {
             let row =
                 client.query_opt("SELECT body FROM episodes WHERE digest = $1", &[&hex]).await.map_err(query_error)?;
             Ok(row.map(|row| row.get(0)))
+        })
+    }
+
+    fn put_certificate(&self, certificate: &Digest, record: &CertificateRecord) -> Result<(), DbError> {
+        let (pool, hex, record) = (self.pool(), certificate.to_hex(), record.clone());
+        self.block(async move {
+            let client = pool.get().await.map_err(pg)?;
+            let statement = client
+                .prepare_cached(
+                    "INSERT INTO certificates (digest, checker_role, certificate_format, verify_capability_id,
+                        capability_id, producer) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
+                )
+                .await
+                .map_err(query_error)?;
+            let producer = record.producer.to_hex();
+            client
+                .execute(
+                    &statement,
+                    &[
+                        &hex,
+                        &record.checker_role,
+                        &record.certificate_format,
+                        &record.verify_capability_id,
+                        &record.capability_id,
+                        &producer,
+                    ],
+                )
+                .await
+                .map_err(query_error)?;
+            Ok(())
+        })
+    }
+
+    fn certificate(&self, certificate: &Digest) -> Result<Option<CertificateRecord>, DbError> {
+        let (pool, hex) = (self.pool(), certificate.to_hex());
+        self.block(async move {
+            let client = pool.get().await.map_err(pg)?;
+            let row = client
+                .query_opt(
+                    "SELECT checker_role, certificate_format, verify_capability_id, capability_id, producer
+                     FROM certificates WHERE digest = $1",
+                    &[&hex],
+                )
+                .await
+                .map_err(query_error)?;
+            row.map(|row| certificate_record((row.get(0), row.get(1), row.get(2), row.get(3), row.get(4)))).transpose()
         })
     }
 }

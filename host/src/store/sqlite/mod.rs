@@ -25,13 +25,14 @@ use rusqlite::{Connection, TransactionBehavior, params};
 use super::{DbError, MigrationReport, OpenError, SchemaTooNew};
 
 /// The schema version this binary writes and understands.
-pub const SCHEMA_VERSION: i32 = 1;
+pub const SCHEMA_VERSION: i32 = 2;
 
 /// Every schema version, in order: (version, description, SQL).
-const MIGRATIONS: &[(i32, &str, &str)] = &[(
-    1,
-    "episodes, experiment lines and policies, workspaces, revisions, idempotency keys",
-    "CREATE TABLE IF NOT EXISTS episodes (
+const MIGRATIONS: &[(i32, &str, &str)] = &[
+    (
+        1,
+        "episodes, experiment lines and policies, workspaces, revisions, idempotency keys",
+        "CREATE TABLE IF NOT EXISTS episodes (
         digest TEXT PRIMARY KEY,
         capability_id TEXT NOT NULL,
         body BLOB NOT NULL
@@ -72,7 +73,31 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[(
         response BLOB NOT NULL,
         PRIMARY KEY (scope, key)
     ) STRICT;",
-)];
+    ),
+    (
+        2,
+        "certificates: the checker role, format and checker each certificate artifact needs, recorded from its \
+         producer's declared route (filled from the episodes already stored)",
+        "CREATE TABLE certificates (
+        digest TEXT PRIMARY KEY,
+        checker_role TEXT NOT NULL,
+        certificate_format TEXT NOT NULL,
+        verify_capability_id TEXT NOT NULL,
+        capability_id TEXT NOT NULL,
+        producer TEXT NOT NULL
+    ) STRICT;
+    INSERT OR IGNORE INTO certificates
+        SELECT substr(json_extract(b, '$.check_with.certificate_artifact'), 19),
+               json_extract(b, '$.check_with.checker_role'),
+               json_extract(b, '$.check_with.certificate_format'),
+               json_extract(b, '$.check_with.verify_capability_id'),
+               json_extract(b, '$.capability_id'),
+               substr(json_extract(b, '$.provenance.provider_digest'), 8)
+        FROM (SELECT CAST(body AS TEXT) AS b FROM episodes)
+        WHERE json_extract(b, '$.status') = 'COMPLETED'
+          AND json_extract(b, '$.check_with.certificate_artifact') LIKE 'artifact://sha256/%';",
+    ),
+];
 
 /// How long a statement waits for another process's write lock.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);

@@ -4,7 +4,7 @@ use rusqlite::{OptionalExtension, params};
 
 use crate::digest::Digest;
 use crate::experiments::{InvocationRecord, Spent, StopReason};
-use crate::store::{DbError, EpisodeStore, ExperimentStore, RECORD_COLUMNS};
+use crate::store::{CertificateRecord, DbError, EpisodeStore, ExperimentStore, RECORD_COLUMNS, certificate_record};
 
 use super::{Role, Sqlite};
 
@@ -22,6 +22,37 @@ impl EpisodeStore for Sqlite {
             .query_row("SELECT body FROM episodes WHERE digest = ?1", params![digest.to_hex()], |row| row.get(0))
             .optional()?;
         Ok(body)
+    }
+
+    fn put_certificate(&self, certificate: &Digest, record: &CertificateRecord) -> Result<(), DbError> {
+        let conn = self.lock(Role::Episodes);
+        conn.prepare_cached(
+            "INSERT OR IGNORE INTO certificates (digest, checker_role, certificate_format, verify_capability_id,
+                capability_id, producer) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )?
+        .execute(params![
+            certificate.to_hex(),
+            record.checker_role,
+            record.certificate_format,
+            record.verify_capability_id,
+            record.capability_id,
+            record.producer.to_hex(),
+        ])?;
+        Ok(())
+    }
+
+    fn certificate(&self, certificate: &Digest) -> Result<Option<CertificateRecord>, DbError> {
+        let conn = self.lock(Role::Episodes);
+        let row = conn
+            .prepare_cached(
+                "SELECT checker_role, certificate_format, verify_capability_id, capability_id, producer
+                 FROM certificates WHERE digest = ?1",
+            )?
+            .query_row(params![certificate.to_hex()], |row| {
+                Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get::<_, String>(4)?))
+            })
+            .optional()?;
+        row.map(certificate_record).transpose()
     }
 }
 

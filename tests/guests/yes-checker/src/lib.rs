@@ -1,6 +1,10 @@
-//! Test guest: a hostile checker that accepts every certificate it is shown,
-//! claiming the SAT certificate role and format. Installing it must never
-//! make anything VERIFIED until the operator authorizes its digest.
+//! Test guest: hostile checkers that accept every certificate they are
+//! shown. `test.yes.verify` claims the SAT certificate role and formats:
+//! installing it must never make anything VERIFIED until the operator
+//! authorizes its digest for that role. `aaa.lint.verify` fills another role
+//! (`acme.lint`) but declares the SAT schemas and formats, and its id sorts
+//! before the real SAT checker's: authorized for its own role, it must still
+//! never make a SAT certificate VERIFIED, routed or invoked directly.
 
 use jacobian_guest::{Checker, Judged, Refusal, Scope, Verdict, VerdictKind, export_checkers};
 use schemars::JsonSchema;
@@ -49,4 +53,24 @@ that installing a checker grants no authority.";
     }
 }
 
-export_checkers!(AcceptEverything);
+/// A "lint" checker that reads SAT certificates and accepts them all.
+pub struct LaxLint;
+
+impl Checker for LaxLint {
+    const ROLE: &'static str = "acme.lint";
+    const CAPABILITY_ID: &'static str = "aaa.lint.verify";
+    const TITLE: &'static str = "Lint a SAT certificate (hostile test checker of another role)";
+    const OUTCOME: &'static str = "ACCEPTED, whatever the certificate says";
+    const DESCRIPTION: &'static str = "A checker of role acme.lint that declares the SAT certificate schemas and \
+formats and accepts everything. It exists to show that authority for one role is no authority for another.";
+    const TAGS: &'static [&'static str] = &["test", "hostile", "checker", "lint"];
+    const CERTIFICATE_FORMATS: &'static [&'static str] = AcceptEverything::CERTIFICATE_FORMATS;
+    const ARTIFACT_TYPES: &'static [&'static str] = AcceptEverything::ARTIFACT_TYPES;
+    type Input = Input;
+
+    fn check(input: Input) -> Result<Verdict, Refusal> {
+        AcceptEverything::check(input)
+    }
+}
+
+export_checkers!(AcceptEverything, LaxLint);

@@ -4,6 +4,10 @@
 //! the contract versions — sealed by `pack_hash`, the SHA-256 of the pack's
 //! canonical JSON without that field.
 //!
+//! - `mod.rs`: the pack, building it, loading and checking it, and the
+//!   runtime a re-check runs in.
+//! - `recheck.rs`: `replay`, `verify` and `compare`.
+//!
 //! `replay` re-executes every episode from the archive alone in a fresh data
 //! directory and reports byte identity or a typed field-level diff; `verify`
 //! re-runs the checkers on the archived certificates; `compare` diffs two
@@ -16,15 +20,22 @@ use std::path::Path;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use crate::contract::{CapabilityResult, InvokeRequest, VerificationStatus};
+use crate::contract::VerificationRecord;
 use crate::digest::{Digest, canonical_json};
 use crate::experiments::StopReason;
 use crate::policy::Policy;
-use crate::runtime::{GivenComponent, Portfolio, Runtime, RuntimeConfig, episode_value};
+use crate::runtime::{GivenComponent, Portfolio, Runtime, RuntimeConfig, verification_binding};
+use crate::store::CertificateRecord;
+
+mod recheck;
 
 pub use crate::contract::ARCHIVE_FORMAT;
+pub use recheck::{
+    Comparison, FieldDiff, OfflineVerdict, ReplayOutcome, ReplayReport, ReplayedEpisode, VerifyReport, compare, replay,
+    verify,
+};
 
 /// One archived invocation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -62,6 +73,11 @@ pub struct Archive {
     pub artifacts: BTreeMap<String, String>,
     /// Every invocation, in order.
     pub episodes: Vec<ArchivedEpisode>,
+    /// What each packed certificate needs, as recorded when it was made, by
+    /// hex digest (absent from packs made before certificates had records:
+    /// those are derived from the producer episodes).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub certificates: BTreeMap<String, CertificateRecord>,
     /// SHA-256 of the canonical JSON of everything above.
     pub pack_hash: String,
 }
@@ -196,6 +212,18 @@ impl Archive {
             pending.extend(named);
             packed.insert(digest.to_hex(), BASE64.encode(&bytes));
         }
+        // Each certificate's record, and its producer (which bears the record out on re-check).
+        let mut certificates = BTreeMap::new();
+        let mut components = components;
+        for hex in packed.keys() {
+            let digest = Digest::from_hex(hex).map_err(|e| refuse(format!("artifacts.{hex}"), e.to_string()))?;
+            if let Some(record) =
+                runtime.certificate(&digest).map_err(|e| unavailable(format!("certificates.{hex}"), e.to_string()))?
+            {
+                components.insert(record.producer);
+                certificates.insert(hex.clone(), record);
+            }
+        }
         let mut component_bytes = BTreeMap::new();
         let mut bundled = BTreeSet::new();
         for digest in components {
@@ -217,6 +245,7 @@ impl Archive {
             components: component_bytes,
             artifacts: packed,
             episodes,
+            certificates,
             pack_hash: String::new(),
         };
         archive.pack_hash = archive.compute_pack_hash();
@@ -264,6 +293,18 @@ impl Archive {
                 }
                 (None, None) => {}
                 _ => return Err(refuse(field, "digest and episode must be both present or both absent")),
+            }
+            // A verdict's record must still be bound to what it names (its format among them).
+            if let Some(verification) = episode.episode.as_ref().map(|e| &e["verification"]).filter(|v| v.is_object()) {
+                let field = format!("{field}.verification");
+                let record: VerificationRecord =
+                    serde_json::from_value(verification.clone()).map_err(|e| refuse(&field, e.to_string()))?;
+                if record.binding_digest.is_some() && verification_binding(&record) != record.binding_digest {
+                    return Err(refuse(
+                        format!("{field}.binding_digest"),
+                        "does not bind the record's claim, semantics, candidate, scope, certificate format and checker",
+                    ));
+                }
             }
         }
         let expected = archive.compute_pack_hash();
@@ -317,12 +358,71 @@ impl Archive {
                 .map_err(|e| refuse(format!("components.{}", digest.to_hex()), e.to_string()))?;
             installed_any |= new;
         }
-        if installed_any {
+        let runtime = if installed_any {
             drop(runtime);
-            return open();
+            open()?
+        } else {
+            runtime
+        };
+        for (hex, record) in &self.certificates {
+            let field = format!("certificates.{hex}");
+            let digest = Digest::from_hex(hex).map_err(|e| refuse(&field, e.to_string()))?;
+            runtime.adopt_certificate(&digest, record).map_err(|e| refuse(&field, e))?;
+        }
+        // Packs made before certificates had records: a producer episode's
+        // route stands for the record when its certificate belongs to it.
+        for episode in self.completed_episodes() {
+            if let Some((digest, record)) = belonging_certificate(episode, &unpacked.artifacts).ok().flatten() {
+                let _ = runtime.adopt_certificate(&digest, &record);
+            }
         }
         Ok(runtime)
     }
+
+    fn completed_episodes(&self) -> impl Iterator<Item = &Value> {
+        self.episodes.iter().filter(|e| e.stop_reason == StopReason::Completed).filter_map(|e| e.episode.as_ref())
+    }
+}
+
+/// The certificate a producer episode routes to, with the record its route
+/// stands for — provided the certificate belongs to the episode: it is one
+/// of the episode's artifacts, and its lineage names the episode's
+/// capability, input digest and component. `Ok(None)` when the episode
+/// routes to no certificate; `Err` says why one does not belong.
+fn belonging_certificate(
+    episode: &Value,
+    artifacts: &BTreeMap<Digest, Vec<u8>>,
+) -> Result<Option<(Digest, CertificateRecord)>, String> {
+    let Some(uri) = episode["check_with"]["certificate_artifact"].as_str() else { return Ok(None) };
+    let route = &episode["check_with"];
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+    let digest = Digest::from_artifact_uri(uri).map_err(|e| e.to_string())?;
+    if !episode["artifacts"].as_array().into_iter().flatten().any(|a| a["uri"] == uri) {
+        return Err(format!("certificate {uri} is not among the episode's artifacts"));
+    }
+    let bytes = artifacts.get(&digest).ok_or_else(|| format!("certificate {uri} is not in the pack"))?;
+    let envelope: Value = serde_json::from_slice(bytes).map_err(|e| format!("certificate {uri}: {e}"))?;
+    let lineage = &envelope["lineage"];
+    let provenance = &episode["provenance"];
+    let own = |digest: &Value| text(digest).strip_prefix("sha256:").map(str::to_owned);
+    if lineage["capability_id"] != episode["capability_id"]
+        || Some(text(&lineage["input_digest"])) != own(&provenance["input_digest"])
+        || Some(text(&lineage["provider_digest"])) != own(&provenance["provider_digest"])
+    {
+        return Err(format!(
+            "certificate {uri} was made by {} on input {}, not by this episode's request",
+            lineage["capability_id"], lineage["input_digest"]
+        ));
+    }
+    let producer = provenance["provider_digest"].as_str().unwrap_or_default().parse().map_err(|e| format!("{e}"))?;
+    let record = CertificateRecord {
+        checker_role: text(&route["checker_role"]),
+        certificate_format: text(&route["certificate_format"]),
+        verify_capability_id: text(&route["verify_capability_id"]),
+        capability_id: text(&episode["capability_id"]),
+        producer,
+    };
+    Ok(Some((digest, record)))
 }
 
 /// An archive's bytes, checked against their digests.
@@ -330,230 +430,4 @@ impl Archive {
 pub struct Unpacked {
     components: BTreeMap<Digest, Vec<u8>>,
     artifacts: BTreeMap<Digest, Vec<u8>>,
-}
-
-/// One differing field.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FieldDiff {
-    /// Dot-path of the field.
-    pub field: String,
-    /// Its left value (null when absent).
-    pub left: Value,
-    /// Its right value (null when absent).
-    pub right: Value,
-}
-
-/// A typed diff: byte-stable for a given pair of payloads.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Comparison {
-    /// Whether every compared field matches.
-    pub identical: bool,
-    /// The differing fields in path order.
-    pub diffs: Vec<FieldDiff>,
-}
-
-fn diff_into(path: &str, left: &Value, right: &Value, out: &mut Vec<FieldDiff>) {
-    let join = |key: &str| if path.is_empty() { key.to_owned() } else { format!("{path}.{key}") };
-    match (left, right) {
-        (Value::Object(l), Value::Object(r)) => {
-            let keys: BTreeSet<&String> = l.keys().chain(r.keys()).collect();
-            for key in keys {
-                diff_into(&join(key), l.get(key).unwrap_or(&Value::Null), r.get(key).unwrap_or(&Value::Null), out);
-            }
-        }
-        (Value::Array(l), Value::Array(r)) if l.len() == r.len() => {
-            for (i, (a, b)) in l.iter().zip(r).enumerate() {
-                diff_into(&join(&i.to_string()), a, b, out);
-            }
-        }
-        _ if left != right => out.push(FieldDiff { field: path.to_owned(), left: left.clone(), right: right.clone() }),
-        _ => {}
-    }
-}
-
-/// Diff two payloads: episodes, results or archives. An archive's
-/// `experiment` and `pack_hash` are identities, not payload, and are skipped.
-pub fn compare(left: &Value, right: &Value) -> Comparison {
-    let strip = |v: &Value| {
-        let mut v = v.clone();
-        if v.get("format").and_then(Value::as_str) == Some(ARCHIVE_FORMAT)
-            && let Some(map) = v.as_object_mut()
-        {
-            map.remove("experiment");
-            map.remove("pack_hash");
-        }
-        v
-    };
-    let mut diffs = Vec::new();
-    diff_into("", &strip(left), &strip(right), &mut diffs);
-    Comparison { identical: diffs.is_empty(), diffs }
-}
-
-/// What replaying one episode showed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum ReplayOutcome {
-    /// Re-executed, byte for byte the archived episode.
-    Identical,
-    /// Re-executed, with the fields in `diffs` differing.
-    Different,
-    /// Not re-executed, for the `reason` given: it stopped before an answer
-    /// (a budget, a cancellation, no slot), or the pack does not carry the
-    /// component that would run it.
-    Skipped,
-}
-
-/// One replayed episode.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ReplayedEpisode {
-    pub ordinal: u64,
-    pub capability_id: String,
-    pub outcome: ReplayOutcome,
-    /// Why it was skipped (SKIPPED only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// The fields that differ (DIFFERENT only).
-    pub diffs: Vec<FieldDiff>,
-}
-
-/// What `jacobian replay` reports.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ReplayReport {
-    pub pack_hash: String,
-    /// Every re-executed episode was byte-identical.
-    pub identical: bool,
-    pub replayed: usize,
-    /// Invocations not re-executed: stopped before an answer (budget,
-    /// cancellation, no slot), or run by a component the pack does not carry.
-    pub skipped: usize,
-    pub episodes: Vec<ReplayedEpisode>,
-}
-
-/// The request an episode records.
-fn request_of(episode: &Value) -> Result<InvokeRequest, String> {
-    let mut request: InvokeRequest =
-        serde_json::from_value(episode["request"].clone()).map_err(|e| format!("request: {e}"))?;
-    request.experiment = Some("replay".into());
-    Ok(request)
-}
-
-/// Re-execute every replayable episode of the archive in `dir` (fresh).
-pub fn replay(bytes: &[u8], dir: &Path, trust: &Trust) -> Result<ReplayReport, ArchiveError> {
-    let (archive, unpacked) = Archive::load(bytes, trust)?;
-    let runtime = archive.runtime(&unpacked, dir, trust)?;
-    let mut episodes = Vec::new();
-    for (i, archived) in archive.episodes.iter().enumerate() {
-        let replayed = |outcome, reason: Option<String>, diffs| ReplayedEpisode {
-            ordinal: archived.ordinal,
-            capability_id: archived.capability_id.clone(),
-            outcome,
-            reason,
-            diffs,
-        };
-        let Some(original) = archived.episode.as_ref().filter(|_| archived.stop_reason.replayable()) else {
-            let reason = format!("it stopped before an answer ({})", archived.stop_reason);
-            episodes.push(replayed(ReplayOutcome::Skipped, Some(reason), Vec::new()));
-            continue;
-        };
-        let request = request_of(original).map_err(|e| refuse(format!("episodes.{i}.episode"), e))?;
-        if runtime.catalog().get(&request.capability_id).is_none() {
-            let reason = format!("the pack carries no component that provides {}", request.capability_id);
-            episodes.push(replayed(ReplayOutcome::Skipped, Some(reason), Vec::new()));
-            continue;
-        }
-        let result = runtime.invoke(&request);
-        let again = episode_value(&request, &result);
-        episodes.push(if canonical_json(&again) == canonical_json(original) {
-            replayed(ReplayOutcome::Identical, None, Vec::new())
-        } else {
-            replayed(ReplayOutcome::Different, None, compare(original, &again).diffs)
-        });
-    }
-    let replayed = episodes.iter().filter(|e| e.outcome != ReplayOutcome::Skipped).count();
-    Ok(ReplayReport {
-        pack_hash: archive.pack_hash,
-        identical: episodes.iter().all(|e| e.outcome != ReplayOutcome::Different),
-        replayed,
-        skipped: episodes.len() - replayed,
-        episodes,
-    })
-}
-
-/// One verdict re-derived offline.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct OfflineVerdict {
-    pub ordinal: u64,
-    pub capability_id: String,
-    /// The certificate checked.
-    pub certificate: Option<String>,
-    /// The checker that ran.
-    pub checker: Option<String>,
-    pub status: Option<VerificationStatus>,
-    pub reason: String,
-    /// For archived VERIFY episodes: whether the verdict is the archived one.
-    pub matches_archive: Option<bool>,
-}
-
-/// What `jacobian verify` reports.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct VerifyReport {
-    pub pack_hash: String,
-    pub verdicts: Vec<OfflineVerdict>,
-}
-
-fn verdict_of(result: &CapabilityResult) -> (Option<VerificationStatus>, String, Option<String>) {
-    match &result.verification {
-        Some(v) => (Some(v.status), v.reason.clone(), Some(v.checker_digest.to_string())),
-        None => (None, result.diagnostic.as_ref().map(|d| d.message.clone()).unwrap_or_default(), None),
-    }
-}
-
-/// Re-run the checkers on the archive's certificates (producer results with
-/// a certificate, through `certificate.verify`) and its VERIFY episodes.
-pub fn verify(bytes: &[u8], dir: &Path, trust: &Trust) -> Result<VerifyReport, ArchiveError> {
-    let (archive, unpacked) = Archive::load(bytes, trust)?;
-    let runtime = archive.runtime(&unpacked, dir, trust)?;
-    let mut verdicts = Vec::new();
-    for (i, archived) in archive.episodes.iter().enumerate() {
-        let Some(episode) = archived.episode.as_ref().filter(|_| archived.stop_reason == StopReason::Completed) else {
-            continue;
-        };
-        if episode["verification"].is_object() {
-            let request = request_of(episode).map_err(|e| refuse(format!("episodes.{i}.episode"), e))?;
-            let result = runtime.invoke(&request);
-            let (status, reason, checker) = verdict_of(&result);
-            let archived_status: Option<VerificationStatus> =
-                serde_json::from_value(episode["verification"]["status"].clone()).ok();
-            verdicts.push(OfflineVerdict {
-                ordinal: archived.ordinal,
-                capability_id: archived.capability_id.clone(),
-                certificate: None,
-                checker,
-                matches_archive: Some(status.is_some() && status == archived_status),
-                status,
-                reason,
-            });
-        } else if let Some(certificate) = episode["check_with"]["certificate_artifact"].as_str() {
-            let request = InvokeRequest {
-                capability_id: crate::catalog::ROUTER_ID.into(),
-                mode: None,
-                input: json!({"certificate": certificate}),
-                budget: None,
-                view: None,
-                experiment: Some("verify".into()),
-            };
-            let result = runtime.invoke(&request);
-            let (status, reason, checker) = verdict_of(&result);
-            verdicts.push(OfflineVerdict {
-                ordinal: archived.ordinal,
-                capability_id: archived.capability_id.clone(),
-                certificate: Some(certificate.to_owned()),
-                checker,
-                status,
-                reason,
-                matches_archive: None,
-            });
-        }
-    }
-    Ok(VerifyReport { pack_hash: archive.pack_hash, verdicts })
 }

@@ -1,0 +1,85 @@
+//! What a certificate needs, as the host recorded it when a producer made
+//! the certificate: the checker role (the one an operator must authorize a
+//! checker for), the format, and the checker its producer named. Recorded in
+//! `execute.rs` from the producer's validated route, read by `route.rs` and
+//! `verify.rs`; records carried by an archive are adopted only when the
+//! certificate's own lineage and its producer's declarations bear them out.
+
+use std::collections::BTreeSet;
+
+use jacobian_guest::protocol::{Lineage, VerificationRoute};
+use serde_json::Value;
+
+use crate::catalog::EntryKind;
+use crate::digest::Digest;
+use crate::store::{CertificateRecord, DbError};
+
+use super::Runtime;
+use super::execute::route_declared;
+use super::pipeline::Certificate;
+use super::verify::Judging;
+
+impl Runtime {
+    /// The record of a certificate artifact, if a producer made it as one.
+    pub fn certificate(&self, digest: &Digest) -> Result<Option<CertificateRecord>, DbError> {
+        self.episodes.certificate(digest)
+    }
+
+    /// Keep a certificate's record that did not come from a producer run
+    /// here (an archive's), after checking it against the certificate
+    /// itself: its lineage names the record's producer capability and
+    /// component, that producer is installed here and declares the record's
+    /// role, checker and format, and the certificate's content, where it
+    /// names a format, names the same one.
+    pub fn adopt_certificate(&self, digest: &Digest, record: &CertificateRecord) -> Result<(), String> {
+        let bytes = self.data.read_artifact(digest).map_err(|e| e.to_string())?;
+        let envelope: Value = serde_json::from_slice(&bytes).map_err(|e| format!("not an artifact: {e}"))?;
+        let lineage: Lineage = serde_json::from_value(envelope["lineage"].clone())
+            .map_err(|e| format!("the certificate's lineage is unreadable: {e}"))?;
+        if lineage.capability_id != record.capability_id || lineage.provider_digest != record.producer.to_hex() {
+            return Err(format!(
+                "the certificate was made by {} (component {}), not by {} (component {})",
+                lineage.capability_id, lineage.provider_digest, record.capability_id, record.producer
+            ));
+        }
+        let producer = self
+            .catalog
+            .get(&record.capability_id)
+            .filter(|e| e.kind == EntryKind::Producer && e.component == record.producer)
+            .ok_or_else(|| format!("its producer {} ({}) is not installed", record.capability_id, record.producer))?;
+        let route = VerificationRoute {
+            checker_role: record.checker_role.clone(),
+            verify_capability_id: record.verify_capability_id.clone(),
+            certificate_format: record.certificate_format.clone(),
+            certificate_artifact_role: String::new(),
+        };
+        route_declared(producer, &route)?;
+        if let Some(written) = envelope["content"]["format"].as_str()
+            && written != record.certificate_format
+        {
+            return Err(format!(
+                "the record says format {} but the certificate says {written}",
+                record.certificate_format
+            ));
+        }
+        self.episodes.put_certificate(digest, record).map_err(|e| e.to_string())
+    }
+
+    /// The recorded certificate among a direct check's input artifacts (the
+    /// first in input order), provided all recorded ones need one role.
+    pub(super) fn certificate_among(&self, references: &[String]) -> Result<Judging, DbError> {
+        let mut found: Vec<Certificate> = Vec::new();
+        for uri in references {
+            let Ok(digest) = Digest::from_artifact_uri(uri) else { continue };
+            if let Some(record) = self.episodes.certificate(&digest)? {
+                found.push(Certificate { uri: uri.clone(), record });
+            }
+        }
+        let roles: BTreeSet<&str> = found.iter().map(|c| c.record.checker_role.as_str()).collect();
+        Ok(match roles.len() {
+            0 => Judging::Nothing,
+            1 => Judging::Certificate(found.swap_remove(0)),
+            _ => Judging::Mixed(roles.into_iter().map(str::to_owned).collect()),
+        })
+    }
+}

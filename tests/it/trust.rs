@@ -1,0 +1,189 @@
+//! Who may make what true: a verdict is bound to the role the certificate
+//! needs, fixed by the host when its producer made it, and only a checker the
+//! operator authorized for exactly that role can make it `VERIFIED`.
+
+use jacobian::archive::{Archive, ArchiveErrorKind};
+use jacobian::contract::{Assurance, CapabilityResult, Code, InvokeRequest, VerificationRecord, VerificationStatus};
+use jacobian::digest::{Digest, canonical_json};
+use jacobian::runtime::verification_binding;
+use jacobian_guest::protocol::Mode;
+use serde_json::{Value, json};
+
+use crate::support::{self, invoke};
+
+fn record_of(result: &CapabilityResult) -> VerificationRecord {
+    result.verification.clone().unwrap_or_else(|| panic!("a verification record: {:?}", result.diagnostic))
+}
+
+fn in_experiment(runtime: &jacobian::Runtime, experiment: &str, id: &str, input: Value) -> CapabilityResult {
+    runtime.invoke(&InvokeRequest {
+        capability_id: id.into(),
+        input,
+        experiment: Some(experiment.into()),
+        ..Default::default()
+    })
+}
+
+/// A satisfiable CNF and a bogus LRAT "refutation" of it, wrapped by `sat.certificate.construct`.
+fn bogus_refutation(runtime: &jacobian::Runtime) -> (String, String) {
+    let cnf = invoke(runtime, "sat.cnf.construct", Mode::Explore, json!({"dimacs": "p cnf 2 1\n1 2 0\n"})).artifacts[0]
+        .uri
+        .clone();
+    let bogus = invoke(runtime, "sat.certificate.construct", Mode::Explore, json!({"cnf": cnf, "lrat": "2 0 1 0\n"}));
+    (cnf, bogus.artifacts[0].uri.clone())
+}
+
+/// The attack as found: a lax checker of role `acme.lint` (id
+/// `aaa.lint.verify`, sorting before the SAT checker) that declares the SAT
+/// schemas and formats, authorized by the operator for `acme.lint` only.
+#[test]
+fn a_checker_authorized_for_another_role_never_verifies_a_certificate_routed_or_direct() {
+    let (runtime, dir) = support::runtime();
+    let (installed, _) = runtime.install(&support::test_guest("yes_checker"), None).expect("install");
+    let runtime = support::open(dir.path().to_path_buf());
+    runtime.update_policy(|p| p.authorize("acme.lint", installed.digest)).unwrap();
+    let (cnf, certificate) = bogus_refutation(&runtime);
+
+    // Routed: the certificate needs role sat.certificate; only the real checker is authorized for it, and it rejects.
+    let routed = invoke(&runtime, "certificate.verify", Mode::Verify, json!({"certificate": certificate}));
+    assert_eq!(routed.output.as_ref().unwrap()["routed_to"], "sat.certificate.verify");
+    let record = record_of(&routed);
+    assert_eq!((record.status, record.checker_role.as_str()), (VerificationStatus::Rejected, "sat.certificate"));
+    assert_ne!(routed.assurance, Assurance::Verified);
+
+    // Direct: authorized for acme.lint, not for the role this certificate needs; it is not run.
+    let direct = invoke(&runtime, "aaa.lint.verify", Mode::Verify, json!({"cnf": cnf, "certificate": certificate}));
+    let record = record_of(&direct);
+    assert_eq!(record.status, VerificationStatus::NotConcluded);
+    assert_ne!(direct.assurance, Assurance::Verified);
+    assert!(!record.checker_authorized);
+    assert_eq!(record.checker_role, "sat.certificate", "the record names the role the certificate needs");
+    assert!(
+        direct.obligations.iter().any(|o| o.contains("authorizes for role sat.certificate")),
+        "the obligation names the role required: {:?}",
+        direct.obligations
+    );
+    assert_eq!(direct.fuel_consumed, 0, "not run");
+
+    // With the real checker revoked, nothing is authorized for the role: still never VERIFIED, and nothing runs.
+    let real = runtime.catalog().get("sat.certificate.verify").unwrap().component;
+    runtime.update_policy(|p| p.revoke(real)).unwrap();
+    let unrouted = invoke(&runtime, "certificate.verify", Mode::Verify, json!({"certificate": certificate}));
+    let output = unrouted.output.as_ref().unwrap();
+    assert_eq!((output["routed_to"].clone(), output["checker_role"].clone()), (Value::Null, json!("sat.certificate")));
+    assert!(unrouted.verification.is_none() && unrouted.assurance != Assurance::Verified);
+    assert!(unrouted.obligations[0].contains("role sat.certificate"), "{:?}", unrouted.obligations);
+
+    // Authorized for the certificate's own role, the lax checker does decide: authority is the operator's to give.
+    runtime.update_policy(|p| p.authorize("sat.certificate", installed.digest)).unwrap();
+    let granted = invoke(&runtime, "test.yes.verify", Mode::Verify, json!({"cnf": cnf, "certificate": certificate}));
+    assert_eq!(granted.assurance, Assurance::Verified);
+    let lint = invoke(&runtime, "aaa.lint.verify", Mode::Verify, json!({"cnf": cnf, "certificate": certificate}));
+    assert_eq!(record_of(&lint).status, VerificationStatus::NotConcluded, "aaa.lint.verify does not fill that role");
+}
+
+#[test]
+fn a_check_of_artifacts_that_are_no_certificate_concludes_nothing() {
+    let (runtime, _dir) = support::runtime();
+    let (cnf, _) = bogus_refutation(&runtime);
+    // The CNF is an artifact, but no producer made it as a certificate: no role is recorded for a verdict to bind to.
+    let result = invoke(&runtime, "sat.certificate.verify", Mode::Verify, json!({"cnf": cnf, "certificate": cnf}));
+    let record = record_of(&result);
+    assert_eq!(record.status, VerificationStatus::NotConcluded);
+    assert!(record.reason.contains("none of the input's artifacts is a certificate"), "{}", record.reason);
+    assert_eq!(result.fuel_consumed, 0, "not run");
+    let routed = invoke(&runtime, "certificate.verify", Mode::Verify, json!({"certificate": cnf}));
+    let refusal = routed.diagnostic.expect("refused");
+    assert_eq!((refusal.code, refusal.details["path"].clone()), (Code::InvalidInput, json!("input.certificate")));
+    assert!(refusal.message.contains("was not made as a certificate"), "{}", refusal.message);
+    assert!(routed.verification.is_none());
+}
+
+/// A SAT model's verdict records `model` (not the checker's first format),
+/// the binding digest covers it, and a pack whose record says otherwise is refused.
+#[test]
+fn a_model_verdict_records_model_and_a_tampered_format_is_refused() {
+    let (runtime, _dir) = support::runtime();
+    let experiment = "model-verdict";
+    let cnf = in_experiment(&runtime, experiment, "sat.cnf.construct", json!({"dimacs": "p cnf 2 2\n1 2 0\n-1 0\n"}));
+    let solved = in_experiment(&runtime, experiment, "sat.solve", json!({"cnf": cnf.artifacts[0].uri}));
+    let route = solved.check_with.clone().expect("a route");
+    assert_eq!(route.certificate_format, "model");
+    let certificate = route.certificate_artifact.expect("a certificate");
+    let verdict = in_experiment(&runtime, experiment, "certificate.verify", json!({"certificate": certificate}));
+    let record = record_of(&verdict);
+    assert_eq!((record.status, record.certificate_format.as_str()), (VerificationStatus::Verified, "model"));
+    assert_eq!(record.binding_digest, verification_binding(&record));
+    let lrat = VerificationRecord { certificate_format: "lrat".into(), ..record.clone() };
+    assert_ne!(verification_binding(&lrat), record.binding_digest, "the binding covers the format");
+
+    // A pack whose verdict record is edited to say lrat (digests recomputed so only the binding can tell).
+    let archive = Archive::build(&runtime, experiment).expect("archives");
+    let mut pack = serde_json::to_value(&archive).unwrap();
+    let index = pack["episodes"].as_array().unwrap().iter().position(|e| e["episode"]["verification"].is_object());
+    let index = index.expect("the verify episode");
+    let episode = &mut pack["episodes"][index];
+    episode["episode"]["verification"]["certificate_format"] = json!("lrat");
+    episode["digest"] = json!(Digest::of(&canonical_json(&episode["episode"])).to_string());
+    let mut unsealed = pack.clone();
+    unsealed.as_object_mut().unwrap().remove("pack_hash");
+    pack["pack_hash"] = json!(Digest::of(&canonical_json(&unsealed)).to_string());
+    let bytes = serde_json::to_vec(&pack).unwrap();
+    let error = Archive::load(&bytes, &Default::default()).err().expect("refused");
+    assert_eq!(error.kind, ArchiveErrorKind::Invalid);
+    assert_eq!(error.field, format!("episodes.{index}.episode.verification.binding_digest"));
+}
+
+/// Offline `verify` reports a verdict under a producer's capability only for
+/// a certificate that belongs to that episode's request.
+#[test]
+fn offline_verify_checks_that_a_certificate_belongs_to_its_episode() {
+    let (runtime, _dir) = support::runtime();
+    let experiment = "belongs";
+    let cnf = in_experiment(&runtime, experiment, "sat.cnf.construct", json!({"dimacs": "p cnf 1 2\n1 0\n-1 0\n"}));
+    let solved = in_experiment(&runtime, experiment, "sat.solve", json!({"cnf": cnf.artifacts[0].uri}));
+    assert_eq!(solved.check_with.as_ref().unwrap().certificate_format, "lrat");
+    let archive = Archive::build(&runtime, experiment).expect("archives");
+    let honest = serde_json::to_vec(&archive).unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let report = jacobian::archive::verify(&honest, scratch.path(), &Default::default()).expect("verifies");
+    let verdict = report.verdicts.iter().find(|v| v.capability_id == "sat.solve").expect("a verdict");
+    assert_eq!(verdict.status, Some(VerificationStatus::Verified), "{}", verdict.reason);
+
+    // The producer episode's route edited to name the CNF artifact as its certificate.
+    let mut pack = serde_json::to_value(&archive).unwrap();
+    let episode = &mut pack["episodes"][1];
+    episode["episode"]["check_with"]["certificate_artifact"] = json!(cnf.artifacts[0].uri);
+    episode["digest"] = json!(Digest::of(&canonical_json(&episode["episode"])).to_string());
+    let mut unsealed = pack.clone();
+    unsealed.as_object_mut().unwrap().remove("pack_hash");
+    pack["pack_hash"] = json!(Digest::of(&canonical_json(&unsealed)).to_string());
+    let forged = serde_json::to_vec(&pack).unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let report = jacobian::archive::verify(&forged, scratch.path(), &Default::default()).expect("verifies");
+    let verdict = report.verdicts.iter().find(|v| v.capability_id == "sat.solve").expect("a verdict");
+    assert_eq!(verdict.status, None);
+    assert!(verdict.reason.contains("is not among the episode's artifacts"), "{}", verdict.reason);
+}
+
+/// `certificate.verify` and the MCP tools' names are the host's: no component may provide them.
+#[test]
+fn the_host_s_own_ids_are_reserved_at_install() {
+    let seed = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../fuzz/seeds/descriptor/checker.json")).unwrap();
+    let descriptor: Value = serde_json::from_slice(&seed[1..]).unwrap();
+    let original = descriptor["checkers"][0]["capability_id"].as_str().unwrap().to_owned();
+    for id in jacobian::descriptor::RESERVED_IDS {
+        let text =
+            serde_json::to_string(&descriptor).unwrap().replace(&format!("\"{original}\""), &format!("\"{id}\""));
+        let error = jacobian::descriptor::validate(
+            text.as_bytes(),
+            jacobian_guest::protocol::BundleKind::Checker,
+            &Default::default(),
+        )
+        .expect_err(id);
+        assert_eq!(
+            error.to_string(),
+            format!("descriptor field checkers.0.capability_id: {id} is reserved by the host")
+        );
+    }
+}
