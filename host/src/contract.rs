@@ -226,6 +226,9 @@ pub enum Code {
     ExperimentBudgetSpent,
     /// The caller cancelled the call; the guest was interrupted and nothing was stored.
     Cancelled,
+    /// The call ran past the operator's wall-clock ceiling (`details.wall_ms`);
+    /// it was stopped, and nothing was stored (a call stopped by time is not replayable).
+    DeadlineExceeded,
     /// Every sandbox slot is busy and the wait queue is full; the call did not
     /// start (`details.running`, `details.queued`). Retry after a short delay.
     Overloaded,

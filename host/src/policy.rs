@@ -70,11 +70,25 @@ pub struct Budgets {
     pub memory_bytes: u64,
     /// Largest component answer accepted, in bytes.
     pub output_bytes: u64,
+    /// Wall-clock ceiling of one call once it runs, in milliseconds. Fuel
+    /// bounds guest work, not time spent in host calls; a call past this is
+    /// stopped with `DEADLINE_EXCEEDED` (not replayable: nothing is stored).
+    #[serde(default = "default_wall_ms")]
+    pub wall_ms: u64,
+}
+
+/// The default of [`Budgets::wall_ms`]: five minutes.
+pub const DEFAULT_WALL_MS: u64 = 300_000;
+/// The largest [`Budgets::wall_ms`] a policy may set: one day.
+pub const MAX_WALL_MS: u64 = 86_400_000;
+
+fn default_wall_ms() -> u64 {
+    DEFAULT_WALL_MS
 }
 
 impl Default for Budgets {
     fn default() -> Self {
-        Budgets { fuel: 100_000_000_000, memory_bytes: 256 << 20, output_bytes: 4 << 20 }
+        Budgets { fuel: 100_000_000_000, memory_bytes: 256 << 20, output_bytes: 4 << 20, wall_ms: DEFAULT_WALL_MS }
     }
 }
 
@@ -152,10 +166,19 @@ impl Policy {
             return Err(PolicyError::UnknownProfile(policy.profile));
         }
         let b = policy.budgets;
-        for (field, value) in [("fuel", b.fuel), ("memory_bytes", b.memory_bytes), ("output_bytes", b.output_bytes)] {
+        let fields = [
+            ("fuel", b.fuel),
+            ("memory_bytes", b.memory_bytes),
+            ("output_bytes", b.output_bytes),
+            ("wall_ms", b.wall_ms),
+        ];
+        for (field, value) in fields {
             if value == 0 {
                 return Err(PolicyError::Zero { field });
             }
+        }
+        if b.wall_ms > MAX_WALL_MS {
+            return Err(PolicyError::AboveCeiling { field: "wall_ms", value: b.wall_ms, ceiling: MAX_WALL_MS });
         }
         if b.memory_bytes > memory_ceiling {
             return Err(PolicyError::AboveCeiling {

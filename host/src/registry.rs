@@ -95,6 +95,14 @@ pub enum InstallError {
     Store(#[from] StoreError),
 }
 
+/// Wall time each call of an install (the two `describe` calls, each health
+/// probe) may take: fuel bounds a component's work, not its host calls.
+pub const INSTALL_WALL: std::time::Duration = std::time::Duration::from_secs(30);
+
+fn install_control() -> CallControl {
+    CallControl { wall_limit: Some(INSTALL_WALL), ..CallControl::default() }
+}
+
 /// Ids already taken, and by which component.
 pub type TakenIds = BTreeMap<String, Digest>;
 
@@ -141,7 +149,7 @@ pub fn install(
 
     let describe = |fuel: &mut u64| -> Result<Vec<u8>, InstallError> {
         let report =
-            sandbox.call(&loaded, Entry::Describe, &[], budgets, ArtifactAccess::default(), &CallControl::default());
+            sandbox.call(&loaded, Entry::Describe, &[], budgets, ArtifactAccess::default(), &install_control());
         *fuel += report.fuel_consumed;
         report.result.map_err(|failure| InstallError::Describe { digest, failure })
     };
@@ -204,7 +212,7 @@ fn probe(
         request.to_string().as_bytes(),
         budgets,
         ArtifactAccess::default(),
-        &CallControl::default(),
+        &install_control(),
     );
     *fuel += report.fuel_consumed;
     let bytes = report.result.map_err(|f| failed(format!("example \"{}\" {f}", example.title)))?;

@@ -2,6 +2,7 @@
 //! `jacobian` binary (MCP over stdio, CLI) and the public core API.
 
 mod archives;
+mod bounds;
 mod certificates;
 mod claims;
 mod concurrency;

@@ -82,6 +82,59 @@ fn a_checker_authorized_for_another_role_never_verifies_a_certificate_routed_or_
     assert_eq!(record_of(&lint).status, VerificationStatus::NotConcluded, "aaa.lint.verify does not fill that role");
 }
 
+/// A hostile producer of role `acme.lint` wraps a SAT certificate in its own
+/// certificate, so that routing would fill the lint checker's input with the
+/// SAT certificate; and a direct call pairs a lint certificate with an
+/// artifact it does not name. Neither may make anything VERIFIED.
+#[test]
+fn a_check_cannot_judge_a_certificate_of_another_role_through_a_wrapper_or_borrow_a_role() {
+    let (runtime, dir) = support::runtime();
+    let (checkers, _) = runtime.install(&support::test_guest("yes_checker"), None).expect("install");
+    runtime.install(&support::test_guest("hostile"), None).expect("install");
+    let runtime = support::open(dir.path().to_path_buf());
+    runtime.update_policy(|p| p.authorize("acme.lint", checkers.digest)).unwrap();
+    let (cnf, sat_certificate) = bogus_refutation(&runtime);
+    let attack = |attack: &str, argument: String| {
+        invoke(&runtime, "test.hostile.attack", Mode::Explore, json!({"attack": attack, "argument": argument}))
+    };
+    let wrapped = attack("relabel", format!("cnf={cnf};certificate={sat_certificate}"));
+    let wrapper = wrapped.check_with.as_ref().and_then(|c| c.certificate_artifact.clone()).expect("a certificate");
+
+    // Routed: the lint checker is chosen for the wrapper's role, but its input would judge the SAT certificate.
+    let routed = invoke(&runtime, "certificate.verify", Mode::Verify, json!({"certificate": wrapper}));
+    assert_eq!(routed.output.as_ref().unwrap()["routed_to"], "aaa.lint.verify");
+    let record = record_of(&routed);
+    assert_eq!(record.status, VerificationStatus::NotConcluded, "{}", record.reason);
+    assert!(record.reason.contains(&wrapper), "names the certificate the input left out: {}", record.reason);
+    assert_eq!(routed.fuel_consumed, 0, "not run");
+
+    // Direct, the SAT certificate beside the wrapper: certificates of two kinds.
+    let both =
+        invoke(&runtime, "aaa.lint.verify", Mode::Verify, json!({"cnf": wrapper, "certificate": sat_certificate}));
+    let record = record_of(&both);
+    assert_eq!(record.status, VerificationStatus::NotConcluded);
+    assert!(record.reason.contains("several kinds"), "{}", record.reason);
+
+    // Direct, the wrapper's role borrowed for an artifact it does not name.
+    let other = invoke(&runtime, "sat.cnf.construct", Mode::Explore, json!({"dimacs": "p cnf 3 1\n1 2 3 0\n"}));
+    let stray = other.artifacts[0].uri.clone();
+    let borrowed = invoke(&runtime, "aaa.lint.verify", Mode::Verify, json!({"cnf": wrapper, "certificate": stray}));
+    let record = record_of(&borrowed);
+    assert_eq!(record.status, VerificationStatus::NotConcluded);
+    assert!(record.reason.contains(&stray), "{}", record.reason);
+
+    // The wrapper with what it names, judged under its own role by the checker authorized for it: the operator's call.
+    let own = invoke(&runtime, "aaa.lint.verify", Mode::Verify, json!({"cnf": cnf, "certificate": wrapper}));
+    let record = record_of(&own);
+    assert_eq!((record.status, record.checker_role.as_str()), (VerificationStatus::Verified, "acme.lint"));
+
+    // A producer may not route a certificate as one format while its content says another.
+    let mismatch = attack("format_mismatch", format!("cnf={cnf};certificate={sat_certificate}"));
+    let refusal = mismatch.diagnostic.expect("refused");
+    assert_eq!(refusal.code, Code::MalformedOutput);
+    assert!(refusal.message.contains("format lrat but the certificate artifact says model"), "{}", refusal.message);
+}
+
 #[test]
 fn a_check_of_artifacts_that_are_no_certificate_concludes_nothing() {
     let (runtime, _dir) = support::runtime();
@@ -122,16 +175,36 @@ fn a_model_verdict_records_model_and_a_tampered_format_is_refused() {
     let mut pack = serde_json::to_value(&archive).unwrap();
     let index = pack["episodes"].as_array().unwrap().iter().position(|e| e["episode"]["verification"].is_object());
     let index = index.expect("the verify episode");
-    let episode = &mut pack["episodes"][index];
-    episode["episode"]["verification"]["certificate_format"] = json!("lrat");
-    episode["digest"] = json!(Digest::of(&canonical_json(&episode["episode"])).to_string());
+    pack["episodes"][index]["episode"]["verification"]["certificate_format"] = json!("lrat");
+    let refused = |pack: &Value| Archive::load(&serde_json::to_vec(&reseal(pack)).unwrap(), &Default::default());
+    let error = refused(&pack).err().expect("refused");
+    assert_eq!(error.kind, ArchiveErrorKind::Invalid);
+    assert_eq!(error.field, format!("episodes.{index}.episode.verification.binding_digest"));
+    // A VERIFIED record bound to nothing is refused too.
+    let mut unbound = serde_json::to_value(&archive).unwrap();
+    unbound["episodes"][index]["episode"]["verification"]["binding_digest"] = Value::Null;
+    let error = refused(&unbound).err().expect("refused");
+    assert_eq!(error.field, format!("episodes.{index}.episode.verification.binding_digest"));
+    // An episode filed under another capability than its own.
+    let mut misfiled = serde_json::to_value(&archive).unwrap();
+    misfiled["episodes"][index]["capability_id"] = json!("sat.solve");
+    let error = refused(&misfiled).err().expect("refused");
+    assert_eq!(error.field, format!("episodes.{index}.capability_id"));
+}
+
+/// A pack with every episode digest and the pack hash recomputed, so that
+/// only the checks behind them can tell what was edited.
+fn reseal(pack: &Value) -> Value {
+    let mut pack = pack.clone();
+    for episode in pack["episodes"].as_array_mut().unwrap() {
+        if episode["episode"].is_object() {
+            episode["digest"] = json!(Digest::of(&canonical_json(&episode["episode"])).to_string());
+        }
+    }
     let mut unsealed = pack.clone();
     unsealed.as_object_mut().unwrap().remove("pack_hash");
     pack["pack_hash"] = json!(Digest::of(&canonical_json(&unsealed)).to_string());
-    let bytes = serde_json::to_vec(&pack).unwrap();
-    let error = Archive::load(&bytes, &Default::default()).err().expect("refused");
-    assert_eq!(error.kind, ArchiveErrorKind::Invalid);
-    assert_eq!(error.field, format!("episodes.{index}.episode.verification.binding_digest"));
+    pack
 }
 
 /// Offline `verify` reports a verdict under a producer's capability only for
@@ -151,19 +224,25 @@ fn offline_verify_checks_that_a_certificate_belongs_to_its_episode() {
     assert_eq!(verdict.status, Some(VerificationStatus::Verified), "{}", verdict.reason);
 
     // The producer episode's route edited to name the CNF artifact as its certificate.
+    let offline = |pack: &Value| {
+        let scratch = tempfile::tempdir().unwrap();
+        let bytes = serde_json::to_vec(&reseal(pack)).unwrap();
+        let report = jacobian::archive::verify(&bytes, scratch.path(), &Default::default()).expect("verifies");
+        report.verdicts.into_iter().find(|v| v.capability_id == "sat.solve").expect("a verdict")
+    };
+    // The producer episode's route edited to name the CNF artifact as its certificate.
     let mut pack = serde_json::to_value(&archive).unwrap();
-    let episode = &mut pack["episodes"][1];
-    episode["episode"]["check_with"]["certificate_artifact"] = json!(cnf.artifacts[0].uri);
-    episode["digest"] = json!(Digest::of(&canonical_json(&episode["episode"])).to_string());
-    let mut unsealed = pack.clone();
-    unsealed.as_object_mut().unwrap().remove("pack_hash");
-    pack["pack_hash"] = json!(Digest::of(&canonical_json(&unsealed)).to_string());
-    let forged = serde_json::to_vec(&pack).unwrap();
-    let scratch = tempfile::tempdir().unwrap();
-    let report = jacobian::archive::verify(&forged, scratch.path(), &Default::default()).expect("verifies");
-    let verdict = report.verdicts.iter().find(|v| v.capability_id == "sat.solve").expect("a verdict");
+    pack["episodes"][1]["episode"]["check_with"]["certificate_artifact"] = json!(cnf.artifacts[0].uri);
+    let verdict = offline(&pack);
     assert_eq!(verdict.status, None);
     assert!(verdict.reason.contains("is not among the episode's artifacts"), "{}", verdict.reason);
+    // The request edited to ask about another formula than the one the certificate was made for.
+    let mut pack = serde_json::to_value(&archive).unwrap();
+    let other = "artifact://sha256/".to_owned() + &"0".repeat(64);
+    pack["episodes"][1]["episode"]["request"]["input"]["cnf"] = json!(other);
+    let verdict = offline(&pack);
+    assert_eq!(verdict.status, None);
+    assert!(verdict.reason.contains("not by this episode's request"), "{}", verdict.reason);
 }
 
 /// `certificate.verify` and the MCP tools' names are the host's: no component may provide them.

@@ -22,7 +22,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::contract::VerificationRecord;
+use crate::contract::{VerificationRecord, VerificationStatus};
 use crate::digest::{Digest, canonical_json};
 use crate::experiments::StopReason;
 use crate::policy::Policy;
@@ -283,6 +283,11 @@ impl Archive {
             }
         }
         for (i, episode) in archive.episodes.iter().enumerate() {
+            if let Some(value) = &episode.episode
+                && value["capability_id"] != episode.capability_id.as_str()
+            {
+                return Err(refuse(format!("episodes.{i}.capability_id"), "is not the episode's capability_id"));
+            }
             let field = format!("episodes.{i}.episode");
             match (&episode.digest, &episode.episode) {
                 (Some(digest), Some(value)) => {
@@ -299,7 +304,10 @@ impl Archive {
                 let field = format!("{field}.verification");
                 let record: VerificationRecord =
                     serde_json::from_value(verification.clone()).map_err(|e| refuse(&field, e.to_string()))?;
-                if record.binding_digest.is_some() && verification_binding(&record) != record.binding_digest {
+                let unbound = record.binding_digest.is_none() && record.status == VerificationStatus::Verified;
+                if unbound
+                    || (record.binding_digest.is_some() && verification_binding(&record) != record.binding_digest)
+                {
                     return Err(refuse(
                         format!("{field}.binding_digest"),
                         "does not bind the record's claim, semantics, candidate, scope, certificate format and checker",
@@ -405,12 +413,17 @@ fn belonging_certificate(
     let lineage = &envelope["lineage"];
     let provenance = &episode["provenance"];
     let own = |digest: &Value| text(digest).strip_prefix("sha256:").map(str::to_owned);
+    let request = &episode["request"];
+    let asked = Digest::of_json(&request["input"]).to_hex();
     if lineage["capability_id"] != episode["capability_id"]
-        || Some(text(&lineage["input_digest"])) != own(&provenance["input_digest"])
+        || request["capability_id"] != episode["capability_id"]
+        || text(&lineage["input_digest"]) != asked
+        || Some(asked) != own(&provenance["input_digest"])
         || Some(text(&lineage["provider_digest"])) != own(&provenance["provider_digest"])
     {
         return Err(format!(
-            "certificate {uri} was made by {} on input {}, not by this episode's request",
+            "certificate {uri} was made by {} on input {}, not by this episode's request (its capability, input and \
+             component)",
             lineage["capability_id"], lineage["input_digest"]
         ));
     }

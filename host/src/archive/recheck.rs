@@ -216,7 +216,18 @@ pub fn verify(bytes: &[u8], dir: &Path, trust: &Trust) -> Result<VerifyReport, A
                 reason,
             });
         } else if let Some(certificate) = episode["check_with"]["certificate_artifact"].as_str() {
-            if let Err(reason) = belonging_certificate(episode, &unpacked.artifacts) {
+            let belongs = belonging_certificate(episode, &unpacked.artifacts).and_then(|found| {
+                let (digest, record) = found.ok_or("no certificate")?;
+                // The record routing will use is the one this episode's route stands for.
+                match runtime.certificate(&digest) {
+                    Ok(Some(kept)) if kept == record => Ok(()),
+                    Ok(_) => Err(format!(
+                        "the pack's record of {certificate} is not the one this episode's route stands for"
+                    )),
+                    Err(e) => Err(e.to_string()),
+                }
+            });
+            if let Err(reason) = belongs {
                 verdicts.push(OfflineVerdict {
                     ordinal: archived.ordinal,
                     capability_id: archived.capability_id.clone(),

@@ -32,8 +32,8 @@ pub enum EntryKind {
     Producer,
     /// Runs a checker component's `check` for one role.
     Verifier,
-    /// `certificate.verify`: provided by the host, routes a certificate to the
-    /// checker authorized for its format.
+    /// `certificate.verify`: provided by the host, routes a certificate to a
+    /// checker the operator authorized for the role the certificate needs.
     Router,
 }
 
@@ -223,19 +223,21 @@ fn router_entry(entries: &BTreeMap<String, CatalogEntry>) -> Option<CatalogEntry
         "properties": {"certificate": {
             "type": "string",
             "pattern": "^artifact://sha256/[0-9a-f]{64}$",
-            "description": "URI of a certificate artifact whose content declares its format"
+            "description": "URI of a certificate artifact, e.g. the certificate_artifact of a result's check_with"
         }},
     });
     let validator = crate::registry::compile_schema(&input_schema).ok()?;
     Some(CatalogEntry {
         id: ROUTER_ID.into(),
         kind: EntryKind::Router,
-        title: "Verify a certificate with the checker authorized for its format".into(),
-        outcome: "the verdict of the operator-authorized checker for the certificate's format and schema".into(),
-        description: "Reads the certificate artifact's schema_uri and declared format, picks the authorized, visible \
-checker that accepts both (the first by id when several do), fills the checker's required input fields from the \
-same-named artifact references inside the certificate (otherwise with the certificate itself), and returns that \
-checker's verification. No authorized checker means NOT_CONCLUDED, never a pass."
+        title: "Verify a certificate with a checker authorized for its role".into(),
+        outcome: "the verdict of a checker the operator authorized for the role the certificate needs".into(),
+        description: "Reads the checker role, format and checker that were recorded for the certificate when its \
+producer made it, picks a visible checker that fills that role, is authorized by the operator for exactly it and \
+reads the certificate's schema and format (the checker the producer named first), fills the checker's required \
+input fields from the same-named artifact references inside the certificate (otherwise with the certificate \
+itself), and returns that checker's verification. No authorized checker for the role means nothing is concluded, \
+never a pass; an artifact that was not made as a certificate is refused."
             .into(),
         tags: vec!["certificate".into(), "verification".into(), "checker".into(), "router".into()],
         modes: vec![Mode::Verify],

@@ -30,7 +30,8 @@ struct Watch {
     yields: bool,
     /// Set to stop it at its next yield or host call.
     cancel: Arc<AtomicBool>,
-    /// An attempt's deadline, checked at every host call; passing it sets `late`.
+    /// The run's deadline (an attempt's, or an ordinary call's wall limit),
+    /// checked at every host call and yield; passing it sets `late`.
     deadline: Option<Instant>,
     late: Arc<AtomicBool>,
 }
@@ -57,10 +58,14 @@ impl Sandbox {
             memory: budgets.memory_bytes,
             yields: self.config.interruptible,
             cancel: control.cancel.clone(),
-            deadline: None,
+            deadline: control.wall_limit.map(|limit| Instant::now() + limit),
             late: Arc::default(),
         };
-        let (result, store, console) = self.run(loaded, entry, request, budgets, artifacts, &watch, control);
+        let (mut result, store, console) = self.run(loaded, entry, request, budgets, artifacts, &watch, control);
+        if watch.late.load(Ordering::SeqCst) && matches!(result, Err(CallFailure::Cancelled)) {
+            let limit_ms = control.wall_limit.map_or(0, |limit| limit.as_millis() as u64);
+            result = Err(CallFailure::DeadlineExceeded { limit_ms });
+        }
         report(result, watch.fuel, store, &console)
     }
 
@@ -160,7 +165,8 @@ impl Sandbox {
                     .fuel_async_yield_interval(Some(YIELD_FUEL))
                     .map_err(|e| CallFailure::Instantiation { message: crate::errors::render(&*e) })?;
             }
-            drive(run_entry(&mut store, loaded, entry, request, budgets, watch.yields), control, fuel, &spent)
+            let call = run_entry(&mut store, loaded, entry, request, budgets, watch.yields);
+            drive(call, control, fuel, &spent, (watch.deadline, &watch.late))
         })();
         (result, store, console)
     }
@@ -210,7 +216,7 @@ fn catching_panics<T>(run: impl FnOnce() -> T) -> Option<T> {
 /// Drive a call to its end on this thread. An ordinary call's future is
 /// pending each time its guest has spent another [`YIELD_FUEL`] fuel (the
 /// yield wakes itself, so no waker is needed): the driver then stops a
-/// cancelled call, dropping the future, which unwinds the guest off its
+/// cancelled call or one past its `deadline` (setting `late`), dropping the future, which unwinds the guest off its
 /// fiber, and reports progress at most every [`PROGRESS_INTERVAL`]: the fuel
 /// `spent` as the store's call hook last noted it (at the yield itself, or a
 /// later host call). Any other call is ready at its first poll.
@@ -219,6 +225,7 @@ fn drive(
     control: &CallControl,
     budget: u64,
     spent: &AtomicU64,
+    (deadline, late): (Option<Instant>, &AtomicBool),
 ) -> Result<Vec<u8>, CallFailure> {
     let mut call = std::pin::pin!(call);
     let mut context = std::task::Context::from_waker(std::task::Waker::noop());
@@ -228,6 +235,10 @@ fn drive(
             return result;
         }
         if control.cancelled() {
+            return Err(CallFailure::Cancelled);
+        }
+        if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+            late.store(true, Ordering::SeqCst);
             return Err(CallFailure::Cancelled);
         }
         if let Some(report) = &control.progress

@@ -47,6 +47,10 @@ pub struct CallControl {
     pub cancel: Arc<AtomicBool>,
     /// Called from the calling thread while the guest runs.
     pub progress: Option<Arc<dyn Fn(u64, u64) + Send + Sync>>,
+    /// Wall time the call may run once it has a slot; past it the call is
+    /// stopped at its next yield or host call with
+    /// [`super::CallFailure::DeadlineExceeded`].
+    pub wall_limit: Option<Duration>,
 }
 
 /// Bounds of an optimistic inline attempt. A call that stays within them is

@@ -74,6 +74,9 @@ pub enum CallFailure {
     /// The caller cancelled the call; the guest was interrupted.
     #[error("was cancelled")]
     Cancelled,
+    /// The call ran past its wall-clock limit and was stopped.
+    #[error("ran past its wall-clock limit of {limit_ms} ms")]
+    DeadlineExceeded { limit_ms: u64 },
     /// Every slot was busy and the wait queue full; the call never started.
     #[error("did not start: all {running} sandbox slots are busy and {queued} calls are waiting")]
     Overloaded { running: u32, queued: u32 },

@@ -15,6 +15,7 @@ use crate::digest::Digest;
 use crate::store::{CertificateRecord, DbError};
 
 use super::Runtime;
+use super::diagnostics::artifact_references;
 use super::execute::route_declared;
 use super::pipeline::Certificate;
 use super::verify::Judging;
@@ -65,21 +66,48 @@ impl Runtime {
         self.episodes.put_certificate(digest, record).map_err(|e| e.to_string())
     }
 
-    /// The recorded certificate among a direct check's input artifacts (the
-    /// first in input order), provided all recorded ones need one role.
-    pub(super) fn certificate_among(&self, references: &[String]) -> Result<Judging, DbError> {
+    /// What a check's input judges. The certificates the host recorded
+    /// among its artifacts must all need one role and be of one format, and
+    /// every other artifact must be named inside one of them (as a SAT
+    /// certificate names its CNF): a check cannot borrow the role of a
+    /// certificate it does not judge, nor judge an artifact of no role beside
+    /// one. A routed call must judge the certificate it was routed for.
+    pub(super) fn judging(&self, references: &[String], routed: Option<&Certificate>) -> Result<Judging, String> {
         let mut found: Vec<Certificate> = Vec::new();
         for uri in references {
             let Ok(digest) = Digest::from_artifact_uri(uri) else { continue };
-            if let Some(record) = self.episodes.certificate(&digest)? {
+            if found.iter().all(|c| &c.uri != uri)
+                && let Some(record) = self.episodes.certificate(&digest).map_err(|e| e.to_string())?
+            {
                 found.push(Certificate { uri: uri.clone(), record });
             }
         }
-        let roles: BTreeSet<&str> = found.iter().map(|c| c.record.checker_role.as_str()).collect();
-        Ok(match roles.len() {
-            0 => Judging::Nothing,
-            1 => Judging::Certificate(found.swap_remove(0)),
-            _ => Judging::Mixed(roles.into_iter().map(str::to_owned).collect()),
-        })
+        if let Some(routed) = routed
+            && !references.contains(&routed.uri)
+        {
+            return Ok(Judging::Unbound(routed.uri.clone()));
+        }
+        let kinds: BTreeSet<String> = found
+            .iter()
+            .chain(routed)
+            .map(|c| format!("role {} in format {}", c.record.checker_role, c.record.certificate_format))
+            .collect();
+        if kinds.len() > 1 {
+            return Ok(Judging::Mixed(kinds.into_iter().collect()));
+        }
+        let Some(certificate) = routed.cloned().or_else(|| found.first().cloned()) else {
+            return Ok(Judging::Nothing);
+        };
+        let mut named = BTreeSet::new();
+        for c in &found {
+            let digest = Digest::from_artifact_uri(&c.uri).map_err(|e| e.to_string())?;
+            let bytes = self.data.read_artifact(&digest).map_err(|e| e.to_string())?;
+            let envelope: Value = serde_json::from_slice(&bytes).unwrap_or_default();
+            named.extend(artifact_references(&envelope["content"], "").into_iter().map(|(_, uri)| uri));
+        }
+        if let Some(stray) = references.iter().find(|r| found.iter().all(|c| &c.uri != *r) && !named.contains(*r)) {
+            return Ok(Judging::Unbound(stray.clone()));
+        }
+        Ok(Judging::Certificate(certificate))
     }
 }

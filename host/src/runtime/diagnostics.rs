@@ -86,6 +86,17 @@ pub(super) fn diagnose(
             ),
             StopReason::Cancelled,
         ),
+        CallFailure::DeadlineExceeded { limit_ms } => (
+            Diagnostic::new(
+                Code::DeadlineExceeded,
+                Stage::Execution,
+                format!("{id} ran past the wall-clock ceiling of {limit_ms} ms and was stopped"),
+                "nothing was concluded or stored, and a call stopped by time is not replayable; narrow the input, or \
+                 ask the operator about budgets.wall_ms",
+            )
+            .with("wall_ms", limit_ms),
+            StopReason::Cancelled,
+        ),
         CallFailure::Overloaded { running, queued } => (
             Diagnostic::new(
                 Code::Overloaded,

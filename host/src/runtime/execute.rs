@@ -13,7 +13,7 @@ use crate::contract::{
     ArtifactRef, Assurance, CheckRoute, Diagnostic, InvokeRequest, Provenance, RESULT_CONTRACT, Relation, Relationship,
 };
 use crate::digest::Digest;
-use crate::engine::{CallReport, Entry};
+use crate::engine::{CallControl, CallReport, Entry};
 use crate::experiments::StopReason;
 use crate::limits::bounded_text;
 use crate::registry::Tier;
@@ -40,8 +40,9 @@ impl Runtime {
         };
         let (body, stop) = match answer {
             Ok(mut completed) => {
+                // A routed check names the checker it went to, even one that was not run.
                 if prepared.call.routed.is_some()
-                    && let Some(Value::Object(output)) = completed.output.as_mut()
+                    && let Value::Object(output) = completed.output.get_or_insert_with(|| json!({}))
                 {
                     output.insert("routed_to".into(), json!(prepared.call.entry.id));
                 }
@@ -190,7 +191,10 @@ impl Runtime {
         let _guard = span.enter();
         let (loaded, budgets, access) = (&prepared.call.installed.loaded, &prepared.budgets, prepared.access.clone());
         let report = match how {
-            Run::Ordinary(control) => self.sandbox.call(loaded, Entry::Run, request, budgets, access, control),
+            Run::Ordinary(control) => {
+                let control = CallControl { wall_limit: Some(prepared.wall), ..control.clone() };
+                self.sandbox.call(loaded, Entry::Run, request, budgets, access, &control)
+            }
             Run::Attempt(limits) => {
                 self.sandbox.attempt(loaded, Entry::Run, request, budgets, access, limits).ok_or(Abandoned)?
             }

@@ -164,10 +164,13 @@ impl Runtime {
         let mut load_failures = Vec::new();
         for record in records.into_values().filter(|r| r.tier == Tier::Operator) {
             let digest = record.digest;
-            let clash = ids_of(&record).into_iter().find(|id| taken.contains_key(id));
-            let result = match clash {
-                Some(id) => Err(format!("capability id {id} is already provided by another component")),
-                None => registry::reload(&sandbox, &data, record).map_err(|e| e.to_string()),
+            let ids = ids_of(&record);
+            let reserved = ids.iter().find(|id| crate::descriptor::RESERVED_IDS.contains(&id.as_str()));
+            let clash = ids.iter().find(|id| taken.contains_key(*id));
+            let result = match (reserved, clash) {
+                (Some(id), _) => Err(format!("capability id {id} is reserved by the host")),
+                (None, Some(id)) => Err(format!("capability id {id} is already provided by another component")),
+                (None, None) => registry::reload(&sandbox, &data, record).map_err(|e| e.to_string()),
             };
             match result {
                 Ok(installed) => {

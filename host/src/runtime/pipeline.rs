@@ -113,6 +113,8 @@ pub(super) enum Work<'a> {
 pub(super) struct Prepared<'a> {
     pub call: Call<'a>,
     pub budgets: CallBudgets,
+    /// The operator's wall-clock ceiling of an ordinary call (`budgets.wall_ms`).
+    pub wall: std::time::Duration,
     pub access: ArtifactAccess,
     /// The artifact URIs the input names, in input order.
     pub references: Vec<String>,

@@ -107,9 +107,9 @@ impl Runtime {
     /// The checker a certificate goes to: a visible checker that fills the
     /// certificate's role, is authorized by the operator for exactly that
     /// role, reads its schema and declares its format. The checker its
-    /// producer named comes first; among others, the lowest component digest
-    /// (every candidate is one the operator authorized for the role, so none
-    /// is chosen by catalog order over an authorized one).
+    /// producer named comes first; among others, the lowest component digest,
+    /// then id (every candidate is one the operator authorized for the role,
+    /// so none is chosen by catalog order over an authorized one).
     fn checker_for<'a>(
         &'a self,
         policy: &Policy,
@@ -128,7 +128,7 @@ impl Runtime {
                     && e.certificate_formats.contains(&record.certificate_format)
             })
             .collect();
-        candidates.sort_by_key(|e| (e.id != record.verify_capability_id, e.component));
+        candidates.sort_by_key(|e| (e.id != record.verify_capability_id, e.component, e.id.clone()));
         candidates.first().copied()
     }
 }

@@ -32,7 +32,8 @@ impl Runtime {
                 }
                 let (access, references) = self.read_references(&call.input).map_err(refuse)?;
                 let input_digest = Digest::of_json(&call.input);
-                Work::Run(Prepared { call, budgets, access, references, input_digest })
+                let wall = std::time::Duration::from_millis(policy.budgets.wall_ms);
+                Work::Run(Prepared { call, budgets, wall, access, references, input_digest })
             }
         };
         Ok(Validated { request, experiment, policy, work })

@@ -32,16 +32,13 @@ impl Runtime {
     ) -> Result<(RunFacts, Answer), Abandoned> {
         let entry = prepared.call.entry;
         let own_role = entry.checker_roles.first().cloned().unwrap_or_default();
-        let judged = match &prepared.call.routed {
-            Some(certificate) => Judging::Certificate(certificate.clone()),
-            None => match self.certificate_among(&prepared.references) {
-                Ok(judged) => judged,
-                Err(e) => return Ok((RunFacts::default(), Err((storage_failed(e), StopReason::Unavailable)))),
-            },
+        let judged = match self.judging(&prepared.references, prepared.call.routed.as_ref()) {
+            Ok(judged) => judged,
+            Err(e) => return Ok((RunFacts::default(), Err((storage_failed(e), StopReason::Unavailable)))),
         };
         let (role, format) = match &judged {
             Judging::Certificate(c) => (c.record.checker_role.clone(), c.record.certificate_format.clone()),
-            Judging::Nothing | Judging::Mixed(_) => (own_role.clone(), String::new()),
+            Judging::Nothing | Judging::Mixed(_) | Judging::Unbound(_) => (own_role.clone(), String::new()),
         };
         let authorized = self.checker_authorized_for(policy, entry, &role);
         let mut record = VerificationRecord {
@@ -72,10 +69,20 @@ impl Runtime {
                  its role"
                     .to_owned(),
             )),
+            Judging::Unbound(uri) => Some((
+                format!(
+                    "{uri} is neither a certificate of this check nor an artifact its certificate names, so the \
+                     check cannot bind to one certificate's role; checker {} was not run",
+                    entry.component
+                ),
+                "a check whose input is one certificate and the artifacts it names, by a checker the operator \
+                 authorizes for its role"
+                    .to_owned(),
+            )),
             Judging::Mixed(roles) => Some((
                 format!(
-                    "the input names certificates of several roles ({}); one verdict judges one role's certificates, \
-                     so checker {} was not run",
+                    "the input names certificates of several kinds ({}); one verdict judges one role's certificates \
+                     in one format, so checker {} was not run",
                     roles.join(", "),
                     entry.component
                 ),
@@ -172,8 +179,12 @@ pub(super) enum Judging {
     Certificate(Certificate),
     /// No artifact of the input is a recorded certificate.
     Nothing,
-    /// Recorded certificates of several roles (named, sorted).
+    /// Recorded certificates of several roles or formats (named, sorted).
     Mixed(Vec<String>),
+    /// An artifact of the input that is no certificate of the check and is
+    /// not named by one; or, for a routed call, the certificate itself when
+    /// the checker's input does not name it.
+    Unbound(String),
 }
 
 /// SHA-256 over everything a verdict is bound to: claim, semantics,

@@ -108,7 +108,7 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
                b->'check_with'->>'verify_capability_id',
                b->>'capability_id',
                substr(b->'provenance'->>'provider_digest', 8)
-        FROM (SELECT convert_from(body, 'UTF8')::jsonb AS b FROM episodes) AS e
+        FROM (SELECT convert_from(body, 'UTF8')::json AS b FROM episodes) AS e
         WHERE b->>'status' = 'COMPLETED'
           AND b->'check_with'->>'certificate_artifact' LIKE 'artifact://sha256/%'
     ON CONFLICT DO NOTHING;",

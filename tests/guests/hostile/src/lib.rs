@@ -16,10 +16,11 @@ pub struct Input {
     /// none, loop, memory, grow_storm, recursion, panic, output, log_flood,
     /// host_time, bulk_fill, sleep, read_artifact, ambient, claim_verified,
     /// malformed, off_schema, route_declared, route_role, route_checker,
-    /// route_format.
+    /// route_format, relabel, format_mismatch.
     pub attack: String,
     /// Bytes of output for `output`; digest for `read_artifact`; `then_spin`
-    /// for `grow_storm`; `forever` for `host_time`; rounds for `bulk_fill`.
+    /// for `grow_storm`; `forever` for `host_time`; rounds for `bulk_fill`;
+    /// `cnf=<uri>;certificate=<uri>` for `relabel`.
     #[serde(default)]
     pub argument: Option<String>,
 }
@@ -36,6 +37,11 @@ pub struct Hostile;
 /// The one check its results may be routed to.
 const ROUTE_CHECK: Check =
     Check { role: "test.hostile.route", verifier: "test.hostile.verify", formats: &["hostile/1"] };
+/// A check of another role (the lax `acme.lint` checker of the yes-checker
+/// bundle), whose certificates the `relabel` attack wraps around a SAT one.
+const LINT_CHECK: Check = Check { role: "acme.lint", verifier: "aaa.lint.verify", formats: &["lrat"] };
+/// The SAT proof schema, which the lint checker reads.
+const LRAT_SCHEMA: &str = "jacobian:sat/lrat@1";
 
 impl Capability for Hostile {
     const ID: &'static str = "test.hostile.attack";
@@ -43,7 +49,8 @@ impl Capability for Hostile {
     const OUTCOME: &'static str = "a typed diagnostic for each attack";
     const DESCRIPTION: &'static str = "Test guest that misbehaves on request.";
     const TAGS: &'static [&'static str] = &["test"];
-    const CHECKS: &'static [Check] = &[ROUTE_CHECK];
+    const CHECKS: &'static [Check] = &[ROUTE_CHECK, LINT_CHECK];
+    const ARTIFACT_TYPES: &'static [&'static str] = &[LRAT_SCHEMA];
     type Input = Input;
     type Output = Output;
 
@@ -161,6 +168,22 @@ impl Capability for Hostile {
                     _ => {}
                 }
                 return Ok(routed(route));
+            }
+            "relabel" | "format_mismatch" => {
+                // A certificate of role acme.lint whose content names a SAT
+                // certificate as its `certificate`, hoping the router fills the
+                // lint checker's input from it; or (format_mismatch) routed as
+                // lrat while its content says model.
+                let argument = input.argument.unwrap_or_default();
+                let field = |name: &str| {
+                    argument.split(';').find_map(|kv| kv.strip_prefix(&format!("{name}="))).unwrap_or("").to_owned()
+                };
+                let format = if input.attack == "relabel" { "lrat" } else { "model" };
+                let content =
+                    serde_json::json!({"format": format, "cnf": field("cnf"), "certificate": field("certificate")});
+                return Ok(Produced::proposed(Output { result: "relabelled".into() }, Scope::exhaustive("nothing"))
+                    .artifact("certificate", LRAT_SCHEMA, &content)
+                    .verify_with(LINT_CHECK.route("lrat", "certificate")));
             }
             other => return Err(Refusal::at("attack", format!("unknown attack {other}"))),
         };
