@@ -10,6 +10,38 @@ pub const MAX_MESSAGE_BYTES: usize = 4 << 20;
 /// The `input` of one `capability.invoke`, as compact JSON: above it the call
 /// fails with `OVERSIZED` at `input` before anything runs.
 pub const MAX_INPUT_BYTES: usize = 1 << 20;
+/// Artifact references (`artifact://…` strings) one input may hold, repeats
+/// included: above it the call fails with `OVERSIZED` at `input` before any
+/// artifact is read.
+pub const MAX_ARTIFACT_REFERENCES: usize = 256;
+/// Total bytes of the distinct artifacts one input names, summed from the
+/// store's sizes before any is read (the host holds them for the call):
+/// above it the call fails with `OVERSIZED` at the reference that crosses it.
+pub const MAX_ARTIFACT_BYTES: u64 = 128 << 20;
+
+/// Nesting depth of one `input` (arrays and objects): above it the call
+/// fails with `OVERSIZED` at `input` before it is validated (schema
+/// validation and every walk over the input recurse once per level).
+pub const MAX_JSON_DEPTH: usize = 64;
+/// The longest capability id (a longer one names nothing, and is refused
+/// before any lookup).
+pub const MAX_ID_BYTES: usize = 128;
+
+/// Nesting depth of a JSON value (a scalar is 0), without recursion.
+pub fn json_depth(value: &serde_json::Value) -> usize {
+    let mut deepest = 0;
+    let mut pending = vec![(value, 0usize)];
+    while let Some((value, depth)) = pending.pop() {
+        deepest = deepest.max(depth);
+        match value {
+            serde_json::Value::Array(items) => pending.extend(items.iter().map(|v| (v, depth + 1))),
+            serde_json::Value::Object(map) => pending.extend(map.values().map(|v| (v, depth + 1))),
+            _ => {}
+        }
+    }
+    deepest
+}
+
 /// Largest input a call may have to be tried on the MCP edge's own thread
 /// ([`crate::runtime::Runtime::try_invoke_quick`]); larger ones go straight
 /// to a blocking thread, so validating them never holds the transport.

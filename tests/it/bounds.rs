@@ -41,3 +41,59 @@ fn a_call_past_the_wall_clock_ceiling_is_stopped_typed_and_not_stored() {
             .unwrap_err();
     assert_eq!(error.to_string(), "policy file: budgets.wall_ms must be positive");
 }
+
+fn refusal(runtime: &jacobian::Runtime, id: &str, input: serde_json::Value) -> jacobian::contract::Diagnostic {
+    let result = runtime.invoke(&InvokeRequest { capability_id: id.into(), input, ..Default::default() });
+    result.diagnostic.unwrap_or_else(|| panic!("refused: {:?}", result.output))
+}
+
+/// Artifact references are counted, and the sizes of what they name summed
+/// from the store, before any artifact is read: thousands of copies of one
+/// large artifact's URI cost the host nothing.
+#[test]
+fn artifact_references_are_bounded_in_number_and_bytes_before_any_is_read() {
+    use jacobian::limits::{MAX_ARTIFACT_BYTES, MAX_ARTIFACT_REFERENCES};
+    let (runtime, _dir) = support::runtime();
+    let cnf = invoke(&runtime, "sat.cnf.construct", Mode::Explore, json!({"dimacs": "p cnf 1 1\n1 0\n"}));
+    let uri = cnf.artifacts[0].uri.clone();
+    // At the limit the references pass (and the schema, which allows no extra field, refuses).
+    let at = json!({"cnf": uri, "extra": vec![uri.clone(); MAX_ARTIFACT_REFERENCES - 1]});
+    assert_eq!(refusal(&runtime, "sat.solve", at).code, Code::InvalidInput);
+    let over = json!({"cnf": uri, "extra": vec![uri.clone(); MAX_ARTIFACT_REFERENCES]});
+    let d = refusal(&runtime, "sat.solve", over);
+    assert_eq!((d.code, d.details["path"].clone()), (Code::Oversized, json!("input")), "{}", d.message);
+    assert_eq!(d.details["limit"], MAX_ARTIFACT_REFERENCES);
+    // Bytes: two artifacts of half the limit each pass; a third byte-sized one crosses it.
+    let half = MAX_ARTIFACT_BYTES as usize / 2;
+    let big = |fill: u8| {
+        let mut bytes = vec![b' '; half];
+        bytes[0] = b'"';
+        bytes[half - 1] = b'"';
+        bytes[1] = fill;
+        runtime.data().put_canonical(&bytes).unwrap().artifact_uri()
+    };
+    let (a, b) = (big(b'a'), big(b'b'));
+    let small = runtime.data().put_canonical(b"1").unwrap().artifact_uri();
+    assert_eq!(refusal(&runtime, "sat.solve", json!({"cnf": a, "more": [b]})).code, Code::InvalidInput);
+    let d = refusal(&runtime, "sat.solve", json!({"cnf": a, "more": [b, small]}));
+    assert_eq!((d.code, d.details["path"].clone()), (Code::Oversized, json!("input.more.1")), "{}", d.message);
+    assert_eq!(d.details["limit"], MAX_ARTIFACT_BYTES);
+}
+
+/// A capability id longer than any, and an input nested deeper than any
+/// capability takes, are refused before any lookup or validation.
+#[test]
+fn ids_and_nesting_are_bounded_before_lookup() {
+    use jacobian::limits::{MAX_ID_BYTES, MAX_JSON_DEPTH};
+    let (runtime, _dir) = support::runtime();
+    let d = refusal(&runtime, &"a".repeat(MAX_ID_BYTES), json!({}));
+    assert_eq!(d.code, Code::CapabilityNotFound, "at the limit the id is looked up");
+    let d = refusal(&runtime, &"a".repeat(1 << 20), json!({}));
+    assert_eq!((d.code, d.details["path"].clone()), (Code::InvalidRequest, json!("capability_id")));
+    assert!(d.message.len() < 200, "the id is not echoed: {}", d.message);
+    let nested = |depth: usize| (0..depth).fold(json!(1), |inner, _| json!([inner]));
+    let d = refusal(&runtime, "sat.solve", json!({"cnf": nested(MAX_JSON_DEPTH - 1)}));
+    assert_eq!(d.code, Code::InvalidInput, "at the limit the input reaches validation");
+    let d = refusal(&runtime, "sat.solve", json!({"cnf": nested(MAX_JSON_DEPTH)}));
+    assert_eq!((d.code, d.details["path"].clone()), (Code::Oversized, json!("input")), "{}", d.message);
+}

@@ -462,5 +462,5 @@ fn a_route_to_a_role_checker_or_format_the_producer_did_not_declare_is_malformed
             ..Default::default()
         })
         .unwrap();
-    assert_eq!(json!(described)["checker_roles"], json!(["test.hostile.route"]));
+    assert_eq!(json!(described)["checker_roles"], json!(["test.hostile.route", "acme.lint"]));
 }

@@ -315,7 +315,12 @@ impl Archive {
                 }
             }
         }
-        let expected = archive.compute_pack_hash();
+        // Hashed as written (a later binary's defaults added on parsing are not the pack's).
+        let mut written: Value = serde_json::from_slice(bytes).map_err(|e| refuse("archive", e.to_string()))?;
+        if let Some(map) = written.as_object_mut() {
+            map.remove("pack_hash");
+        }
+        let expected = Digest::of(&canonical_json(&written)).to_string();
         if archive.pack_hash != expected {
             return Err(refuse("pack_hash", format!("the pack hashes to {expected}, not {}", archive.pack_hash)));
         }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use crate::catalog::EntryKind;
 use crate::contract::{Code, Diagnostic, InvokeRequest, Stage};
-use crate::limits::{MAX_INPUT_BYTES, clip, json_size};
+use crate::limits::{MAX_ID_BYTES, MAX_INPUT_BYTES, MAX_JSON_DEPTH, clip, json_depth, json_size};
 use crate::policy::Policy;
 
 use super::Runtime;
@@ -44,7 +44,30 @@ impl Runtime {
             .with("limit", MAX_INPUT_BYTES);
             return Err(Refusal::new(request.mode, d));
         }
+        let depth = json_depth(&request.input);
+        if depth > MAX_JSON_DEPTH {
+            let d = Diagnostic::new(
+                Code::Oversized,
+                Stage::Request,
+                format!("input nests {depth} levels deep, above the limit of {MAX_JSON_DEPTH}"),
+                "flatten the input; no capability takes structures that deep",
+            )
+            .with("path", "input")
+            .with("limit", MAX_JSON_DEPTH);
+            return Err(Refusal::new(request.mode, d));
+        }
         let id = request.capability_id.as_str();
+        if id.len() > MAX_ID_BYTES {
+            let d = Diagnostic::new(
+                Code::InvalidRequest,
+                Stage::Request,
+                format!("capability_id is {} bytes, above the {MAX_ID_BYTES} of any capability id", id.len()),
+                "call capability.describe to find installed capability ids",
+            )
+            .with("path", "capability_id")
+            .with("limit", MAX_ID_BYTES);
+            return Err(Refusal::new(request.mode, d));
+        }
         let entry = self.catalog.get(id).ok_or_else(|| {
             let d = Diagnostic::new(
                 Code::CapabilityNotFound,

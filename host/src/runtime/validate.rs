@@ -10,6 +10,7 @@ use serde_json::Value;
 use crate::contract::{BudgetRequest, CallBudgets, Code, Diagnostic, Stage};
 use crate::digest::Digest;
 use crate::engine::ArtifactAccess;
+use crate::limits::{MAX_ARTIFACT_BYTES, MAX_ARTIFACT_REFERENCES};
 use crate::policy::Policy;
 
 use super::Runtime;
@@ -25,12 +26,14 @@ impl Runtime {
                 let mode = Some(call.mode);
                 let refuse = |d| Refusal::new(mode, d);
                 let budgets = resolve_budgets(&policy, request.budget).map_err(refuse)?;
+                // Bounded before anything else looks at them (sizes only: nothing is read yet).
+                let named = self.bound_references(&call.input).map_err(refuse)?;
                 let errors: Vec<Value> =
                     call.entry.input_validator.iter_errors(&call.input).take(20).map(|e| violation(&e)).collect();
                 if !errors.is_empty() {
                     return Err(refuse(schema_violations(&call.entry.id, errors)));
                 }
-                let (access, references) = self.read_references(&call.input).map_err(refuse)?;
+                let (access, references) = self.read_references(named).map_err(refuse)?;
                 let input_digest = Digest::of_json(&call.input);
                 let wall = std::time::Duration::from_millis(policy.budgets.wall_ms);
                 Work::Run(Prepared { call, budgets, wall, access, references, input_digest })
@@ -39,11 +42,27 @@ impl Runtime {
         Ok(Validated { request, experiment, policy, work })
     }
 
-    /// Read every artifact the input names: what the call may read, and the URIs in input order.
-    fn read_references(&self, input: &Value) -> Result<(ArtifactAccess, Vec<String>), Diagnostic> {
-        let mut access = ArtifactAccess::default();
-        let mut references = Vec::new();
-        for (path, uri) in artifact_references(input, "input") {
+    /// The distinct artifacts the input names (path, URI, digest), in input
+    /// order, after bounding the number of references and the total size of
+    /// what they name from the store's sizes: nothing is read.
+    fn bound_references(&self, input: &Value) -> Result<Vec<(String, String, Digest)>, Diagnostic> {
+        let found = artifact_references(input, "input");
+        if found.len() > MAX_ARTIFACT_REFERENCES {
+            return Err(Diagnostic::new(
+                Code::Oversized,
+                Stage::Validation,
+                format!(
+                    "input names {} artifact references, above the limit of {MAX_ARTIFACT_REFERENCES}",
+                    found.len()
+                ),
+                "name each artifact once, or split the problem",
+            )
+            .with("path", "input")
+            .with("limit", MAX_ARTIFACT_REFERENCES));
+        }
+        let mut distinct: Vec<(String, String, Digest)> = Vec::new();
+        let mut total = 0u64;
+        for (path, uri) in found {
             let not_found = |message: String| {
                 Diagnostic::new(
                     Code::ArtifactNotFound,
@@ -54,8 +73,50 @@ impl Runtime {
                 .with("path", &path)
             };
             let digest = Digest::from_artifact_uri(&uri).map_err(|e| not_found(e.to_string()))?;
-            let bytes = self.data.read_artifact(&digest).map_err(|e| {
+            if distinct.iter().any(|(_, _, d)| *d == digest) {
+                continue;
+            }
+            let size = self.data.artifact_size(&digest).map_err(|e| {
                 if e.is_unavailable() { storage_failed(e).with("path", &path) } else { not_found(e.to_string()) }
+            })?;
+            total = total.saturating_add(size);
+            if total > MAX_ARTIFACT_BYTES {
+                return Err(Diagnostic::new(
+                    Code::Oversized,
+                    Stage::Validation,
+                    format!(
+                        "the artifacts named up to here total {total} bytes, above the limit of {MAX_ARTIFACT_BYTES}"
+                    ),
+                    "split the problem so that one call reads less",
+                )
+                .with("path", &path)
+                .with("limit", MAX_ARTIFACT_BYTES));
+            }
+            distinct.push((path, uri, digest));
+        }
+        Ok(distinct)
+    }
+
+    /// Read the named artifacts, each once: what the call may read, and their URIs.
+    fn read_references(
+        &self,
+        distinct: Vec<(String, String, Digest)>,
+    ) -> Result<(ArtifactAccess, Vec<String>), Diagnostic> {
+        let mut access = ArtifactAccess::default();
+        let mut references = Vec::with_capacity(distinct.len());
+        for (path, uri, digest) in distinct {
+            let bytes = self.data.read_artifact(&digest).map_err(|e| {
+                let d = if e.is_unavailable() {
+                    storage_failed(e)
+                } else {
+                    Diagnostic::new(
+                        Code::ArtifactNotFound,
+                        Stage::Validation,
+                        e.to_string(),
+                        "pass an artifact URI returned by an earlier result",
+                    )
+                };
+                d.with("path", &path)
             })?;
             access.allow(&digest, Arc::new(bytes));
             references.push(uri);

@@ -97,6 +97,13 @@ impl DataDir {
         self.read_verified(ObjectKind::Artifact, digest)
     }
 
+    /// The size of a stored artifact, without reading it.
+    pub fn artifact_size(&self, digest: &Digest) -> Result<u64, StoreError> {
+        self.objects
+            .size(ObjectKind::Artifact, digest)?
+            .ok_or(StoreError::NotFound { what: "artifact", digest: *digest })
+    }
+
     /// Precompiled code for `digest` under engine key `key`, if present and intact.
     pub fn cached_code(&self, key: &str, digest: &Digest) -> Option<Vec<u8>> {
         let dir = format!("{CACHE}/{}", sanitize_key(key));
@@ -190,6 +197,15 @@ impl ObjectStore for FileObjects {
         let name = Self::name(kind, digest);
         match self.root.read(&name) {
             Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(StoreError::Io { what: name, source }),
+        }
+    }
+
+    fn size(&self, kind: ObjectKind, digest: &Digest) -> Result<Option<u64>, StoreError> {
+        let name = Self::name(kind, digest);
+        match self.root.metadata(&name) {
+            Ok(metadata) => Ok(Some(metadata.len())),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(source) => Err(StoreError::Io { what: name, source }),
         }

@@ -39,6 +39,8 @@ pub trait ObjectStore: Send + Sync {
     fn put(&self, kind: ObjectKind, digest: &Digest, bytes: &[u8]) -> Result<(), StoreError>;
     /// The bytes stored under `digest`, if any (not yet re-hashed).
     fn get(&self, kind: ObjectKind, digest: &Digest) -> Result<Option<Vec<u8>>, StoreError>;
+    /// How many bytes are stored under `digest`, if any, without reading them.
+    fn size(&self, kind: ObjectKind, digest: &Digest) -> Result<Option<u64>, StoreError>;
     /// Write (or replace) the install record of a component.
     fn put_record(&self, digest: &Digest, record: &serde_json::Value) -> Result<(), StoreError>;
     /// Every install record, in digest order.

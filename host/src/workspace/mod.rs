@@ -168,6 +168,9 @@ impl Workspaces {
         })?;
         let payload = payload_digest(request);
         let ws = request.workspace_id.as_str();
+        if ws.len() > crate::limits::MAX_ID_BYTES {
+            return Err(not_found(ws));
+        }
         if let Some(earlier) = self.store.remembered(ws, &request.idempotency_key).map_err(storage)? {
             return replay(earlier, &payload, ws);
         }
@@ -278,6 +281,10 @@ impl Workspaces {
     }
 
     fn head(&self, workspace_id: &str) -> Result<u64, Diagnostic> {
+        // Longer than any workspace id: nothing to look up.
+        if workspace_id.len() > crate::limits::MAX_ID_BYTES {
+            return Err(not_found(workspace_id));
+        }
         self.store.head(workspace_id).map_err(storage)?.ok_or_else(|| not_found(workspace_id))
     }
 

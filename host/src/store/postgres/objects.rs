@@ -61,6 +61,20 @@ impl ObjectStore for Postgres {
         .map_err(database_error(format!("{} {digest}", kind.as_str())))
     }
 
+    fn size(&self, kind: ObjectKind, digest: &Digest) -> Result<Option<u64>, StoreError> {
+        let (pool, hex) = (self.pool(), digest.to_hex());
+        self.block(async move {
+            let client = pool.get().await.map_err(pg)?;
+            let statement = client
+                .prepare_cached("SELECT octet_length(body) FROM objects WHERE kind = $1 AND digest = $2")
+                .await
+                .map_err(query_error)?;
+            let row = client.query_opt(&statement, &[&kind.as_str(), &hex]).await.map_err(query_error)?;
+            Ok(row.map(|row| row.get::<_, i32>(0) as u64))
+        })
+        .map_err(database_error(format!("{} {digest}", kind.as_str())))
+    }
+
     fn put_record(&self, digest: &Digest, record: &serde_json::Value) -> Result<(), StoreError> {
         let (pool, hex, text) = (self.pool(), digest.to_hex(), serde_json::to_string(record).unwrap_or_default());
         self.block(async move {
