@@ -6,7 +6,14 @@
 //! Every HTTP failure — ours or rmcp's — is the [`ErrorEnvelope`]
 //! `{"error", "error_type", "request_id"}`, the same object the CLI prints.
 //! Hosts: loopback names only unless the operator adds others; the check runs
-//! before any route, so a rebinding page cannot reach `/metrics` either.
+//! before any route, so a rebinding page cannot reach `/metrics` either. A
+//! browser's `Origin` must name an allowed host too (the MCP transport
+//! requires servers to validate it).
+//!
+//! Bounded ([`HttpLimits`]): connections (beyond the cap a connection waits
+//! in the kernel's backlog), the time to send a request's headers and its
+//! body (a slow client is cut off), requests in flight and MCP sessions
+//! (beyond either, a 503 envelope at once).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -40,10 +47,38 @@ pub const LOOPBACK_HOSTS: &[&str] = &["localhost", "127.0.0.1", "::1"];
 pub struct HttpConfig {
     /// Address to bind.
     pub addr: SocketAddr,
-    /// Host names (without port) accepted in the Host header.
+    /// Host names (without port) accepted in the Host header and in a browser's Origin.
     pub allowed_hosts: Vec<String>,
     /// Tool name spelling.
     pub names: ToolNames,
+    /// What one server takes on at once.
+    pub limits: HttpLimits,
+}
+
+/// What one HTTP server takes on at once, and how long it waits for a client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HttpLimits {
+    /// Open connections; a connection beyond them waits in the kernel's backlog.
+    pub max_connections: usize,
+    /// Requests being answered (an open SSE stream counts until it ends);
+    /// beyond them a 503 `unavailable` envelope at once.
+    pub max_in_flight: usize,
+    /// MCP sessions; an `initialize` beyond them is a 503 envelope.
+    pub max_sessions: usize,
+    /// Time a client has to send a request's headers (then the connection is
+    /// closed), and then its body (then a 408 envelope).
+    pub client_timeout: Duration,
+}
+
+impl Default for HttpLimits {
+    fn default() -> Self {
+        HttpLimits {
+            max_connections: 1024,
+            max_in_flight: 256,
+            max_sessions: 1024,
+            client_timeout: Duration::from_secs(10),
+        }
+    }
 }
 
 /// Whether a caller's request id may be echoed.
@@ -62,6 +97,11 @@ pub fn mint_request_id() -> String {
 struct AppState {
     runtime: Arc<Runtime>,
     allowed_hosts: Arc<Vec<String>>,
+    limits: HttpLimits,
+    /// One permit per request being answered.
+    in_flight: Arc<tokio::sync::Semaphore>,
+    /// The MCP sessions of this server (counted against the cap).
+    sessions: Arc<LocalSessionManager>,
 }
 
 /// The route template a path belongs to (a closed set: metrics labels).
@@ -105,7 +145,16 @@ pub fn envelope(status: StatusCode, error_type: ErrorType, error: String, reques
     response
 }
 
-/// Request id, Host check, envelope for every failure, metrics and a tracing span.
+/// Whether a browser's `Origin` (absent for other clients) names an allowed host.
+fn origin_allowed(origin: Option<&str>, allowed: &[String]) -> bool {
+    let Some(origin) = origin else { return true };
+    let Some((_, rest)) = origin.split_once("://") else { return false };
+    let authority = rest.split('/').next().unwrap_or_default();
+    host_allowed(Some(authority), allowed)
+}
+
+/// Request id, Host and Origin checks, the request limits, envelope for
+/// every failure, metrics and a tracing span.
 async fn edge(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
     let offered = request.headers().get(REQUEST_ID).and_then(|v| v.to_str().ok()).filter(|id| safe_request_id(id));
     let request_id = offered.map(str::to_owned).unwrap_or_else(mint_request_id);
@@ -113,14 +162,26 @@ async fn edge(State(state): State<AppState>, mut request: Request, next: Next) -
     request.headers_mut().insert(REQUEST_ID, value.clone());
     let method = request.method().as_str().to_owned();
     let route = route_of(request.uri().path());
+    let opens_session = request.method() == axum::http::Method::POST
+        && request.uri().path() == "/mcp"
+        && !request.headers().contains_key("mcp-session-id");
+    let over_sessions = state.admit(opens_session, &request_id).await.err();
     let span = tracing::info_span!("http", request_id = %request_id, method = %method, route);
     let _entered = span.enter();
     let host = request.headers().get(header::HOST).and_then(|v| v.to_str().ok());
+    let origin = request.headers().get(header::ORIGIN).map(|v| v.to_str().unwrap_or("?"));
     let mut response = if !host_allowed(host, &state.allowed_hosts) {
         envelope(
             StatusCode::FORBIDDEN,
             ErrorType::HostNotAllowed,
             "this server does not serve that Host (loopback only unless the operator allows more)".into(),
+            &request_id,
+        )
+    } else if !origin_allowed(origin, &state.allowed_hosts) {
+        envelope(
+            StatusCode::FORBIDDEN,
+            ErrorType::HostNotAllowed,
+            "this server does not serve pages from that Origin (loopback only unless the operator allows more)".into(),
             &request_id,
         )
     } else if request
@@ -135,13 +196,60 @@ async fn edge(State(state): State<AppState>, mut request: Request, next: Next) -
             format!("request bodies are limited to {MAX_BODY_BYTES} bytes"),
             &request_id,
         )
+    } else if let Some(refusal) = over_sessions {
+        refusal
     } else {
         drop(_entered);
+        let permit = match state.in_flight.clone().try_acquire_owned() {
+            Ok(permit) => permit,
+            Err(_) => {
+                let message = format!(
+                    "the server is answering its limit of {} requests; retry shortly",
+                    state.limits.max_in_flight
+                );
+                let mut response =
+                    envelope(StatusCode::SERVICE_UNAVAILABLE, ErrorType::Unavailable, message, &request_id);
+                response.headers_mut().insert(REQUEST_ID, value);
+                state.runtime.metrics().request(&method, route, response.status().as_u16());
+                return response;
+            }
+        };
+        // The body within the client timeout and the size limit, before anything parses it.
+        let (parts, body) = request.into_parts();
+        let bytes = match tokio::time::timeout(state.limits.client_timeout, axum::body::to_bytes(body, MAX_BODY_BYTES))
+            .await
+        {
+            Ok(Ok(bytes)) => bytes,
+            Ok(Err(_)) => {
+                let message = format!("request bodies are limited to {MAX_BODY_BYTES} bytes");
+                return finish(
+                    envelope(StatusCode::PAYLOAD_TOO_LARGE, ErrorType::PayloadTooLarge, message, &request_id),
+                    &state,
+                    &method,
+                    route,
+                    value,
+                );
+            }
+            Err(_) => {
+                let message =
+                    format!("the request body did not arrive within {} ms", state.limits.client_timeout.as_millis());
+                return finish(
+                    envelope(StatusCode::REQUEST_TIMEOUT, ErrorType::HttpError, message, &request_id),
+                    &state,
+                    &method,
+                    route,
+                    value,
+                );
+            }
+        };
+        let mut request = Request::from_parts(parts, axum::body::Body::from(bytes));
         // Tied to this HTTP exchange: cancelled when its response body is
-        // dropped, which is when the client goes away (or the response ends).
+        // dropped, which is when the client goes away (or the response ends);
+        // the request's place among those in flight is given back then too.
         let gone = ClientGone(CancellationToken::new());
         request.extensions_mut().insert(gone.clone());
-        let response = next.run(request).await.map(|body| axum::body::Body::new(CancelOnDrop::new(body, gone.0)));
+        let response =
+            next.run(request).await.map(|body| axum::body::Body::new(CancelOnDrop::new(body, gone.0, permit)));
         let status = response.status();
         let is_envelope = response.extensions().get::<Enveloped>().is_some();
         if (status.is_client_error() || status.is_server_error()) && !is_envelope {
@@ -163,6 +271,28 @@ async fn edge(State(state): State<AppState>, mut request: Request, next: Next) -
     state.runtime.metrics().request(&method, route, response.status().as_u16());
     tracing::info!(parent: &span, status = response.status().as_u16(), "http request");
     response
+}
+
+/// The last steps of every answer the edge makes itself: the request id and the metrics.
+fn finish(mut response: Response, state: &AppState, method: &str, route: &'static str, id: HeaderValue) -> Response {
+    response.headers_mut().insert(REQUEST_ID, id);
+    state.runtime.metrics().request(method, route, response.status().as_u16());
+    response
+}
+
+impl AppState {
+    /// Refuse a new MCP session beyond the cap (an `initialize`: a POST to
+    /// `/mcp` without a session id).
+    async fn admit(&self, opens_session: bool, request_id: &str) -> Result<(), Response> {
+        if opens_session && self.sessions.sessions.read().await.len() >= self.limits.max_sessions {
+            let message = format!(
+                "the server holds its limit of {} MCP sessions; close one (HTTP DELETE) or retry later",
+                self.limits.max_sessions
+            );
+            return Err(envelope(StatusCode::SERVICE_UNAVAILABLE, ErrorType::Unavailable, message, request_id));
+        }
+        Ok(())
+    }
 }
 
 /// Marks a response that is already an envelope.
@@ -195,11 +325,12 @@ async fn not_found(request: Request) -> Response {
 struct CancelOnDrop {
     inner: axum::body::Body,
     _guard: tokio_util::sync::DropGuard,
+    _in_flight: tokio::sync::OwnedSemaphorePermit,
 }
 
 impl CancelOnDrop {
-    fn new(inner: axum::body::Body, token: CancellationToken) -> Self {
-        CancelOnDrop { inner, _guard: token.drop_guard() }
+    fn new(inner: axum::body::Body, token: CancellationToken, permit: tokio::sync::OwnedSemaphorePermit) -> Self {
+        CancelOnDrop { inner, _guard: token.drop_guard(), _in_flight: permit }
     }
 }
 
@@ -234,12 +365,19 @@ pub fn app(runtime: Arc<Runtime>, config: &HttpConfig, shutdown: CancellationTok
         runtime.sessions().map(|shared| Arc::new(SharedSessions(shared)) as Arc<dyn SessionStore>);
     let names = config.names;
     let factory_runtime = runtime.clone();
+    let sessions = Arc::new(LocalSessionManager::default());
     let service = StreamableHttpService::new(
         move || Ok(JacobianServer::new(factory_runtime.clone(), names)),
-        Arc::new(LocalSessionManager::default()),
+        sessions.clone(),
         mcp_config,
     );
-    let state = AppState { runtime, allowed_hosts: Arc::new(config.allowed_hosts.clone()) };
+    let state = AppState {
+        runtime,
+        allowed_hosts: Arc::new(config.allowed_hosts.clone()),
+        limits: config.limits,
+        in_flight: Arc::new(tokio::sync::Semaphore::new(config.limits.max_in_flight)),
+        sessions,
+    };
     Router::new()
         .route("/health", get(health))
         .route("/metrics", get(metrics))
@@ -305,15 +443,56 @@ pub async fn serve(
             sessions.cancel();
         });
     }
-    // Responses go out in several writes (headers, SSE event, end of stream):
-    // without TCP_NODELAY, Nagle's algorithm and the client's delayed ACK add
-    // about 40 ms to every call.
-    use axum::serve::ListenerExt as _;
-    let listener = listener.tap_io(|tcp| {
+    accept(listener, router, config.limits, stopped).await;
+    Ok(())
+}
+
+/// Accept connections until `stopped`, each under a permit of
+/// `limits.max_connections` (beyond them the next accept waits, and clients
+/// wait in the kernel's backlog) and with `limits.client_timeout` to send
+/// each request's headers; then close them gracefully and wait for them.
+async fn accept(listener: tokio::net::TcpListener, router: Router, limits: HttpLimits, stopped: CancellationToken) {
+    let permits = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
+    let mut http1 = hyper::server::conn::http1::Builder::new();
+    http1.timer(hyper_util::rt::TokioTimer::new()).header_read_timeout(limits.client_timeout);
+    loop {
+        let permit = tokio::select! {
+            permit = permits.clone().acquire_owned() => match permit { Ok(permit) => permit, Err(_) => break },
+            () = stopped.cancelled() => break,
+        };
+        let tcp = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((tcp, _)) => tcp,
+                Err(error) => {
+                    // Out of file descriptors and the like: back off instead of spinning.
+                    tracing::warn!(%error, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = stopped.cancelled() => break,
+        };
+        // Responses go out in several writes (headers, SSE event, end of
+        // stream): without TCP_NODELAY, Nagle's algorithm and the client's
+        // delayed ACK add about 40 ms to every call.
         if let Err(error) = tcp.set_nodelay(true) {
             tracing::warn!(%error, "could not set TCP_NODELAY");
         }
-    });
-    axum::serve(listener, router).with_graceful_shutdown(async move { stopped.cancelled().await }).await?;
-    Ok(())
+        let service = hyper_util::service::TowerToHyperService::new(router.clone());
+        let connection = http1.serve_connection(hyper_util::rt::TokioIo::new(tcp), service);
+        let stopped = stopped.clone();
+        tokio::spawn(async move {
+            let mut connection = std::pin::pin!(connection);
+            tokio::select! {
+                _ = connection.as_mut() => {}
+                () = stopped.cancelled() => {
+                    connection.as_mut().graceful_shutdown();
+                    let _ = connection.await;
+                }
+            }
+            drop(permit);
+        });
+    }
+    // Every connection gives its permit back when it has closed.
+    let _ = permits.acquire_many(limits.max_connections as u32).await;
 }

@@ -35,8 +35,14 @@ impl Server {
 
     /// Start with JSON logs at info level written to `log`.
     fn start_logging(data_dir: &Path, log: Option<&Path>) -> Server {
+        Server::start_with(data_dir, log, &[])
+    }
+
+    /// Start with more `serve` arguments.
+    fn start_with(data_dir: &Path, log: Option<&Path>, args: &[&str]) -> Server {
         let mut command = Command::new(BIN);
         command.arg("--data-dir").arg(data_dir).args(["serve", "--http", "127.0.0.1:0", "--drain-seconds", "10"]);
+        command.args(args);
         command.stdout(Stdio::piped());
         match log {
             Some(path) => {
@@ -374,4 +380,82 @@ fn a_client_that_disconnects_mid_call_cancels_it_and_the_server_keeps_serving() 
     assert!(!metrics.contains(&metric("COMPLETED")), "{metrics}");
     assert_eq!(artifacts(), before, "nothing stored for the abandoned call");
     assert_eq!(server.request("GET", "/health", &[]).0, 200);
+}
+
+/// The HTTP edge's own bounds: a browser Origin it does not serve, MCP
+/// sessions and requests in flight beyond their caps, and clients too slow to
+/// send their headers or body each get a typed answer, while the server keeps
+/// answering an honest client.
+#[test]
+fn origins_sessions_requests_in_flight_and_slow_clients_are_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let args =
+        ["--max-connections", "4", "--max-sessions", "2", "--max-in-flight", "2", "--client-timeout-seconds", "1"];
+    let server = Server::start_with(dir.path(), None, &args);
+    let id = [("x-request-id", "bounds")];
+    // Origin: a page from elsewhere is refused; the server's own origin is served.
+    let (status, _, body) =
+        server.request("GET", "/health", &[("x-request-id", "bounds"), ("origin", "http://evil.example")]);
+    assert_eq!(status, 403);
+    assert_envelope(&body, "host_not_allowed", "bounds");
+    let own = format!("http://{}", server.addr);
+    assert_eq!(server.request("GET", "/health", &[("origin", own.as_str())]).0, 200);
+
+    // Sessions: two initialize, the third is refused until one closes.
+    let mcp = [("content-type", "application/json"), ("accept", "application/json, text/event-stream"), id[0]];
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bounds", "version": "0"}}})
+    .to_string();
+    let mut sessions = Vec::new();
+    for _ in 0..2 {
+        let (status, headers, _) = server.request_with_body("POST", "/mcp", &mcp, initialize.as_bytes());
+        assert_eq!(status, 200);
+        sessions.push(header(&headers, "mcp-session-id").expect("a session").to_owned());
+    }
+    let (status, _, body) = server.request_with_body("POST", "/mcp", &mcp, initialize.as_bytes());
+    assert_eq!(status, 503, "{body}");
+    assert_envelope(&body, "unavailable", "bounds");
+    assert!(body.contains("limit of 2 MCP sessions"), "{body}");
+    let close = [("mcp-session-id", sessions[0].as_str())];
+    server.request("DELETE", "/mcp", &close);
+    assert_eq!(server.request_with_body("POST", "/mcp", &mcp, initialize.as_bytes()).0, 200, "room again");
+
+    // A body that never arrives holds its place in flight until the client timeout, then gets a 408.
+    let stall = || {
+        let mut stream = TcpStream::connect(&server.addr).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        let head = format!("POST /nowhere HTTP/1.1\r\nHost: {}\r\nContent-Length: 100\r\n\r\n0123456789", server.addr);
+        stream.write_all(head.as_bytes()).unwrap();
+        stream
+    };
+    let (mut first, mut second) = (stall(), stall());
+    std::thread::sleep(Duration::from_millis(200));
+    let (status, _, body) = server.request("GET", "/health", &id);
+    assert_eq!(status, 503, "two requests are in flight: {body}");
+    assert_envelope(&body, "unavailable", "bounds");
+    for stream in [&mut first, &mut second] {
+        let mut answer = String::new();
+        let _ = stream.read_to_string(&mut answer);
+        assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+        assert!(answer.contains("did not arrive within 1000 ms"), "{answer}");
+    }
+
+    // Slow loris: four connections that never finish their headers hold every connection; each is
+    // closed at the client timeout, and the honest request waiting behind them is answered.
+    let lorises: Vec<TcpStream> = (0..4)
+        .map(|_| {
+            let mut stream = TcpStream::connect(&server.addr).unwrap();
+            stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+            stream.write_all(b"GET /health HTTP/1.1\r\nHost: localhost\r\nX-Slow: ").unwrap();
+            stream
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(server.request("GET", "/health", &id).0, 200, "answered once a slow connection is cut off");
+    for mut stream in lorises {
+        let mut rest = Vec::new();
+        let _ = stream.read_to_end(&mut rest);
+        let text = String::from_utf8_lossy(&rest);
+        assert!(text.is_empty() || text.starts_with("HTTP/1.1 408"), "closed, not served: {text}");
+    }
 }

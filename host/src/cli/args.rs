@@ -6,6 +6,7 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 use jacobian::digest::Digest;
 use jacobian::engine::EngineConfig;
+use jacobian::http::HttpLimits;
 use jacobian_guest::protocol::Mode;
 
 #[derive(Parser)]
@@ -96,6 +97,19 @@ pub struct ServeArgs {
     /// Also accept this Host name (default: loopback names only). Repeatable.
     #[arg(long = "allow-host", requires = "http")]
     pub allow_hosts: Vec<String>,
+    /// Open HTTP connections at most; more wait in the kernel's backlog.
+    #[arg(long, default_value_t = HttpLimits::default().max_connections as u32, requires = "http", value_parser = clap::value_parser!(u32).range(1..=65536))]
+    pub max_connections: u32,
+    /// HTTP requests answered at once (an open SSE stream counts); more get a 503 envelope.
+    #[arg(long, default_value_t = HttpLimits::default().max_in_flight as u32, requires = "http", value_parser = clap::value_parser!(u32).range(1..=65536))]
+    pub max_in_flight: u32,
+    /// MCP sessions held at once; an initialize beyond them gets a 503 envelope.
+    #[arg(long, default_value_t = HttpLimits::default().max_sessions as u32, requires = "http", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub max_sessions: u32,
+    /// Seconds a client has to send a request's headers (then the connection closes) and its body
+    /// (then a 408 envelope).
+    #[arg(long, default_value_t = HttpLimits::default().client_timeout.as_secs(), requires = "http", value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub client_timeout_seconds: u64,
     /// On SIGINT/SIGTERM, wait this many seconds for in-flight invocations before closing sessions.
     #[arg(long, default_value_t = 30, requires = "http")]
     pub drain_seconds: u64,

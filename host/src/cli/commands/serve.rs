@@ -16,6 +16,10 @@ pub fn serve(place: Place, args: ServeArgs) -> anyhow::Result<()> {
         http,
         allow_hosts,
         drain_seconds,
+        max_connections,
+        max_in_flight,
+        max_sessions,
+        client_timeout_seconds,
         max_concurrent_calls,
         max_queued_calls,
         async_threads,
@@ -44,7 +48,13 @@ pub fn serve(place: Place, args: ServeArgs) -> anyhow::Result<()> {
             let mut allowed_hosts: Vec<String> =
                 jacobian::http::LOOPBACK_HOSTS.iter().map(|h| (*h).to_owned()).collect();
             allowed_hosts.extend(allow_hosts);
-            let config = jacobian::http::HttpConfig { addr, allowed_hosts, names };
+            let limits = jacobian::http::HttpLimits {
+                max_connections: max_connections as usize,
+                max_in_flight: max_in_flight as usize,
+                max_sessions: max_sessions as usize,
+                client_timeout: std::time::Duration::from_secs(client_timeout_seconds),
+            };
+            let config = jacobian::http::HttpConfig { addr, allowed_hosts, names, limits };
             rt.block_on(jacobian::http::serve(
                 runtime,
                 config,
