@@ -293,6 +293,9 @@ fn object_stores_are_content_addressed_and_rehashed_on_read() {
             matches!(b.data.read_artifact(&digest), Err(StoreError::DigestMismatch { .. })),
             "{name}: tampered bytes are refused, not served"
         );
+        // Writing the artifact again repairs it, where a present name used to be skipped.
+        a.data.put_artifact(&json!({"answer": 42})).unwrap();
+        assert_eq!(b.data.read_artifact(&digest).unwrap(), br#"{"answer":42}"#, "{name}: rewritten whole");
         // Install records: one per digest, replaced in place, listed in digest order.
         let (d1, d2) = (Digest::of(b"one"), Digest::of(b"two"));
         a.data.put_record(&d2, &json!({"digest": d2.to_string(), "v": 1})).unwrap();
@@ -318,11 +321,54 @@ fn the_policy_is_created_once_and_every_change_is_seen_by_every_handle() {
         assert_eq!(b.data.read_policy().unwrap().as_deref(), Some("first = 1\n"), "{name}: create never overwrites");
         let before = b.data.policy_stamp();
         assert!(before.is_some(), "{name}");
-        std::thread::sleep(std::time::Duration::from_millis(20));
         a.data.write_policy("third = 3\n").unwrap();
         assert_ne!(b.data.policy_stamp(), before, "{name}: the other handle sees a new version");
         assert_eq!(b.data.read_policy().unwrap().as_deref(), Some("third = 3\n"), "{name}");
+        // Writes in quick succession, of texts of one length, are each a new version.
+        let mut seen = std::collections::BTreeSet::new();
+        for i in 0..20 {
+            a.data.write_policy(&format!("n = {:02}\n", i)).unwrap();
+            assert!(seen.insert(b.data.policy_stamp()), "{name}: write {i} looks like an earlier version");
+        }
+        // Compare-and-set from many threads at once: exactly one writer wins each version.
+        let stamp = b.data.policy_stamp();
+        let handles: Vec<Handle> = (0..4).map(|i| backend.open(10 + i)).collect();
+        let wins: usize = std::thread::scope(|scope| {
+            let racers: Vec<_> = handles
+                .iter()
+                .enumerate()
+                .map(|(i, h)| scope.spawn(move || h.data.write_policy_if(stamp, &format!("winner = {i}\n")).unwrap()))
+                .collect();
+            racers.into_iter().map(|r| usize::from(r.join().unwrap())).sum()
+        });
+        assert_eq!(wins, 1, "{name}: one compare-and-set wins");
     }
+}
+
+#[test]
+fn a_data_directory_is_owner_only_and_episodes_are_rehashed_on_read() {
+    use std::os::unix::fs::PermissionsExt;
+    let parent = tempfile::tempdir().unwrap();
+    let dir = parent.path().join("data");
+    let runtime = crate::support::open(dir.clone());
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&dir), 0o700);
+    assert_eq!(mode(&dir.join(jacobian::store::DATABASE_FILE)), 0o600);
+    let result = crate::support::invoke(
+        &runtime,
+        "sat.cnf.construct",
+        jacobian_guest::protocol::Mode::Explore,
+        json!({"dimacs": "p cnf 1 1\n1 0\n"}),
+    );
+    let experiment = result.accounting.experiment.clone().unwrap().trim_start_matches("experiment://").to_owned();
+    let line = &runtime.experiments().invocations(&experiment).unwrap()[0];
+    let digest = line.episode.unwrap();
+    assert!(runtime.episode(&digest).unwrap().is_some());
+    // The stored episode altered behind the store's back is refused, not served.
+    let db = rusqlite::Connection::open(dir.join(jacobian::store::DATABASE_FILE)).unwrap();
+    db.execute("UPDATE episodes SET body = CAST('{}' AS BLOB) WHERE digest = ?1", [digest.to_hex()]).unwrap();
+    let error = runtime.episode(&digest).unwrap_err().to_string();
+    assert!(error.contains(&format!("episode {digest}")), "{error}");
 }
 
 /// The private directory of a PostgreSQL-backed host holds no shared state.

@@ -136,9 +136,16 @@ impl Runtime {
         &self.workspaces
     }
 
-    /// The canonical bytes of a stored episode.
+    /// The canonical bytes of a stored episode, re-hashed: bytes that no
+    /// longer match their digest are a corrupt store, never an answer.
     pub fn episode(&self, digest: &Digest) -> Result<Option<Vec<u8>>, DbError> {
-        self.episodes.get(digest)
+        let bytes = self.episodes.get(digest)?;
+        if let Some(bytes) = &bytes
+            && Digest::of(bytes) != *digest
+        {
+            return Err(DbError::Corrupt(format!("episode {digest}: its stored bytes hash to {}", Digest::of(bytes))));
+        }
+        Ok(bytes)
     }
 
     /// MCP sessions shared by every host of the deployment, when its store is shared.

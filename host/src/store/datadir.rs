@@ -5,8 +5,12 @@
 //! **Boundary:** everything here goes through a `cap_std::fs::Dir` handle
 //! opened once on the data directory. File names are built only from
 //! validated digests and fixed names, so no name a request or a bundle
-//! supplies can reach outside it. Every write is atomic (temporary file, then
-//! rename) and content-addressed files are never overwritten.
+//! supplies can reach outside it. Every write is atomic and durable before it
+//! is acknowledged (temporary file, `fsync`, rename, `fsync` of the
+//! directory). A content-addressed file is written once; one found present
+//! but corrupt (a crash of an older binary, a bad disk) is written again.
+//! The directory is created `0700`; the policy's version is its file's
+//! identity (a new inode per write), and its compare-and-set holds a lock.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -40,7 +44,11 @@ static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 fn open_root(path: &Path, subdirectories: &[&str]) -> Result<Dir, StoreError> {
     let open_err = |source| StoreError::Open { path: path.to_owned(), source };
-    std::fs::create_dir_all(path).map_err(open_err)?;
+    if !path.exists() {
+        // Only its owner may read what a deployment keeps.
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(path).map_err(open_err)?;
+    }
     let root = Dir::open_ambient_dir(path, ambient_authority()).map_err(open_err)?;
     for sub in subdirectories {
         root.create_dir_all(sub).map_err(open_err)?;
@@ -187,7 +195,10 @@ impl FileObjects {
 impl ObjectStore for FileObjects {
     fn put(&self, kind: ObjectKind, digest: &Digest, bytes: &[u8]) -> Result<(), StoreError> {
         let name = Self::name(kind, digest);
-        if self.root.exists(&name) {
+        // Present and whole: nothing to do. Present but not these bytes: written again.
+        let intact = self.root.metadata(&name).is_ok_and(|m| m.len() == bytes.len() as u64)
+            && self.root.read(&name).is_ok_and(|stored| Digest::of(&stored) == *digest);
+        if intact {
             return Ok(());
         }
         write_replace(&self.root, &name, bytes)
@@ -251,7 +262,9 @@ impl ObjectStore for FileObjects {
     }
 
     fn write_policy_if(&self, expected: PolicyStamp, text: &str) -> Result<bool, StoreError> {
-        // One machine, operator commands only: a check, then the atomic rename.
+        // Every writer of this directory's policy through this function holds the lock
+        // from its check to its rename, so no two writers both see `expected`.
+        let _lock = self.lock_policy()?;
         if self.policy_stamp() != expected {
             return Ok(false);
         }
@@ -266,17 +279,50 @@ impl ObjectStore for FileObjects {
     }
 
     fn policy_stamp(&self) -> PolicyStamp {
-        let modified = self.root.metadata(POLICY_FILE).ok()?.modified().ok()?.into_std();
-        modified.duration_since(std::time::UNIX_EPOCH).ok().map(|d| d.as_nanos())
+        // The file's identity: every write renames a new file into place (a
+        // new inode, which cannot be the old one's while both exist), so two
+        // writes in one clock tick still differ; an edit in place changes its
+        // change time or size. One `stat`, no read: asked before every call.
+        use std::os::unix::fs::MetadataExt;
+        let file = self.root.open(POLICY_FILE).ok()?.into_std();
+        let m = file.metadata().ok()?;
+        let times =
+            [m.dev(), m.size(), m.mtime() as u64, m.mtime_nsec() as u64, m.ctime() as u64, m.ctime_nsec() as u64];
+        let mut hasher = std::hash::DefaultHasher::new();
+        std::hash::Hash::hash(&times, &mut hasher);
+        Some((u128::from(m.ino()) << 64) | u128::from(std::hash::Hasher::finish(&hasher)))
     }
 }
 
-/// Write `bytes` to `name` atomically (temporary file, then rename).
+impl FileObjects {
+    /// An exclusive lock on the policy, held until dropped.
+    fn lock_policy(&self) -> Result<std::fs::File, StoreError> {
+        let io_err = |source| StoreError::Io { what: "policy.lock".into(), source };
+        let file = self
+            .root
+            .open_with("policy.lock", cap_std::fs::OpenOptions::new().create(true).truncate(false).write(true))
+            .map_err(io_err)?
+            .into_std();
+        file.lock().map_err(io_err)?;
+        Ok(file)
+    }
+}
+
+/// Write `bytes` to `name` atomically and durably: a temporary file, synced,
+/// renamed into place, and the directory that now names it synced, so an
+/// acknowledged write survives a power loss whole or not at all.
 fn write_replace(root: &Dir, name: &str, bytes: &[u8]) -> Result<(), StoreError> {
+    use std::io::Write as _;
     let io_err = |source| StoreError::Io { what: name.to_owned(), source };
     let temp = format!("{TMP}/{}-{}", std::process::id(), TEMP_COUNTER.fetch_add(1, Ordering::Relaxed));
-    root.write(&temp, bytes).map_err(io_err)?;
-    root.rename(&temp, root, name).map_err(io_err)
+    let mut file = root.create(&temp).map_err(io_err)?.into_std();
+    file.write_all(bytes).and_then(|()| file.sync_all()).map_err(io_err)?;
+    drop(file);
+    root.rename(&temp, root, name).map_err(io_err)?;
+    let parent = name.rsplit_once('/').map_or(".", |(parent, _)| parent);
+    // A directory opened for reading (not a path-only handle, which cannot be synced).
+    let directory = root.open_with(parent, cap_std::fs::OpenOptions::new().read(true)).map_err(io_err)?;
+    directory.into_std().sync_all().map_err(io_err)
 }
 
 fn component_name(digest: &Digest) -> String {

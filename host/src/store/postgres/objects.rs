@@ -38,7 +38,10 @@ impl ObjectStore for Postgres {
         self.block(async move {
             let client = pool.get().await.map_err(pg)?;
             let statement = client
-                .prepare_cached("INSERT INTO objects (kind, digest, body) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING")
+                .prepare_cached(
+                    "INSERT INTO objects (kind, digest, body) VALUES ($1, $2, $3) ON CONFLICT (kind, digest) \
+                     DO UPDATE SET body = EXCLUDED.body WHERE objects.body IS DISTINCT FROM EXCLUDED.body",
+                )
                 .await
                 .map_err(query_error)?;
             client.execute(&statement, &[&kind.as_str(), &hex, &body]).await.map_err(query_error)?;

@@ -135,6 +135,7 @@ impl Sqlite {
             experiments: Mutex::new(normal()?),
             workspaces: Mutex::new(connect(path, "FULL")?),
         };
+        owner_only(path);
         Ok(Sqlite { inner: Arc::new(inner) })
     }
 
@@ -151,6 +152,21 @@ impl Sqlite {
             Role::Workspaces => &self.inner.workspaces,
         };
         conn.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Make the database and its WAL files readable by their owner only (SQLite
+/// creates them with the process's umask).
+fn owner_only(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    for suffix in ["", "-wal", "-shm"] {
+        let mut file = path.as_os_str().to_owned();
+        file.push(suffix);
+        if let Err(error) = std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600))
+            && error.kind() != std::io::ErrorKind::NotFound
+        {
+            tracing::warn!(file = ?file, %error, "could not make the database owner-only");
+        }
     }
 }
 
