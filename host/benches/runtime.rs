@@ -895,6 +895,129 @@ fn http_figures(dir: &std::path::Path) {
     let _ = child.wait();
 }
 
+/// One honest client's sequential invokes (the echo capability over HTTP),
+/// alone and then while eight clients attack the same server, side by side
+/// in one run: a checker of another role asked to verify a SAT certificate,
+/// artifact fan-out past the reference limit, capability ids of 1 MiB, host
+/// time that spends no fuel (stopped by the wall-clock ceiling), bulk memory
+/// work, workspace growth, and slow-loris connections. Returns nothing; prints
+/// the honest p50 / p99 alone and under attack, every honest call checked.
+fn attack_figures() {
+    const HONEST_CALLS: usize = 1500;
+    let dir = tempfile::tempdir().expect("temp dir");
+    {
+        let runtime = open(dir.path());
+        let guest = |name: &str| {
+            std::fs::read(PathBuf::from(jacobian::bundled::TEST_GUESTS_DIR).join(format!("jacobian_test_{name}.wasm")))
+                .expect("test guest")
+        };
+        runtime.install(&echo_bytes(), None).expect("install echo");
+        runtime.install(&guest("hostile"), None).expect("install hostile");
+        let (checkers, _) = runtime.install(&guest("yes_checker"), None).expect("install yes-checker");
+        runtime
+            .update_policy(|p| {
+                p.budgets.wall_ms = 1000;
+                p.authorize("acme.lint", checkers.digest);
+            })
+            .expect("policy");
+    }
+    let (mut child, ready) = start_http_server(dir.path());
+    let addr = ready.trim().trim_start_matches("listening on http://").trim_end_matches("/mcp").to_owned();
+    let honest = |addr: &str| {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "capability.invoke",
+            "arguments": {"capability_id": "test.echo.message", "input": {"message": "hi"}}}})
+        .to_string();
+        let mut client = HttpClient::connect(addr);
+        (0..HONEST_CALLS)
+            .map(|_| {
+                let started = Instant::now();
+                let answer = client.post(&body);
+                assert!(answer.contains("\"isError\":false"), "an honest call failed: {answer}");
+                started.elapsed()
+            })
+            .collect::<Vec<_>>()
+    };
+    let (alone50, alone99) = percentiles(honest(&addr));
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let attacks = std::sync::atomic::AtomicUsize::new(0);
+    let under_attack = std::thread::scope(|scope| {
+        for attacker in 0..8 {
+            let (addr, stop, attacks) = (&addr, &stop, &attacks);
+            scope.spawn(move || {
+                let running = || !stop.load(std::sync::atomic::Ordering::Relaxed);
+                let count = || attacks.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if attacker == 7 {
+                    // Slow loris: connections that never finish their headers.
+                    while running() {
+                        let mut streams: Vec<std::net::TcpStream> = (0..16)
+                            .filter_map(|_| std::net::TcpStream::connect(addr).ok())
+                            .collect();
+                        for stream in &mut streams {
+                            use std::io::Write as _;
+                            let _ = stream.write_all(b"POST /mcp HTTP/1.1\r\nHost: localhost\r\nX-Slow: ");
+                        }
+                        count();
+                        std::thread::sleep(Duration::from_millis(500));
+                    }
+                    return;
+                }
+                let mut client = HttpClient::connect(addr);
+                let cnf = client.call("capability.invoke", json!({"capability_id": "sat.cnf.construct",
+                    "input": {"dimacs": "p cnf 2 1\n1 2 0\n"}})).0["artifacts"][0]["uri"].as_str().unwrap_or("").to_owned();
+                let (bogus, _) = client.call("capability.invoke", json!({"capability_id": "sat.certificate.construct",
+                    "input": {"cnf": cnf, "lrat": "2 0 1 0\n"}}));
+                let certificate = bogus["artifacts"][0]["uri"].as_str().unwrap_or("").to_owned();
+                let workspace = client
+                    .call("workspace.open", json!({"idempotency_key": format!("attack-{attacker}"), "title": "grow", "statement": ""}))
+                    .0["workspace_id"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_owned();
+                let mut round = 0u64;
+                while running() {
+                    let arguments = match attacker {
+                        0 => json!({"capability_id": "aaa.lint.verify", "input": {"cnf": cnf, "certificate": certificate}}),
+                        1 => json!({"capability_id": "certificate.verify", "input": {"certificate": certificate}}),
+                        2 => json!({"capability_id": "sat.solve", "input": {"cnf": cnf, "copies": vec![cnf.clone(); 12_000]}}),
+                        3 => json!({"capability_id": "x".repeat(1 << 20), "input": {}}),
+                        4 => json!({"capability_id": "test.hostile.attack", "input": {"attack": "host_time", "argument": "forever"}}),
+                        5 => json!({"capability_id": "test.hostile.attack", "input": {"attack": "bulk_fill", "argument": "forever"}}),
+                        _ => {
+                            let entry = json!({"type": "finding", "kind": "CLAIM", "title": format!("growth {round}"), "body": "x".repeat(8192)});
+                            let (answer, _) = client.call("workspace.write", json!({"workspace_id": workspace,
+                                "base_revision": format!("rev-{round}"), "idempotency_key": format!("g{round}"), "entries": [entry]}));
+                            if answer["revision_id"].is_string() {
+                                round += 1;
+                            }
+                            count();
+                            continue;
+                        }
+                    };
+                    let (answer, _) = client.call("capability.invoke", arguments);
+                    assert!(answer["assurance"] != "VERIFIED", "an attack was verified: {answer}");
+                    count();
+                }
+            });
+        }
+        std::thread::sleep(Duration::from_millis(500));
+        let samples = honest(&addr);
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        samples
+    });
+    let (attacked50, attacked99) = percentiles(under_attack);
+    let resident = resident_kib(child.id());
+    println!(
+        "honest client, {HONEST_CALLS} sequential invokes over HTTP: alone p50 {alone50:.0} µs p99 {alone99:.0} µs; \
+         under 8 attackers ({} attacks answered) p50 {attacked50:.0} µs p99 {attacked99:.0} µs ({:.2}x at p99), \
+         no honest call failed; server resident {} MiB",
+        attacks.load(std::sync::atomic::Ordering::Relaxed),
+        attacked99 / alone99,
+        resident / 1024
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 /// `jacobian serve --http 127.0.0.1:0` from exec to its ready line, on a fresh data directory
 /// (compiling every bundled component) and then from the precompiled cache.
 fn startup_figures() {
@@ -975,6 +1098,9 @@ fn main() {
         let dir = tempfile::tempdir().expect("temp dir");
         drop(runtime_with_echo(dir.path()));
         http_figures(dir.path());
+    }
+    if run("attack") {
+        attack_figures();
     }
     if run("workspace") {
         workspace_figures();

@@ -177,6 +177,10 @@ pub fn read(runtime: &Runtime, uri: &str) -> Result<ResourceText, Diagnostic> {
 /// The URI scheme prefix of experiments.
 pub const EXPERIMENT_URI_PREFIX: &str = "experiment://";
 
+/// The most bytes an archive read over MCP may carry (episodes, artifacts and
+/// components, before base64); a larger pack is refused with `OVERSIZED`.
+pub const MAX_MCP_ARCHIVE_BYTES: u64 = 16 << 20;
+
 fn experiment(runtime: &Runtime, uri: &str) -> Result<ResourceText, Diagnostic> {
     let rest = &uri[EXPERIMENT_URI_PREFIX.len()..];
     let (id, view) = rest.split_once('/').unwrap_or((rest, ""));
@@ -224,7 +228,19 @@ fn experiment(runtime: &Runtime, uri: &str) -> Result<ResourceText, Diagnostic> 
             })
         }
         "archive" => {
-            let archive = crate::archive::Archive::build(runtime, id).map_err(|e| not_found(uri, e.to_string()))?;
+            let archive = crate::archive::Archive::build_within(runtime, id, MAX_MCP_ARCHIVE_BYTES).map_err(|e| {
+                if e.kind == crate::archive::ArchiveErrorKind::TooLarge {
+                    Diagnostic::new(
+                        Code::Oversized,
+                        Stage::Request,
+                        format!("{uri}: {e}"),
+                        format!("run `jacobian archive {id} FILE` on the host, which writes the pack as it goes"),
+                    )
+                    .with("limit", MAX_MCP_ARCHIVE_BYTES)
+                } else {
+                    not_found(uri, e.to_string())
+                }
+            })?;
             serde_json::to_value(&archive).unwrap_or_default()
         }
         other => return Err(not_found(uri, format!("experiments have no view {other:?}"))),

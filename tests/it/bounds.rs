@@ -97,3 +97,26 @@ fn ids_and_nesting_are_bounded_before_lookup() {
     let d = refusal(&runtime, "sat.solve", json!({"cnf": nested(MAX_JSON_DEPTH)}));
     assert_eq!((d.code, d.details["path"].clone()), (Code::Oversized, json!("input")), "{}", d.message);
 }
+
+/// An archive built for an MCP reader stops as soon as what it would carry
+/// passes its bound, before reading the rest; the CLI has no such bound.
+#[test]
+fn an_archive_is_refused_past_its_bound_before_the_rest_is_read() {
+    use jacobian::archive::{Archive, ArchiveErrorKind};
+    let (runtime, _dir) = support::runtime();
+    let experiment = "bounded-archive";
+    let result = runtime.invoke(&InvokeRequest {
+        capability_id: "sat.cnf.construct".into(),
+        input: json!({"dimacs": "p cnf 2 1\n1 2 0\n"}),
+        experiment: Some(experiment.into()),
+        ..Default::default()
+    });
+    assert_eq!(result.status, Status::Completed);
+    let whole = Archive::build(&runtime, experiment).expect("unbounded");
+    let carried: u64 = whole.components.values().chain(whole.artifacts.values()).map(|b| b.len() as u64 * 3 / 4).sum();
+    let error = Archive::build_within(&runtime, experiment, carried / 2).expect_err("refused");
+    assert_eq!(error.kind, ArchiveErrorKind::TooLarge);
+    assert!(error.reason.contains("jacobian archive"), "{}", error.reason);
+    let within = Archive::build_within(&runtime, experiment, carried * 2).expect("within its bound");
+    assert_eq!(within.pack_hash, whole.pack_hash);
+}

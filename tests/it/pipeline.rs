@@ -29,7 +29,7 @@ fn invalid_requests(cnf: &str) -> Vec<(InvokeRequest, Code, Stage, &'static str)
     for i in 0..250 {
         let mut unknown = long_id.clone();
         unknown.push_str(&i.to_string());
-        requests.push((request(&unknown, json!({})), Code::CapabilityNotFound, Stage::Request, "capability_id"));
+        requests.push((request(&unknown, json!({})), Code::InvalidRequest, Stage::Request, "capability_id"));
         requests.push((
             request("sat.cnf.construct", json!({"dimacs": "p cnf 1 1\n1 0\n", "extra": i})),
             Code::InvalidInput,

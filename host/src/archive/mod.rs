@@ -105,6 +105,8 @@ pub enum ArchiveErrorKind {
     NotFound,
     /// A store or runtime could not be used.
     Unavailable,
+    /// The pack would be larger than the caller's bound (an archive read over MCP).
+    TooLarge,
 }
 
 fn refuse(field: impl Into<String>, reason: impl Into<String>) -> ArchiveError {
@@ -149,6 +151,27 @@ fn artifact_digests(text: &str, out: &mut BTreeSet<Digest>) {
 impl Archive {
     /// Pack an experiment of `runtime`.
     pub fn build(runtime: &Runtime, experiment: &str) -> Result<Archive, ArchiveError> {
+        Archive::build_within(runtime, experiment, u64::MAX)
+    }
+
+    /// Pack an experiment, refusing ([`ArchiveErrorKind::TooLarge`]) as soon
+    /// as the bytes it would carry (episodes, then artifacts and components
+    /// by their stored sizes, before they are read) pass `limit`.
+    pub fn build_within(runtime: &Runtime, experiment: &str, limit: u64) -> Result<Archive, ArchiveError> {
+        let mut carried = 0u64;
+        let mut carry = |field: String, bytes: u64| {
+            carried = carried.saturating_add(bytes);
+            if carried > limit {
+                return Err(ArchiveError {
+                    kind: ArchiveErrorKind::TooLarge,
+                    field,
+                    reason: format!(
+                        "the pack would carry more than {limit} bytes; write it on the host with `jacobian archive`"
+                    ),
+                });
+            }
+            Ok(())
+        };
         let records =
             runtime.experiments().invocations(experiment).map_err(|e| unavailable("experiment", e.to_string()))?;
         if records.is_empty() {
@@ -179,6 +202,7 @@ impl Archive {
                         .episode(d)
                         .map_err(|e| unavailable(&field, e.to_string()))?
                         .ok_or_else(|| missing(&field, "episode missing from the store"))?;
+                    carry(field.clone(), bytes.len() as u64)?;
                     artifact_digests(&String::from_utf8_lossy(&bytes), &mut artifacts);
                     let value: Value = serde_json::from_slice(&bytes).map_err(|e| refuse(&field, e.to_string()))?;
                     Some(value)
@@ -202,6 +226,9 @@ impl Archive {
                 continue;
             }
             // Inputs that never existed (a failed call's bad reference) are absent, not corrupt.
+            if let Ok(size) = runtime.data().artifact_size(&digest) {
+                carry(format!("artifacts.{}", digest.to_hex()), size)?;
+            }
             let bytes = match runtime.data().read_artifact(&digest) {
                 Ok(bytes) => bytes,
                 Err(crate::store::StoreError::NotFound { .. }) => continue,
@@ -227,6 +254,9 @@ impl Archive {
         let mut component_bytes = BTreeMap::new();
         let mut bundled = BTreeSet::new();
         for digest in components {
+            if let Ok(size) = runtime.data().component_size(&digest) {
+                carry(format!("components.{}", digest.to_hex()), size)?;
+            }
             let bytes = runtime
                 .data()
                 .read_component(&digest)

@@ -69,6 +69,7 @@ pub fn fail(error: anyhow::Error) -> ! {
         Some(ArchiveErrorKind::Invalid) => (ErrorType::ArchiveInvalid, 2),
         Some(ArchiveErrorKind::NotFound) => (ErrorType::NotFound, 3),
         Some(ArchiveErrorKind::Unavailable) => (ErrorType::Unavailable, 3),
+        Some(ArchiveErrorKind::TooLarge) => (ErrorType::PayloadTooLarge, 3),
         None if error.downcast_ref::<Unavailable>().is_some() => (ErrorType::Unavailable, 3),
         None if error.downcast_ref::<SchemaTooNew>().is_some() => (ErrorType::SchemaTooNew, 3),
         None if let Some(e) = error.downcast_ref::<PgOpenError>() => match e {

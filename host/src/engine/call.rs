@@ -17,7 +17,7 @@ use super::state::{ArtifactAccess, CallState, Limiter};
 use super::wasi::deny_by_default_wasi;
 use super::{
     CONSOLE_BYTES, CallBudgets, CallControl, CallFailure, CallReport, Entry, INLINE_DEADLINE, InlineLimits, Loaded,
-    MAX_REFUSAL_BYTES, PROGRESS_INTERVAL, Sandbox, YIELD_FUEL,
+    MAX_REFUSAL_BYTES, MAX_RESOURCES, PROGRESS_INTERVAL, Sandbox, YIELD_FUEL,
 };
 
 /// How one run in a store is bounded and watched.
@@ -123,14 +123,10 @@ impl Sandbox {
     ) -> (Result<Vec<u8>, CallFailure>, Store<CallState>, MemoryOutputPipe) {
         let console = MemoryOutputPipe::new(CONSOLE_BYTES);
         let wasi = deny_by_default_wasi(&console);
-        let state = CallState {
-            wasi,
-            table: ResourceTable::new(),
-            limiter: Limiter::new(watch.memory),
-            log: Vec::new(),
-            log_dropped: 0,
-            artifacts,
-        };
+        let mut table = ResourceTable::new();
+        table.set_max_capacity(MAX_RESOURCES);
+        let state =
+            CallState { wasi, table, limiter: Limiter::new(watch.memory), log: Vec::new(), log_dropped: 0, artifacts };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|state| &mut state.limiter);
         // Every host call, and every libcall that can fail (among them the

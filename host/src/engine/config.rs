@@ -98,6 +98,12 @@ impl CallControl {
     }
 }
 
+/// Host resources (WASI streams, pollables, …) one call may hold at once:
+/// a guest that keeps creating them (a `subscribe-duration` storm) is refused
+/// past this, instead of growing the host's table (wasmtime's default allows
+/// a million).
+pub const MAX_RESOURCES: usize = 4096;
+
 /// Fuel an ordinary call spends between two yields to its driver, which then
 /// checks for cancellation and reports progress: about half a millisecond of
 /// guest work. A yield is the out-of-fuel check guest code makes anyway.

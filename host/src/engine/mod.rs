@@ -28,7 +28,7 @@ use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConf
 use crate::digest::Digest;
 
 pub use crate::contract::{CallBudgets, LogLine};
-pub use config::{CallControl, EngineConfig, InlineLimits, PROGRESS_INTERVAL, YIELD_FUEL};
+pub use config::{CallControl, EngineConfig, InlineLimits, MAX_RESOURCES, PROGRESS_INTERVAL, YIELD_FUEL};
 pub use state::{ArtifactAccess, CallState};
 
 use config::{INLINE_DEADLINE, WAIT_POLL};

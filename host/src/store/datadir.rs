@@ -105,6 +105,13 @@ impl DataDir {
         self.read_verified(ObjectKind::Artifact, digest)
     }
 
+    /// The size of a stored component, without reading it.
+    pub fn component_size(&self, digest: &Digest) -> Result<u64, StoreError> {
+        self.objects
+            .size(ObjectKind::Component, digest)?
+            .ok_or(StoreError::NotFound { what: "component", digest: *digest })
+    }
+
     /// The size of a stored artifact, without reading it.
     pub fn artifact_size(&self, digest: &Digest) -> Result<u64, StoreError> {
         self.objects

@@ -14,7 +14,11 @@ pub fn archive(place: Place, args: ArchiveArgs) -> anyhow::Result<()> {
     let ArchiveArgs { experiment, out } = args;
     let runtime = open(data_dir, &store)?;
     let archive = jacobian::archive::Archive::build(&runtime, &experiment)?;
-    std::fs::write(&out, serde_json::to_vec(&archive)?).with_context(|| format!("writing {}", out.display()))?;
+    // Written as it is serialized, not built in memory a second time.
+    let file = std::fs::File::create(&out).with_context(|| format!("writing {}", out.display()))?;
+    let mut writer = std::io::BufWriter::new(file);
+    serde_json::to_writer(&mut writer, &archive).with_context(|| format!("writing {}", out.display()))?;
+    std::io::Write::flush(&mut writer).with_context(|| format!("writing {}", out.display()))?;
     println!("{} ({} episodes) written to {}", archive.pack_hash, archive.episodes.len(), out.display());
     Ok(())
 }
