@@ -732,6 +732,7 @@ fn start_host(dir: &std::path::Path, args: &[&str]) -> (std::process::Child, Str
         .arg(dir)
         .args(args)
         .args(["serve", "--http", "127.0.0.1:0"])
+        .args(std::env::var("BENCH_SERVE_ARGS").unwrap_or_default().split_whitespace())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -941,7 +942,9 @@ fn attack_figures() {
     let stop = std::sync::atomic::AtomicBool::new(false);
     let attacks = std::sync::atomic::AtomicUsize::new(0);
     let under_attack = std::thread::scope(|scope| {
-        for attacker in 0..8 {
+        let only: Option<Vec<usize>> =
+            std::env::var("BENCH_ATTACKERS").ok().map(|v| v.split(',').filter_map(|a| a.parse().ok()).collect());
+        for attacker in (0..8).filter(|a| only.as_ref().is_none_or(|o| o.contains(a))) {
             let (addr, stop, attacks) = (&addr, &stop, &attacks);
             scope.spawn(move || {
                 let running = || !stop.load(std::sync::atomic::Ordering::Relaxed);

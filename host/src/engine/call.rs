@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
-use wasmtime::component::{ResourceTable, WasmList};
+use wasmtime::component::{ResourceTable, WasmList, WasmStr};
 use wasmtime::{CallHook, Store};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 
@@ -272,7 +272,7 @@ async fn run_entry(
     let instance =
         if yields { loaded.pre.instantiate_async(&mut *store).await } else { loaded.pre.instantiate(&mut *store) };
     let instance = instance.map_err(|e| classify(store, e, CallStage::Instantiate))?;
-    let answer: Result<WasmList<u8>, String> = match entry {
+    let answer: Result<WasmList<u8>, WasmStr> = match entry {
         Entry::Describe => {
             let func = instance
                 .get_typed_func::<(), (WasmList<u8>,)>(&mut *store, &loaded.describe)
@@ -283,7 +283,7 @@ async fn run_entry(
         }
         Entry::Run => {
             let func = instance
-                .get_typed_func::<(&[u8],), (Result<WasmList<u8>, String>,)>(&mut *store, &loaded.run)
+                .get_typed_func::<(&[u8],), (Result<WasmList<u8>, WasmStr>,)>(&mut *store, &loaded.run)
                 .map_err(|e| CallFailure::Instantiation { message: crate::errors::render(&*e) })?;
             let called = if yields {
                 func.call_async(&mut *store, (request,)).await
@@ -302,15 +302,11 @@ async fn run_entry(
             }
             Ok(list.as_le_slice(&*store).to_vec())
         }
-        Err(mut message) => {
-            if message.len() > MAX_REFUSAL_BYTES {
-                let mut cut = MAX_REFUSAL_BYTES;
-                while !message.is_char_boundary(cut) {
-                    cut -= 1;
-                }
-                message.truncate(cut);
-            }
-            Err(CallFailure::Refused { message })
+        Err(message) => {
+            // Only the kept prefix is copied out of the guest's memory.
+            let text =
+                message.to_str(&*store).map_err(|e| CallFailure::Trap { message: crate::errors::render(&*e) })?;
+            Err(CallFailure::Refused { message: super::host_api::prefix(&text, MAX_REFUSAL_BYTES).to_owned() })
         }
     }
 }

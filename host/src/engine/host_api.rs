@@ -2,7 +2,7 @@
 //! import: `log` (bounded lines) and `read-artifact` (only the artifacts
 //! the current request names).
 
-use wasmtime::component::{ComponentType, Lift, Linker, Lower};
+use wasmtime::component::{ComponentType, Lift, Linker, Lower, WasmStr};
 
 use super::state::CallState;
 use super::{HOST_INTERFACE, LogLine, MAX_LOG_LINE_BYTES, MAX_LOG_LINES};
@@ -39,30 +39,39 @@ impl Level {
 
 pub(super) fn add_host_interface(linker: &mut Linker<CallState>) -> anyhow::Result<()> {
     let mut host = linker.instance(HOST_INTERFACE)?;
-    host.func_wrap("log", |mut cx, (level, mut message): (Level, String)| {
-        let state = cx.data_mut();
-        if state.log.len() >= MAX_LOG_LINES {
-            state.log_dropped += 1;
+    // Strings are taken as views of the guest's memory (`WasmStr`; lifting
+    // one charges the guest fuel per byte) and only what is kept is copied:
+    // a 16 MiB log line costs the host 1 KiB, never 16 MiB.
+    host.func_wrap("log", |mut cx, (level, message): (Level, WasmStr)| {
+        if cx.data().log.len() >= MAX_LOG_LINES {
+            cx.data_mut().log_dropped += 1;
             return Ok(());
         }
-        if message.len() > MAX_LOG_LINE_BYTES {
-            let mut cut = MAX_LOG_LINE_BYTES;
-            while !message.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            message.truncate(cut);
-        }
-        state.log.push(LogLine { level: level.name().to_owned(), message });
+        let message = prefix(&message.to_str(&cx)?, MAX_LOG_LINE_BYTES).to_owned();
+        cx.data_mut().log.push(LogLine { level: level.name().to_owned(), message });
         Ok(())
     })?;
-    host.func_wrap("read-artifact", |cx, (digest,): (String,)| -> wasmtime::Result<(Result<Vec<u8>, String>,)> {
+    host.func_wrap("read-artifact", |cx, (digest,): (WasmStr,)| -> wasmtime::Result<(Result<Vec<u8>, String>,)> {
+        // A digest is 64 hex digits (with a `sha256:` prefix at most); anything longer names nothing.
+        let digest = digest.to_str(&cx)?;
+        let digest = if digest.len() <= 80 { digest.into_owned() } else { String::new() };
         let answer = match cx.data().artifacts.allowed.get(&digest) {
             Some(bytes) => Ok(bytes.as_ref().clone()),
             None => Err(format!(
-                "artifact {digest} is not named by this request; only artifacts the request references can be read"
+                "artifact {:?} is not named by this request; only artifacts the request references can be read",
+                prefix(&digest, 80)
             )),
         };
         Ok((answer,))
     })?;
     Ok(())
+}
+
+/// The longest prefix of `text` of at most `limit` bytes that ends on a character boundary.
+pub(super) fn prefix(text: &str, limit: usize) -> &str {
+    let mut cut = limit.min(text.len());
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    &text[..cut]
 }
