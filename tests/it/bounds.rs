@@ -174,3 +174,41 @@ fn string_lift_bombs_cost_the_host_only_what_it_keeps() {
         peak.saturating_sub(before)
     );
 }
+
+/// A workspace holds a bounded number of cards: the write that would pass
+/// the limit is refused whole and names it; earlier revisions are still read
+/// exactly (from the nearest snapshot, not from rev-0).
+#[test]
+fn a_workspace_grows_to_its_limit_and_no_further() {
+    use jacobian::workspace::model::MAX_ITEMS;
+    use jacobian::workspace::wire::{OpenRequest, WriteRequest};
+    let (runtime, _dir) = support::runtime();
+    let open: OpenRequest =
+        serde_json::from_value(json!({"idempotency_key": "grow", "title": "grow", "statement": ""})).unwrap();
+    let ws = runtime.workspaces().open(runtime.data(), &open).unwrap().workspace_id;
+    let write = |revision: usize, count: usize| {
+        let entries: Vec<serde_json::Value> = (0..count)
+            .map(|i| json!({"type": "finding", "kind": "CLAIM", "title": format!("r{revision} f{i}")}))
+            .collect();
+        let request: WriteRequest =
+            serde_json::from_value(json!({"workspace_id": ws, "base_revision": format!("rev-{revision}"),
+            "idempotency_key": format!("w{revision}-{count}"), "entries": entries}))
+            .unwrap();
+        runtime.workspaces().write(runtime.data(), &request)
+    };
+    // The goal card and 99 writes of 100 findings leave room for exactly 99 more.
+    for revision in 0..99 {
+        write(revision, 100).unwrap();
+    }
+    let room = MAX_ITEMS - 1 - 99 * 100;
+    let refused = write(99, room + 1).unwrap_err();
+    assert_eq!((refused.code, refused.details["path"].clone()), (Code::Oversized, json!("entries")));
+    assert!(refused.message.contains(&MAX_ITEMS.to_string()), "{}", refused.message);
+    write(99, room).expect("up to the limit");
+    let head = runtime.workspaces().state(runtime.data(), &ws, None).unwrap();
+    assert_eq!(head.cards.len(), MAX_ITEMS);
+    for revision in [1, 63, 64, 65, 99] {
+        let old = runtime.workspaces().state(runtime.data(), &ws, Some(revision)).unwrap();
+        assert_eq!((old.revision, old.cards.len() as u64), (revision, 1 + 100 * revision.min(99)), "rev-{revision}");
+    }
+}

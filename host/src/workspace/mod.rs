@@ -7,13 +7,13 @@
 //! is AGENT_RECORDED and UNVERIFIED: nothing here can set verification,
 //! assertion or staleness, and no attempt outcome closes or verifies anything.
 
+pub mod cache;
 pub mod graph;
 pub mod model;
 pub mod query;
 pub mod wire;
 
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use jacobian_guest::protocol::ARTIFACT_VERSION;
 use serde_json::{Value, json};
@@ -33,8 +33,8 @@ pub const BRANCH: &str = "main";
 /// The workspace service over a store.
 pub struct Workspaces {
     store: Box<dyn WorkspaceStore>,
-    /// Head states by workspace id.
-    cache: Mutex<BTreeMap<String, Arc<State>>>,
+    /// Head states of recently used workspaces, and snapshots of earlier revisions.
+    cache: cache::StateCache,
 }
 
 fn diagnostic(code: Code, stage: Stage, path: &str, message: impl Into<String>, suggestion: &str) -> Diagnostic {
@@ -110,7 +110,7 @@ fn envelope(action: &str, payload: &str, content: Value) -> Value {
 impl Workspaces {
     /// The service over `store`.
     pub fn new(store: Box<dyn WorkspaceStore>) -> Self {
-        Workspaces { store, cache: Mutex::new(BTreeMap::new()) }
+        Workspaces { store, cache: cache::StateCache::new() }
     }
 
     /// `workspace.open`.
@@ -303,26 +303,33 @@ impl Workspaces {
                 "",
             ));
         }
-        let cached = self.cache.lock().unwrap_or_else(|e| e.into_inner()).get(workspace_id).cloned();
-        let start = match cached {
+        // The nearest known state at or before the target: the cached head, or a snapshot.
+        let start = match self.cache.head(workspace_id) {
             Some(state) if state.revision == target => return Ok(state),
             Some(state) if state.revision < target => Some(state),
-            _ => None,
+            _ => self.cache.snapshot_before(workspace_id, target),
         };
+        if let Some(state) = start.as_ref().filter(|s| s.revision == target) {
+            return Ok(state.clone());
+        }
         let from = start.as_ref().map_or(0, |s| s.revision + 1);
         let rows = self.store.revisions(workspace_id, from, target).map_err(storage)?;
         let mut state = start.map(|s| (*s).clone());
         for row in rows {
             data.put_canonical(&row.artifact)
                 .map_err(|e| Diagnostic::new(Code::StorageFailed, Stage::Storage, e.to_string(), ""))?;
-            state = Some(fold(state, &row).map_err(|message| {
+            let folded = fold(state, &row).map_err(|message| {
                 Diagnostic::new(
                     Code::StorageFailed,
                     Stage::Storage,
                     format!("{workspace_id} {}: {message}", revision_id(row.number)),
                     "",
                 )
-            })?);
+            })?;
+            if folded.revision.is_multiple_of(cache::SNAPSHOT_EVERY) {
+                self.cache.maybe_snapshot(workspace_id, &Arc::new(folded.clone()));
+            }
+            state = Some(folded);
         }
         let state = Arc::new(state.ok_or_else(|| not_found(workspace_id))?);
         if target == head {
@@ -332,10 +339,8 @@ impl Workspaces {
     }
 
     fn cache_put(&self, workspace_id: &str, state: Arc<State>) {
-        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-        if cache.get(workspace_id).is_none_or(|s| s.revision <= state.revision) {
-            cache.insert(workspace_id.to_owned(), state);
-        }
+        self.cache.maybe_snapshot(workspace_id, &state);
+        self.cache.put_head(workspace_id, state);
     }
 }
 

@@ -19,6 +19,12 @@ pub const MAX_REASON: usize = 4 * 1024;
 pub const MAX_ENTRIES: usize = 100;
 /// Most references in one list.
 pub const MAX_REFS: usize = 64;
+/// Revisions one workspace may reach.
+pub const MAX_REVISIONS: u64 = 100_000;
+/// Cards and attempts one workspace may hold together.
+pub const MAX_ITEMS: usize = 10_000;
+/// Bytes of entries (as compact JSON) one workspace may hold over all its revisions.
+pub const MAX_WORKSPACE_BYTES: u64 = 64 << 20;
 
 /// A card: the problem card or a finding.
 #[derive(Debug, Clone, PartialEq)]
@@ -86,6 +92,8 @@ pub struct State {
     pub revision: u64,
     /// Entries per revision (for RESUME).
     pub revision_sizes: Vec<usize>,
+    /// Bytes of every write's entries so far (compact JSON).
+    pub entry_bytes: u64,
 }
 
 /// An accepted write.
@@ -187,6 +195,7 @@ impl State {
             scratch: Vec::new(),
             revision: 0,
             revision_sizes: vec![1],
+            entry_bytes: 0,
         })
     }
 
@@ -355,6 +364,19 @@ impl State {
             }
         }
         next.revision_sizes.push(entries.len());
+        next.entry_bytes = next.entry_bytes.saturating_add(crate::limits::json_size(&entries) as u64);
+        let full = |what: String| {
+            Err(refuse(Code::Oversized, "entries", format!("{what}; nothing was written (open a new workspace)")))
+        };
+        if next.revision > MAX_REVISIONS {
+            return full(format!("the workspace has reached its limit of {MAX_REVISIONS} revisions"));
+        }
+        if next.cards.len() + next.attempts.len() > MAX_ITEMS {
+            return full(format!("the workspace would hold more than {MAX_ITEMS} cards and attempts"));
+        }
+        if next.entry_bytes > MAX_WORKSPACE_BYTES {
+            return full(format!("the workspace would hold more than {MAX_WORKSPACE_BYTES} bytes of entries"));
+        }
         Ok(Applied { state: next, assigned, entries: resolved_entries })
     }
 
