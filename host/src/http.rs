@@ -200,9 +200,15 @@ async fn edge(State(state): State<AppState>, mut request: Request, next: Next) -
         refusal
     } else {
         drop(_entered);
-        let permit = match state.in_flight.clone().try_acquire_owned() {
-            Ok(permit) => permit,
-            Err(_) => {
+        // Requests that compute count in flight; liveness, metrics, closing a
+        // session and a session's event stream (bounded by the session cap) do not.
+        let exempt = matches!(route, "/health" | "/metrics")
+            || request.method() == axum::http::Method::DELETE
+            || (request.method() == axum::http::Method::GET && route == "/mcp");
+        let permit = match if exempt { None } else { Some(state.in_flight.clone().try_acquire_owned()) } {
+            None => None,
+            Some(Ok(permit)) => Some(permit),
+            Some(Err(_)) => {
                 let message = format!(
                     "the server is answering its limit of {} requests; retry shortly",
                     state.limits.max_in_flight
@@ -325,11 +331,15 @@ async fn not_found(request: Request) -> Response {
 struct CancelOnDrop {
     inner: axum::body::Body,
     _guard: tokio_util::sync::DropGuard,
-    _in_flight: tokio::sync::OwnedSemaphorePermit,
+    _in_flight: Option<tokio::sync::OwnedSemaphorePermit>,
 }
 
 impl CancelOnDrop {
-    fn new(inner: axum::body::Body, token: CancellationToken, permit: tokio::sync::OwnedSemaphorePermit) -> Self {
+    fn new(
+        inner: axum::body::Body,
+        token: CancellationToken,
+        permit: Option<tokio::sync::OwnedSemaphorePermit>,
+    ) -> Self {
         CancelOnDrop { inner, _guard: token.drop_guard(), _in_flight: permit }
     }
 }
@@ -493,6 +503,11 @@ async fn accept(listener: tokio::net::TcpListener, router: Router, limits: HttpL
             drop(permit);
         });
     }
-    // Every connection gives its permit back when it has closed.
-    let _ = permits.acquire_many(limits.max_connections as u32).await;
+    // New clients are refused from now on; every connection gives its permit
+    // back when it has closed (a client that never reads its answer is not waited for long).
+    drop(listener);
+    let all = permits.acquire_many(limits.max_connections as u32);
+    if tokio::time::timeout(Duration::from_secs(10), all).await.is_err() {
+        tracing::warn!("connections still open 10 s after shutdown began; closing");
+    }
 }

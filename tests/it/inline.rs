@@ -195,20 +195,21 @@ fn a_guest_that_writes_its_console_on_the_async_thread_is_run_again_off_it() {
 
 #[test]
 fn an_attempt_that_spends_host_time_instead_of_fuel_is_abandoned_at_its_deadline() {
-    // 20,000 calls of the host's log with a 64 KiB line: a few fuel each, so
-    // far inside the attempt's fuel, but hundreds of milliseconds of host
-    // work. The attempt stops at its wall-clock deadline and leaves no trace;
-    // the ordinary call then runs to its answer.
+    // 16 MiB log lines sent to the host without end: little fuel per line,
+    // and host work the attempt's fuel does not bound. The attempt stops at
+    // its wall-clock deadline and leaves no trace; the ordinary call then
+    // runs to the operator's wall-clock ceiling.
     let (runtime, dir) = with_guests();
+    runtime.update_policy(|p| p.budgets.wall_ms = 500).unwrap();
     let before = episodes(dir.path());
-    let call = request("test.hostile.attack", json!({"attack": "host_time"}), None, "host-time");
-    assert!(runtime.try_invoke_quick(&call).is_none(), "the attempt outlived its deadline");
+    let call = request("test.hostile.attack", json!({"attack": "host_time", "argument": "forever"}), None, "host-time");
+    let quick = runtime.try_invoke_quick(&call);
+    assert!(quick.is_none(), "the attempt outlived its deadline: {:?}", quick.map(|r| r.diagnostic));
     assert_eq!(episodes(dir.path()), before);
     assert_eq!(records(&runtime, "host-time"), vec![]);
     let ordinary = runtime.invoke(&call);
-    assert_eq!(ordinary.diagnostic, None);
-    assert_eq!(ordinary.output.as_ref().unwrap()["result"], "logged");
-    assert!(ordinary.fuel_consumed < InlineLimits::DEFAULT.fuel, "fuel alone would have let it run inline");
+    assert_eq!(ordinary.diagnostic.map(|d| d.code), Some(jacobian::contract::Code::DeadlineExceeded));
+    assert_eq!(episodes(dir.path()), before, "a call stopped by time stores nothing");
 }
 
 #[test]

@@ -103,6 +103,8 @@ impl Sandbox {
         let beyond = watch.late.load(Ordering::SeqCst)
             || refused_attempt_memory
             || match &result {
+                // Lifting a string the remaining fuel cannot pay for fails without spending it.
+                Err(CallFailure::FuelExhausted) => watch.fuel < budgets.fuel,
                 Err(_) => out_of_attempt_fuel,
                 Ok(answer) => answer.len() as u64 > limits.output_bytes,
             };

@@ -95,6 +95,12 @@ impl Runtime {
         {
             return Ok((run, failed(message)));
         }
+        // Storing artifacts syncs files: not on a thread that must not be held
+        // (an attempt's). The call runs again as an ordinary call, which,
+        // being deterministic, answers the same.
+        if matches!(how, Run::Attempt(_)) && !outcome.artifacts.is_empty() {
+            return Err(Abandoned);
+        }
         let lineage = Lineage {
             capability_id: id.clone(),
             input_digest: prepared.input_digest.to_hex(),

@@ -10,7 +10,7 @@ use super::{OpenError, Runtime};
 
 impl Runtime {
     /// The operator policy in force, re-read whenever its stored version changes
-    /// (the file's modification time, or the PostgreSQL version column).
+    /// (the file text's digest, or the PostgreSQL version column).
     /// The stamp is read outside the lock, so a slow store never serializes calls.
     pub fn policy(&self) -> Arc<Policy> {
         let stamp = self.data.policy_stamp();

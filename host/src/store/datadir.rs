@@ -9,8 +9,8 @@
 //! is acknowledged (temporary file, `fsync`, rename, `fsync` of the
 //! directory). A content-addressed file is written once; one found present
 //! but corrupt (a crash of an older binary, a bad disk) is written again.
-//! The directory is created `0700`; the policy's version is its file's
-//! identity (a new inode per write), and its compare-and-set holds a lock.
+//! The directory is created `0700`; the policy's version is its text's
+//! digest, and every policy write holds a lock.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -265,39 +265,34 @@ impl ObjectStore for FileObjects {
     }
 
     fn write_policy(&self, text: &str) -> Result<(), StoreError> {
+        let _lock = self.lock_policy()?;
         write_replace(&self.root, POLICY_FILE, text.as_bytes())
     }
 
     fn write_policy_if(&self, expected: PolicyStamp, text: &str) -> Result<bool, StoreError> {
-        // Every writer of this directory's policy through this function holds the lock
-        // from its check to its rename, so no two writers both see `expected`.
+        // Every writer of this directory's policy holds the lock from its
+        // check to its rename, so no two writers both see `expected`.
         let _lock = self.lock_policy()?;
         if self.policy_stamp() != expected {
             return Ok(false);
         }
-        self.write_policy(text).map(|()| true)
+        write_replace(&self.root, POLICY_FILE, text.as_bytes()).map(|()| true)
     }
 
     fn create_policy(&self, text: &str) -> Result<(), StoreError> {
+        let _lock = self.lock_policy()?;
         if self.root.exists(POLICY_FILE) {
             return Ok(());
         }
-        self.write_policy(text)
+        write_replace(&self.root, POLICY_FILE, text.as_bytes())
     }
 
     fn policy_stamp(&self) -> PolicyStamp {
-        // The file's identity: every write renames a new file into place (a
-        // new inode, which cannot be the old one's while both exist), so two
-        // writes in one clock tick still differ; an edit in place changes its
-        // change time or size. One `stat`, no read: asked before every call.
-        use std::os::unix::fs::MetadataExt;
-        let file = self.root.open(POLICY_FILE).ok()?.into_std();
-        let m = file.metadata().ok()?;
-        let times =
-            [m.dev(), m.size(), m.mtime() as u64, m.mtime_nsec() as u64, m.ctime() as u64, m.ctime_nsec() as u64];
-        let mut hasher = std::hash::DefaultHasher::new();
-        std::hash::Hash::hash(&times, &mut hasher);
-        Some((u128::from(m.ino()) << 64) | u128::from(std::hash::Hasher::finish(&hasher)))
+        // The text's own digest: two versions differ exactly when their texts
+        // do, whatever the clock's resolution or the file system's reuse of
+        // inodes. The file is small; reading it costs a few microseconds.
+        let text = self.root.read(POLICY_FILE).ok()?;
+        u128::from_str_radix(&Digest::of(&text).to_hex()[..32], 16).ok()
     }
 }
 

@@ -180,6 +180,7 @@ impl Workspaces {
         }
         let model::Applied { state: next, assigned, entries: resolved } =
             state.apply(&request.entries).map_err(from_write)?;
+        next.within_limits().map_err(from_write)?;
         let content = json!({
             "workspace_id": ws, "branch": BRANCH, "revision": revision_id(next.revision),
             "base_revision": revision_id(base), "entries": resolved,
@@ -304,10 +305,11 @@ impl Workspaces {
             ));
         }
         // The nearest known state at or before the target: the cached head, or a snapshot.
-        let start = match self.cache.head(workspace_id) {
-            Some(state) if state.revision == target => return Ok(state),
-            Some(state) if state.revision < target => Some(state),
-            _ => self.cache.snapshot_before(workspace_id, target),
+        let cached = self.cache.head(workspace_id).filter(|state| state.revision <= target);
+        let snapshot = self.cache.snapshot_before(workspace_id, target);
+        let start = match (cached, snapshot) {
+            (Some(cached), Some(snapshot)) => Some(if snapshot.revision > cached.revision { snapshot } else { cached }),
+            (cached, snapshot) => cached.or(snapshot),
         };
         if let Some(state) = start.as_ref().filter(|s| s.revision == target) {
             return Ok(state.clone());

@@ -19,7 +19,7 @@ pub const MAX_REASON: usize = 4 * 1024;
 pub const MAX_ENTRIES: usize = 100;
 /// Most references in one list.
 pub const MAX_REFS: usize = 64;
-/// Revisions one workspace may reach.
+/// Revisions one workspace may hold, rev-0 included.
 pub const MAX_REVISIONS: u64 = 100_000;
 /// Cards and attempts one workspace may hold together.
 pub const MAX_ITEMS: usize = 10_000;
@@ -365,19 +365,26 @@ impl State {
         }
         next.revision_sizes.push(entries.len());
         next.entry_bytes = next.entry_bytes.saturating_add(crate::limits::json_size(&entries) as u64);
+        Ok(Applied { state: next, assigned, entries: resolved_entries })
+    }
+
+    /// Whether a state a write would make is within a workspace's limits.
+    /// Checked for new writes only: a workspace stored by an earlier binary
+    /// beyond them still folds and reads, it just takes no more writes.
+    pub fn within_limits(&self) -> Result<(), WriteError> {
         let full = |what: String| {
             Err(refuse(Code::Oversized, "entries", format!("{what}; nothing was written (open a new workspace)")))
         };
-        if next.revision > MAX_REVISIONS {
+        if self.revision >= MAX_REVISIONS {
             return full(format!("the workspace has reached its limit of {MAX_REVISIONS} revisions"));
         }
-        if next.cards.len() + next.attempts.len() > MAX_ITEMS {
+        if self.cards.len() + self.attempts.len() > MAX_ITEMS {
             return full(format!("the workspace would hold more than {MAX_ITEMS} cards and attempts"));
         }
-        if next.entry_bytes > MAX_WORKSPACE_BYTES {
+        if self.entry_bytes > MAX_WORKSPACE_BYTES {
             return full(format!("the workspace would hold more than {MAX_WORKSPACE_BYTES} bytes of entries"));
         }
-        Ok(Applied { state: next, assigned, entries: resolved_entries })
+        Ok(())
     }
 
     /// Cards that reach a current RETRACTED or SUPERSEDED card through
