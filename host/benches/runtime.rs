@@ -29,7 +29,7 @@ use jacobian_sat_core::solver;
 
 #[path = "../../tests/it/mcp_http.rs"]
 mod mcp_http;
-use mcp_http::HttpClient;
+use mcp_http::{HttpClient, resident_kib};
 
 const BUDGETS: CallBudgets = CallBudgets { fuel: 1_000_000_000, memory_bytes: 64 << 20, output_bytes: 1 << 20 };
 
@@ -705,18 +705,6 @@ fn mcp_pipelined(dir: &std::path::Path, n: usize, window: usize) -> f64 {
     let _ = child.wait();
     assert_eq!(answered, n, "every pipelined call answered");
     n as f64 / elapsed.as_secs_f64()
-}
-
-/// Resident memory of a process, KiB.
-fn resident_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmRSS:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        })
-        .unwrap_or(0)
 }
 
 /// `jacobian serve --http 127.0.0.1:0` on `dir`, once it has printed its ready line.

@@ -144,11 +144,16 @@ pub fn clip(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
     if text.len() <= max {
         return std::borrow::Cow::Borrowed(text);
     }
-    let mut cut = max;
+    std::borrow::Cow::Owned(format!("{}…", prefix(text, max)))
+}
+
+/// The longest prefix of `text` of at most `limit` bytes that ends on a character boundary.
+pub fn prefix(text: &str, limit: usize) -> &str {
+    let mut cut = limit.min(text.len());
     while !text.is_char_boundary(cut) {
         cut -= 1;
     }
-    std::borrow::Cow::Owned(format!("{}…", &text[..cut]))
+    &text[..cut]
 }
 
 #[cfg(all(test, feature = "sandbox"))]

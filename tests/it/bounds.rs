@@ -7,6 +7,7 @@ use jacobian::experiments::StopReason;
 use jacobian_guest::protocol::Mode;
 use serde_json::json;
 
+use crate::mcp_http::resident_kib;
 use crate::support::{self, invoke};
 
 /// Without anyone cancelling it, a call that spends host time instead of fuel
@@ -119,18 +120,6 @@ fn an_archive_is_refused_past_its_bound_before_the_rest_is_read() {
     assert!(error.reason.contains("jacobian archive"), "{}", error.reason);
     let within = Archive::build_within(&runtime, experiment, carried * 2).expect("within its bound");
     assert_eq!(within.pack_hash, whole.pack_hash);
-}
-
-/// Resident memory of a process, in KiB (`/proc/<pid>/status`).
-fn resident_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmRSS:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        })
-        .unwrap_or(0)
 }
 
 /// A guest that sends 16 MiB strings to the host again and again (its log

@@ -124,3 +124,15 @@ impl HttpClient {
         result["contents"][0]["text"].as_str().unwrap_or_else(|| panic!("no text at {uri}: {result}")).to_owned()
     }
 }
+
+/// Resident memory of a process, in KiB (`/proc/<pid>/status`).
+pub fn resident_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
+}

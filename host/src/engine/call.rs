@@ -308,7 +308,7 @@ async fn run_entry(
             // Only the kept prefix is copied out of the guest's memory.
             let text =
                 message.to_str(&*store).map_err(|e| CallFailure::Trap { message: crate::errors::render(&*e) })?;
-            Err(CallFailure::Refused { message: super::host_api::prefix(&text, MAX_REFUSAL_BYTES).to_owned() })
+            Err(CallFailure::Refused { message: crate::limits::prefix(&text, MAX_REFUSAL_BYTES).to_owned() })
         }
     }
 }

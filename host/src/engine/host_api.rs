@@ -6,6 +6,7 @@ use wasmtime::component::{ComponentType, Lift, Linker, Lower, WasmStr};
 
 use super::state::CallState;
 use super::{HOST_INTERFACE, LogLine, MAX_LOG_LINE_BYTES, MAX_LOG_LINES};
+use crate::limits::prefix;
 
 /// `jacobian:runtime/host` `level`.
 #[allow(dead_code)] // variants are constructed by lifting guest values
@@ -65,13 +66,4 @@ pub(super) fn add_host_interface(linker: &mut Linker<CallState>) -> anyhow::Resu
         Ok((answer,))
     })?;
     Ok(())
-}
-
-/// The longest prefix of `text` of at most `limit` bytes that ends on a character boundary.
-pub(super) fn prefix(text: &str, limit: usize) -> &str {
-    let mut cut = limit.min(text.len());
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    &text[..cut]
 }
