@@ -31,13 +31,18 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 
 use crate::contract::{ErrorEnvelope, ErrorType};
-use crate::mcp::{ClientGone, JacobianServer, REQUEST_ID, ToolNames};
+use crate::mcp::{Bulk, ClientGone, JacobianServer, REQUEST_ID, ToolNames};
 use crate::runtime::Runtime;
 
 /// Longest caller request id echoed.
 pub const MAX_REQUEST_ID: usize = 128;
 /// Largest request body accepted, in bytes.
 pub const MAX_BODY_BYTES: usize = crate::limits::MAX_MESSAGE_BYTES;
+
+/// Request bodies above this many bytes are parsed on the background lane
+/// ([`crate::lanes`]), not on the protocol threads: parsing a megabyte of JSON
+/// takes milliseconds, which every small request queued behind it would wait.
+pub const BULK_BODY_BYTES: usize = 64 << 10;
 
 /// Hosts served by default: loopback only.
 pub const LOOPBACK_HOSTS: &[&str] = &["localhost", "127.0.0.1", "::1"];
@@ -248,14 +253,30 @@ async fn edge(State(state): State<AppState>, mut request: Request, next: Next) -
                 );
             }
         };
+        let bulk = bytes.len() > BULK_BODY_BYTES;
         let mut request = Request::from_parts(parts, axum::body::Body::from(bytes));
         // Tied to this HTTP exchange: cancelled when its response body is
         // dropped, which is when the client goes away (or the response ends);
         // the request's place among those in flight is given back then too.
         let gone = ClientGone(CancellationToken::new());
         request.extensions_mut().insert(gone.clone());
-        let response =
-            next.run(request).await.map(|body| axum::body::Body::new(CancelOnDrop::new(body, gone.0, permit)));
+        let response = if bulk {
+            // A large body is parsed (and its call validated) off the protocol
+            // threads, so that it never delays a small request behind it.
+            request.extensions_mut().insert(Bulk);
+            match crate::lanes::background().spawn(next.run(request)).await {
+                Ok(response) => response,
+                Err(e) => envelope(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    ErrorType::InternalError,
+                    format!("the request's thread failed: {e}"),
+                    &request_id,
+                ),
+            }
+        } else {
+            next.run(request).await
+        };
+        let response = response.map(|body| axum::body::Body::new(CancelOnDrop::new(body, gone.0, permit)));
         let status = response.status();
         let is_envelope = response.extensions().get::<Enveloped>().is_some();
         if (status.is_client_error() || status.is_server_error()) && !is_envelope {

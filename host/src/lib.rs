@@ -19,6 +19,8 @@ pub mod experiments;
 pub mod fuzzing;
 #[cfg(feature = "sandbox")]
 pub mod http;
+#[cfg(feature = "sandbox")]
+pub mod lanes;
 pub mod limits;
 #[cfg(feature = "sandbox")]
 pub mod mcp;

@@ -40,6 +40,12 @@ operating model.";
 /// The request-id header an HTTP exchange carries (set by the HTTP edge).
 pub const REQUEST_ID: &str = "x-request-id";
 
+/// Marks an HTTP request whose body is above `http::BULK_BODY_BYTES`: it
+/// was parsed on the background lane (`lanes`), and its call is validated
+/// there too, never answered inline on a protocol thread.
+#[derive(Debug, Clone, Copy)]
+pub struct Bulk;
+
 /// Cancelled once the HTTP exchange that carried a request is over: the
 /// client disconnected, or its response was sent. An invocation still running
 /// then has nobody to answer, so it is cancelled (session-mode MCP would
@@ -154,10 +160,16 @@ never conclusions.",
             .and_then(|v| v.to_str().ok())
             .unwrap_or("")
             .to_owned();
-        let span = tracing::info_span!("invoke", request_id = %request_id, capability_id = %request.capability_id);
+        let span = tracing::info_span!("invoke", request_id = %request_id,
+            capability_id = %crate::limits::clip(&request.capability_id, crate::limits::MAX_ID_BYTES));
         // A quick call is answered right here: handing it to a blocking
         // thread and back would cost more than the call (see ARCHITECTURE.md).
-        if let Some(result) = span.in_scope(|| self.runtime.try_invoke_quick(&request)) {
+        // A request with a large body is validated on a blocking thread too.
+        let bulk = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .is_some_and(|parts| parts.extensions.get::<Bulk>().is_some());
+        if !bulk && let Some(result) = span.in_scope(|| self.runtime.try_invoke_quick(&request)) {
             return Ok(invoke_tool_result(&result));
         }
         let mut control = CallControl::default();
@@ -181,10 +193,13 @@ never conclusions.",
         let runtime = self.runtime.clone();
         let running = control.clone();
         let mut guard = CancelOnDrop(Some(control.clone()));
-        let mut task = tokio::task::spawn_blocking(move || {
+        let call = move || {
             let _entered = span.enter();
             runtime.invoke_cancellable(&request, &running)
-        });
+        };
+        // A large input's validation is CPU work of its size: the background lane.
+        let mut task =
+            if bulk { crate::lanes::background().spawn_blocking(call) } else { tokio::task::spawn_blocking(call) };
         // Over HTTP, the exchange that carries this call: when the client goes
         // away, nobody can receive the result.
         let gone = context

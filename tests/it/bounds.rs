@@ -92,6 +92,8 @@ fn ids_and_nesting_are_bounded_before_lookup() {
     let d = refusal(&runtime, &"a".repeat(1 << 20), json!({}));
     assert_eq!((d.code, d.details["path"].clone()), (Code::InvalidRequest, json!("capability_id")));
     assert!(d.message.len() < 200, "the id is not echoed: {}", d.message);
+    let result = runtime.invoke(&InvokeRequest { capability_id: "a".repeat(1 << 20), ..Default::default() });
+    assert_eq!(result.capability_id, format!("{}…", "a".repeat(MAX_ID_BYTES)), "the result echoes a prefix");
     let nested = |depth: usize| (0..depth).fold(json!(1), |inner, _| json!([inner]));
     let d = refusal(&runtime, "sat.solve", json!({"cnf": nested(MAX_JSON_DEPTH - 1)}));
     assert_eq!(d.code, Code::InvalidInput, "at the limit the input reaches validation");

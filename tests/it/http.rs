@@ -471,3 +471,31 @@ fn origins_sessions_requests_in_flight_and_slow_clients_are_bounded() {
         assert!(text.is_empty() || text.starts_with("HTTP/1.1 408"), "closed, not served: {text}");
     }
 }
+
+/// Bodies above `BULK_BODY_BYTES` are parsed and validated on the background
+/// lane and answered exactly as small ones are; a megabyte capability id is
+/// refused without being echoed (it once came back whole in the answer).
+#[test]
+fn large_bodies_are_answered_from_the_background_lane() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_with(dir.path(), None, &[]);
+    let mut client = crate::mcp_http::HttpClient::connect(&server.addr);
+    let clauses = jacobian::http::BULK_BODY_BYTES / 4;
+    let dimacs = format!("p cnf 2 {clauses}\n{}", "1 2 0\n".repeat(clauses));
+    assert!(dimacs.len() > jacobian::http::BULK_BODY_BYTES);
+    let (answer, is_error) =
+        client.call("capability.invoke", json!({"capability_id": "sat.cnf.construct", "input": {"dimacs": dimacs}}));
+    assert!(!is_error, "{answer}");
+    assert_eq!(answer["output"], json!({"clauses": clauses, "variables": 2}));
+    let long_id = "x".repeat(1 << 20);
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "capability.invoke", "arguments": {"capability_id": long_id, "input": {}}}})
+    .to_string();
+    let answer = client.post(&body);
+    assert!(
+        answer.contains("INVALID_REQUEST") && answer.contains("capability_id"),
+        "{}",
+        &answer[..answer.len().min(600)]
+    );
+    assert!(answer.len() < 16 << 10, "the answer echoes the id: {} bytes", answer.len());
+}

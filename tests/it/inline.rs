@@ -84,9 +84,16 @@ fn a_call_beyond_the_inline_fuel_is_abandoned_without_a_trace_and_runs_in_full()
     assert_eq!(code(&ordinary), "FUEL_EXHAUSTED");
     assert_eq!(ordinary.fuel_consumed, budget);
     assert_eq!(records(&runtime, "long").len(), 1);
-    // A budget within the inline bound is the call's own limit: running out
-    // of it is the call's answer, given inline.
+    // For a while the capability is not run inline at all: a client sending
+    // long calls cannot hold the edge's thread with every one of them.
     let small = request("test.hostile.attack", json!({"attack": "loop"}), Some(1_000_000), "long");
+    assert!(runtime.try_invoke_quick(&small).is_none(), "not run inline after an attempt went beyond");
+    assert_eq!(records(&runtime, "long").len(), 1);
+    // A budget within the inline bound is the call's own limit: running out
+    // of it is the call's answer, given inline (by a server that has seen no
+    // long attempt of this capability).
+    drop(runtime);
+    let runtime = support::open(dir.path().to_path_buf());
     let inline = runtime.try_invoke_quick(&small).expect("within the inline bound");
     assert_eq!(code(&inline), "FUEL_EXHAUSTED");
     assert_eq!(inline.fuel_consumed, 1_000_000);
@@ -117,6 +124,8 @@ fn an_abandoned_attempt_takes_no_place_under_an_invocation_cap() {
 #[test]
 fn large_answers_inputs_and_artifact_references_are_not_tried_inline() {
     let (runtime, dir) = with_guests();
+    let small = request("test.hostile.attack", json!({"attack": "output", "argument": "1000"}), None, "big");
+    assert!(runtime.try_invoke_quick(&small).is_some());
     let before = episodes(dir.path());
     // An answer above the inline bound: abandoned, then given in full.
     let bytes = InlineLimits::DEFAULT.output_bytes as usize + 1000;
@@ -126,8 +135,7 @@ fn large_answers_inputs_and_artifact_references_are_not_tried_inline() {
     let answer = runtime.invoke(&big);
     assert_eq!(answer.diagnostic, None);
     assert_eq!(answer.output.as_ref().unwrap()["result"].as_str().unwrap().len(), bytes);
-    let small = request("test.hostile.attack", json!({"attack": "output", "argument": "1000"}), None, "big");
-    assert!(runtime.try_invoke_quick(&small).is_some());
+    assert!(runtime.try_invoke_quick(&small).is_none(), "not run inline for a while after one went beyond");
     // An input above the inline bound goes straight to an ordinary call.
     let message = "y".repeat(jacobian::limits::INLINE_INPUT_BYTES);
     assert!(
@@ -188,7 +196,10 @@ fn a_guest_that_writes_its_console_on_the_async_thread_is_run_again_off_it() {
     assert_eq!(code(&ordinary), "GUEST_TRAP");
     let console = ordinary.diagnostic.unwrap().details["console"].as_str().unwrap_or_default().to_owned();
     assert!(console.contains("hostile guest panics on purpose"), "{console}");
-    // Off any runtime the same attempt is answered inline, identically.
+    // Off any runtime the same attempt is answered inline, identically (by a
+    // server that has not just seen it go beyond).
+    drop(runtime);
+    let runtime = support::open(dir.path().to_path_buf());
     let inline = runtime.try_invoke_quick(&call).expect("no runtime on this thread");
     assert_eq!(code(&inline), "GUEST_TRAP");
 }

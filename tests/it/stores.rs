@@ -564,3 +564,28 @@ fn both_backends_keep_the_tables_they_share_with_the_same_columns() {
     let missing: Vec<&String> = sqlite.keys().filter(|t| !postgres.contains_key(*t)).collect();
     assert!(missing.is_empty(), "tables only SQLite keeps: {missing:?}");
 }
+
+/// No commit checkpoints the SQLite write-ahead log (a quick write answered
+/// on a protocol thread would then copy megabytes and sync the database
+/// file): the checkpointer thread copies it into the database once it passes
+/// its threshold, while writers go on.
+#[test]
+fn the_sqlite_log_is_checkpointed_by_its_own_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("jacobian.db");
+    let database = Sqlite::open(&path).unwrap();
+    let body = vec![b'x'; 128 << 10];
+    for i in 0..64u32 {
+        let digest = Digest::of(&i.to_le_bytes());
+        EpisodeStore::put(&database, &digest, "test.checkpoint", &body).unwrap();
+    }
+    let size = |suffix: &str| std::fs::metadata(format!("{}{suffix}", path.display())).map_or(0, |m| m.len());
+    let written = 64 * body.len() as u64;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while size("") < written && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(size("") >= written, "database {} bytes, log {} bytes: never checkpointed", size(""), size("-wal"));
+    let stored = EpisodeStore::get(&database, &Digest::of(&63u32.to_le_bytes())).unwrap();
+    assert_eq!(stored.map(|b| b.len()), Some(body.len()));
+}

@@ -10,15 +10,26 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 use wasmtime::component::{ResourceTable, WasmList, WasmStr};
-use wasmtime::{CallHook, Store};
+use wasmtime::{CallHook, Engine, Store};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 
 use super::state::{ArtifactAccess, CallState, Limiter};
 use super::wasi::deny_by_default_wasi;
 use super::{
-    CONSOLE_BYTES, CallBudgets, CallControl, CallFailure, CallReport, Entry, INLINE_DEADLINE, InlineLimits, Loaded,
-    MAX_REFUSAL_BYTES, MAX_RESOURCES, PROGRESS_INTERVAL, Sandbox, YIELD_FUEL,
+    CONSOLE_BYTES, CallBudgets, CallControl, CallFailure, CallReport, Entries, Entry, INLINE_DEADLINE, InlineLimits,
+    Loaded, MAX_REFUSAL_BYTES, MAX_RESOURCES, PROGRESS_INTERVAL, Sandbox, YIELD_FUEL,
 };
+
+/// How an inline attempt ended.
+pub enum Attempt {
+    /// Within its bounds: the call's report, exactly an ordinary call's.
+    Answered(CallReport),
+    /// No slot was free: nothing ran.
+    Busy,
+    /// It went beyond a bound (or could not run on this thread): its work
+    /// was thrown away.
+    Beyond,
+}
 
 /// How one run in a store is bounded and watched.
 struct Watch {
@@ -61,19 +72,22 @@ impl Sandbox {
             deadline: control.wall_limit.map(|limit| Instant::now() + limit),
             late: Arc::default(),
         };
-        let (mut result, store, console) = self.run(loaded, entry, request, budgets, artifacts, &watch, control);
-        if watch.late.load(Ordering::SeqCst) && matches!(result, Err(CallFailure::Cancelled)) {
-            let limit_ms = control.wall_limit.map_or(0, |limit| limit.as_millis() as u64);
+        let (fuel, late) = (watch.fuel, watch.late.clone());
+        let running = Run { engine: &self.engine, entries: &loaded.entries, entry, request, budgets, handoff: true };
+        let (mut result, store, console) = running.run(artifacts, &watch, control);
+        let wall_limit = control.wall_limit;
+        if late.load(Ordering::SeqCst) && matches!(result, Err(CallFailure::Cancelled)) {
+            let limit_ms = wall_limit.map_or(0, |limit| limit.as_millis() as u64);
             result = Err(CallFailure::DeadlineExceeded { limit_ms });
         }
-        report(result, watch.fuel, store, &console)
+        report(result, fuel, store, &console)
     }
 
     /// Try one call on a thread that must not be held long: only if a slot is
     /// free now, within `limits` (and the call's own budgets) and
-    /// [`INLINE_DEADLINE`]. `None` when it went beyond any of them: its work
-    /// was thrown away, and the same call must run as an ordinary call (which,
-    /// fuel being deterministic, gives what an attempt within bounds gives).
+    /// [`INLINE_DEADLINE`]. Unless [`Attempt::Answered`], the same call must
+    /// run as an ordinary call (which, fuel being deterministic, gives what an
+    /// attempt within bounds gives).
     pub fn attempt(
         &self,
         loaded: &Loaded,
@@ -82,8 +96,8 @@ impl Sandbox {
         budgets: &CallBudgets,
         artifacts: ArtifactAccess,
         limits: InlineLimits,
-    ) -> Option<CallReport> {
-        let _slot = self.slots.try_acquire()?;
+    ) -> Attempt {
+        let Some(_slot) = self.slots.try_acquire() else { return Attempt::Busy };
         let watch = Watch {
             fuel: limits.fuel.min(budgets.fuel),
             memory: limits.memory_bytes.min(budgets.memory_bytes),
@@ -93,8 +107,10 @@ impl Sandbox {
             late: Arc::default(),
         };
         let control = CallControl::default();
-        let (result, store, console) =
-            catching_panics(|| self.run(loaded, entry, request, budgets, artifacts, &watch, &control))?;
+        let running = Run { engine: &self.engine, entries: &loaded.entries, entry, request, budgets, handoff: false };
+        let Some((result, store, console)) = catching_panics(|| running.run(artifacts, &watch, &control)) else {
+            return Attempt::Beyond;
+        };
         // Out of the attempt's own fuel (but not of the budget), refused
         // memory the budget would have given (even if the guest coped), past
         // the deadline, or too large an answer: the ordinary call decides.
@@ -108,17 +124,34 @@ impl Sandbox {
                 Err(_) => out_of_attempt_fuel,
                 Ok(answer) => answer.len() as u64 > limits.output_bytes,
             };
-        (!beyond).then(|| report(result, watch.fuel, store, &console))
+        if beyond { Attempt::Beyond } else { Attempt::Answered(report(result, watch.fuel, store, &console)) }
     }
+}
 
-    /// Instantiate and call `entry` in a fresh store bounded by `watch`.
-    #[allow(clippy::too_many_arguments)]
+/// One run of one component's entry.
+struct Run<'a> {
+    engine: &'a Engine,
+    entries: &'a Entries,
+    entry: Entry,
+    request: &'a [u8],
+    budgets: &'a CallBudgets,
+    /// Whether a run still going after its first fuel slice ([`YIELD_FUEL`])
+    /// moves to the background lane (see `lanes`).
+    handoff: bool,
+}
+
+impl Run<'_> {
+    /// Instantiate and call the entry in a fresh store bounded by `watch`.
+    ///
+    /// The run owns its store, so that it can change threads between fuel
+    /// slices: a call that ends within its first slice (nearly every quick
+    /// one) runs entirely on this thread; one still going then (`handoff`)
+    /// goes on in the background lane's idle scheduling class while this
+    /// thread waits, so a long guest never keeps a request thread from a CPU.
+    /// (Moving every call would cost each one two thread switches and a cold
+    /// cache: 100 µs on a 200 µs call.)
     fn run(
         &self,
-        loaded: &Loaded,
-        entry: Entry,
-        request: &[u8],
-        budgets: &CallBudgets,
         artifacts: ArtifactAccess,
         watch: &Watch,
         control: &CallControl,
@@ -129,22 +162,23 @@ impl Sandbox {
         table.set_max_capacity(MAX_RESOURCES);
         let state =
             CallState { wasi, table, limiter: Limiter::new(watch.memory), log: Vec::new(), log_dropped: 0, artifacts };
-        let mut store = Store::new(&self.engine, state);
+        let mut store = Store::new(self.engine, state);
         store.limiter(|state| &mut state.limiter);
         // Every host call, and every libcall that can fail (among them the
         // out-of-fuel check where a call yields, `memory.grow` and table
-        // operations), is a cancellation point, and for an attempt a deadline
-        // check too (fuel does not bound host work). It also notes the fuel
-        // spent so far, for progress reports.
+        // operations), is a cancellation and deadline check on the way in and
+        // on the way out (so a call resumed after a yield stops at once; fuel
+        // does not bound host work). It also notes the fuel spent so far, for
+        // progress reports.
         let (cancel, late, deadline, fuel) = (watch.cancel.clone(), watch.late.clone(), watch.deadline, watch.fuel);
         let spent = Arc::new(AtomicU64::new(0));
         let noted = spent.clone();
         let reports = control.progress.is_some();
         store.call_hook(move |cx, hook| {
-            if !matches!(hook, CallHook::CallingHost) {
+            if !matches!(hook, CallHook::CallingHost | CallHook::ReturningFromHost) {
                 return Ok(());
             }
-            if reports {
+            if reports && matches!(hook, CallHook::CallingHost) {
                 noted.store(fuel.saturating_sub(cx.get_fuel().unwrap_or(fuel)), Ordering::Relaxed);
             }
             if cancel.load(Ordering::SeqCst) {
@@ -156,16 +190,27 @@ impl Sandbox {
             }
             Ok(())
         });
-        let result = (|| {
-            store.set_fuel(fuel).map_err(|e| CallFailure::Instantiation { message: crate::errors::render(&*e) })?;
-            if watch.yields {
-                store
-                    .fuel_async_yield_interval(Some(YIELD_FUEL))
-                    .map_err(|e| CallFailure::Instantiation { message: crate::errors::render(&*e) })?;
+        let prepared = store
+            .set_fuel(fuel)
+            .and_then(|()| if watch.yields { store.fuel_async_yield_interval(Some(YIELD_FUEL)) } else { Ok(()) });
+        if let Err(e) = prepared {
+            return (Err(CallFailure::Instantiation { message: crate::errors::render(&*e) }), store, console);
+        }
+        let (entries, entry, request, budgets, yields) =
+            (self.entries.clone(), self.entry, self.request.to_vec(), *self.budgets, watch.yields);
+        let mut call = Box::pin(async move {
+            let result = run_entry(&mut store, &entries, entry, &request, &budgets, yields).await;
+            (result, store)
+        });
+        let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+        let (result, store) = match call.as_mut().poll(&mut context) {
+            std::task::Poll::Ready(done) => done,
+            std::task::Poll::Pending if self.handoff => {
+                let control = control.clone();
+                crate::lanes::on_background(move || drive(call, &control, fuel, &spent))
             }
-            let call = run_entry(&mut store, loaded, entry, request, budgets, watch.yields);
-            drive(call, control, fuel, &spent, (watch.deadline, &watch.late))
-        })();
+            std::task::Poll::Pending => drive(call, control, fuel, &spent),
+        };
         (result, store, console)
     }
 }
@@ -213,31 +258,23 @@ fn catching_panics<T>(run: impl FnOnce() -> T) -> Option<T> {
 
 /// Drive a call to its end on this thread. An ordinary call's future is
 /// pending each time its guest has spent another [`YIELD_FUEL`] fuel (the
-/// yield wakes itself, so no waker is needed): the driver then stops a
-/// cancelled call or one past its `deadline` (setting `late`), dropping the future, which unwinds the guest off its
-/// fiber, and reports progress at most every [`PROGRESS_INTERVAL`]: the fuel
-/// `spent` as the store's call hook last noted it (at the yield itself, or a
-/// later host call). Any other call is ready at its first poll.
-fn drive(
-    call: impl std::future::Future<Output = Result<Vec<u8>, CallFailure>>,
+/// yield wakes itself, so no waker is needed). A cancelled call, or one past
+/// its deadline, stops as soon as it is polled again: the store's call hook
+/// refuses to return to it from the yield. Between polls the driver reports
+/// progress at most every [`PROGRESS_INTERVAL`]: the fuel `spent` as the
+/// store's call hook last noted it (at the yield itself, or a later host
+/// call).
+fn drive<T>(
+    mut call: std::pin::Pin<Box<impl std::future::Future<Output = T> + ?Sized>>,
     control: &CallControl,
     budget: u64,
     spent: &AtomicU64,
-    (deadline, late): (Option<Instant>, &AtomicBool),
-) -> Result<Vec<u8>, CallFailure> {
-    let mut call = std::pin::pin!(call);
+) -> T {
     let mut context = std::task::Context::from_waker(std::task::Waker::noop());
     let mut reported = Instant::now();
     loop {
-        if let std::task::Poll::Ready(result) = call.as_mut().poll(&mut context) {
-            return result;
-        }
-        if control.cancelled() {
-            return Err(CallFailure::Cancelled);
-        }
-        if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
-            late.store(true, Ordering::SeqCst);
-            return Err(CallFailure::Cancelled);
+        if let std::task::Poll::Ready(done) = call.as_mut().poll(&mut context) {
+            return done;
         }
         if let Some(report) = &control.progress
             && reported.elapsed() >= PROGRESS_INTERVAL
@@ -265,7 +302,7 @@ impl std::error::Error for Stopped {}
 /// [`drive`]), or synchronously, in which case the future is ready at once.
 async fn run_entry(
     store: &mut Store<CallState>,
-    loaded: &Loaded,
+    loaded: &Entries,
     entry: Entry,
     request: &[u8],
     budgets: &CallBudgets,

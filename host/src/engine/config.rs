@@ -84,7 +84,7 @@ impl InlineLimits {
 /// string to `log` again and again for a few fuel each. So an attempt is also
 /// abandoned at its first host call (or fallible libcall) past this deadline;
 /// a host call under way finishes first, bounded by the attempt's memory.
-pub(super) const INLINE_DEADLINE: Duration = Duration::from_millis(20);
+pub const INLINE_DEADLINE: Duration = Duration::from_millis(20);
 
 impl CallControl {
     /// Stop the call.

@@ -28,10 +28,13 @@ use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConf
 use crate::digest::Digest;
 
 pub use crate::contract::{CallBudgets, LogLine};
-pub use config::{CallControl, EngineConfig, InlineLimits, MAX_RESOURCES, PROGRESS_INTERVAL, YIELD_FUEL};
+pub use call::Attempt;
+pub use config::{
+    CallControl, EngineConfig, INLINE_DEADLINE, InlineLimits, MAX_RESOURCES, PROGRESS_INTERVAL, YIELD_FUEL,
+};
 pub use state::{ArtifactAccess, CallState};
 
-use config::{INLINE_DEADLINE, WAIT_POLL};
+use config::WAIT_POLL;
 use slots::Slots;
 
 /// The name of the host interface every component may import.
@@ -112,6 +115,13 @@ pub struct Loaded {
     pub kind: BundleKind,
     /// Its imports (all on the allowlist).
     pub imports: Vec<String>,
+    entries: Entries,
+}
+
+/// What a call needs of a loaded component (cheap to clone: the
+/// instantiation is shared).
+#[derive(Clone)]
+struct Entries {
     pre: InstancePre<CallState>,
     describe: ComponentExportIndex,
     run: ComponentExportIndex,
@@ -289,6 +299,6 @@ impl Sandbox {
             (None, None) => return Err(PrepareError::NoEntry),
         };
         let pre = self.linker.instantiate_pre(component).map_err(|e| PrepareError::Link(crate::errors::render(&*e)))?;
-        Ok(Loaded { digest, kind, imports, pre, describe, run })
+        Ok(Loaded { digest, kind, imports, entries: Entries { pre, describe, run } })
     }
 }

@@ -192,6 +192,16 @@ pub(super) fn names_an_artifact(value: &Value) -> bool {
     }
 }
 
+/// How many strings in `value` name an artifact (counted without building their paths).
+pub(super) fn count_artifact_references(value: &Value) -> usize {
+    match value {
+        Value::String(s) => usize::from(s.starts_with("artifact://")),
+        Value::Array(items) => items.iter().map(count_artifact_references).sum(),
+        Value::Object(map) => map.values().map(count_artifact_references).sum(),
+        _ => 0,
+    }
+}
+
 /// Every string in `value` that names an artifact, with its dot-path.
 pub(super) fn artifact_references(value: &Value, path: &str) -> Vec<(String, String)> {
     match value {

@@ -3,6 +3,8 @@
 //! descriptor and its artifacts are stored; a checker's verdict goes to
 //! `verify.rs`, the only place `VERIFIED` is set.
 
+use std::time::Instant;
+
 use jacobian_guest::protocol::{
     ARTIFACT_VERSION, DeclaredCheck, Lineage, Mode, Outcome, ProducerAssurance, VerificationRoute,
 };
@@ -13,7 +15,7 @@ use crate::contract::{
     ArtifactRef, Assurance, CheckRoute, Diagnostic, InvokeRequest, Provenance, RESULT_CONTRACT, Relation, Relationship,
 };
 use crate::digest::Digest;
-use crate::engine::{CallControl, CallReport, Entry};
+use crate::engine::{Attempt, CallControl, CallReport, Entry};
 use crate::experiments::StopReason;
 use crate::limits::bounded_text;
 use crate::registry::Tier;
@@ -21,7 +23,7 @@ use crate::store::CertificateRecord;
 
 use super::Runtime;
 use super::diagnostics::{diagnose, malformed, storage_failed};
-use super::pipeline::{Abandoned, Concluded, Prepared, Run, Unrouted, Validated, Work};
+use super::pipeline::{Abandoned, Concluded, NOT_QUICK_FOR, Prepared, Run, Unrouted, Validated, Work};
 use super::result::{Body, Completed, ResultParts, RunFacts};
 
 /// What a component call concluded: its answer's parts, or a failure with its stop reason.
@@ -202,7 +204,22 @@ impl Runtime {
                 self.sandbox.call(loaded, Entry::Run, request, budgets, access, &control)
             }
             Run::Attempt(limits) => {
-                self.sandbox.attempt(loaded, Entry::Run, request, budgets, access, limits).ok_or(Abandoned)?
+                let id = &prepared.call.entry.id;
+                let not_quick = |map: &std::collections::BTreeMap<String, Instant>| {
+                    map.get(id).is_some_and(|abandoned| abandoned.elapsed() < NOT_QUICK_FOR)
+                };
+                if not_quick(&self.not_quick.lock().unwrap_or_else(|e| e.into_inner())) {
+                    return Err(Abandoned);
+                }
+                match self.sandbox.attempt(loaded, Entry::Run, request, budgets, access, limits) {
+                    Attempt::Answered(report) => report,
+                    Attempt::Busy => return Err(Abandoned),
+                    Attempt::Beyond => {
+                        // Only an installed capability's attempt runs: the map is bounded by the catalog.
+                        self.not_quick.lock().unwrap_or_else(|e| e.into_inner()).insert(id.clone(), Instant::now());
+                        return Err(Abandoned);
+                    }
+                }
             }
         };
         tracing::info!(fuel = report.fuel_consumed, ok = report.result.is_ok(), "call finished");

@@ -67,6 +67,9 @@ pub struct Runtime {
     metrics: Metrics,
     in_flight: AtomicUsize,
     draining: AtomicBool,
+    /// When each capability's last inline attempt went beyond its bounds
+    /// (see [`Runtime::try_invoke_quick`]).
+    not_quick: Mutex<BTreeMap<String, std::time::Instant>>,
     workspaces: Workspaces,
     /// MCP sessions shared by the hosts of a deployment (a PostgreSQL store).
     sessions: Option<Arc<dyn SessionStore>>,

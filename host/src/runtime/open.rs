@@ -200,6 +200,7 @@ impl Runtime {
             metrics: Metrics::default(),
             in_flight: Default::default(),
             draining: Default::default(),
+            not_quick: Default::default(),
             workspaces: Workspaces::new(workspaces),
             sessions,
         })

@@ -35,6 +35,10 @@ use super::Runtime;
 use super::diagnostics::names_an_artifact;
 use super::result::{ResultParts, build, deliver, unrecorded_text};
 
+/// How long a capability whose inline attempt went beyond its bounds is not
+/// run inline again: its calls run as ordinary calls meanwhile.
+pub const NOT_QUICK_FOR: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Why a request went no further: nothing was admitted, reserved or stored for it.
 #[derive(Debug)]
 pub(super) struct Refusal {
@@ -192,6 +196,12 @@ impl Runtime {
     /// counted, and it must be run with [`Runtime::invoke_cancellable`]. A
     /// quick call's answer and records are exactly those of an ordinary call
     /// (fuel is deterministic).
+    ///
+    /// A capability whose attempt went beyond its bounds is not run inline
+    /// again for [`NOT_QUICK_FOR`] (its refusals still are): a client sending
+    /// calls that run past the attempt's bounds would otherwise hold the
+    /// protocol thread for up to [`crate::engine::INLINE_DEADLINE`] with every
+    /// one of them.
     pub fn try_invoke_quick(&self, request: &InvokeRequest) -> Option<CapabilityResult> {
         if !self.experiments.local()
             || crate::limits::json_size(&request.input) > crate::limits::INLINE_INPUT_BYTES

@@ -63,7 +63,8 @@ impl ResultParts {
     /// A failure before anything was resolved or ran.
     pub fn failed(capability_id: &str, mode: Option<Mode>, diagnostic: Diagnostic) -> Self {
         ResultParts {
-            capability_id: capability_id.to_owned(),
+            // An id longer than any capability's is echoed by its prefix.
+            capability_id: crate::limits::clip(capability_id, crate::limits::MAX_ID_BYTES).into_owned(),
             mode,
             provenance: None,
             run: RunFacts::default(),

@@ -14,7 +14,9 @@ use crate::limits::{MAX_ARTIFACT_BYTES, MAX_ARTIFACT_REFERENCES};
 use crate::policy::Policy;
 
 use super::Runtime;
-use super::diagnostics::{artifact_references, schema_violations, storage_failed, violation};
+use super::diagnostics::{
+    artifact_references, count_artifact_references, schema_violations, storage_failed, violation,
+};
 use super::pipeline::{Prepared, Refusal, Resolved, Target, Validated, Work};
 
 impl Runtime {
@@ -46,15 +48,12 @@ impl Runtime {
     /// order, after bounding the number of references and the total size of
     /// what they name from the store's sizes: nothing is read.
     fn bound_references(&self, input: &Value) -> Result<Vec<(String, String, Digest)>, Diagnostic> {
-        let found = artifact_references(input, "input");
-        if found.len() > MAX_ARTIFACT_REFERENCES {
+        let count = count_artifact_references(input);
+        if count > MAX_ARTIFACT_REFERENCES {
             return Err(Diagnostic::new(
                 Code::Oversized,
                 Stage::Validation,
-                format!(
-                    "input names {} artifact references, above the limit of {MAX_ARTIFACT_REFERENCES}",
-                    found.len()
-                ),
+                format!("input names {count} artifact references, above the limit of {MAX_ARTIFACT_REFERENCES}"),
                 "name each artifact once, or split the problem",
             )
             .with("path", "input")
@@ -62,7 +61,7 @@ impl Runtime {
         }
         let mut distinct: Vec<(String, String, Digest)> = Vec::new();
         let mut total = 0u64;
-        for (path, uri) in found {
+        for (path, uri) in artifact_references(input, "input") {
             let not_found = |message: String| {
                 Diagnostic::new(
                     Code::ArtifactNotFound,

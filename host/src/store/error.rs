@@ -41,6 +41,10 @@ pub enum DbError {
     /// A stored value that cannot be what was written (a row edited behind the store's back).
     #[error("corrupt row: {0}")]
     Corrupt(String),
+    /// The write-ahead log could not be synced (the write is not
+    /// acknowledged) or its checkpointer could not start.
+    #[error("the database's write-ahead log: {0}")]
+    Log(io::Error),
 }
 
 impl From<rusqlite::Error> for StoreFailure {

@@ -5,9 +5,11 @@
 //! every schema version this binary knows and the database lacks (in one
 //! `BEGIN IMMEDIATE` transaction, so processes opening it together migrate
 //! once), refuses a database whose schema is newer, and then holds one
-//! connection per role: episodes and experiment lines commit with
-//! `synchronous=NORMAL` (a crash may lose the last commits, never corrupt),
-//! workspaces with `synchronous=FULL` (an acknowledged write survives a crash).
+//! connection per role, all committing with `synchronous=NORMAL`: for
+//! episodes and experiment lines a crash may lose the last commits, never
+//! corrupt; a workspace write syncs the log itself before it is acknowledged,
+//! outside the write lock (`Sqlite::sync_log`), so an acknowledged workspace
+//! write survives a crash.
 //!
 //! Databases made before the schema was versioned hold the tables of
 //! version 1 and no `jacobian_schema` table: version 1 creates its tables
@@ -120,6 +122,39 @@ struct Inner {
     episodes: Mutex<Connection>,
     experiments: Mutex<Connection>,
     workspaces: Mutex<Connection>,
+    /// Held by every write of this process, whatever its connection. SQLite
+    /// lets one connection write at a time and makes the others wait in its
+    /// busy handler, which sleeps (1 ms, then 2, 5, 10 …) rather than waking
+    /// when the lock is free: a quick episode write queued behind a workspace
+    /// commit slept milliseconds. Writers of this process wait here instead
+    /// and start the moment the previous write ends; the busy timeout still
+    /// covers other processes on the same file.
+    writer: Mutex<()>,
+    /// The database's write-ahead log, which a workspace write syncs itself.
+    wal: PathBuf,
+    /// Whether the log's directory entry has been synced by this process.
+    wal_entry_synced: std::sync::atomic::AtomicBool,
+    /// Dropped with the database: the checkpointer then stops.
+    _checkpointer: std::sync::mpsc::Sender<()>,
+}
+
+/// A connection held for writing: the process's write lock, then the connection.
+pub(super) struct Writing<'a> {
+    conn: MutexGuard<'a, Connection>,
+    _writer: MutexGuard<'a, ()>,
+}
+
+impl std::ops::Deref for Writing<'_> {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        &self.conn
+    }
+}
+
+impl std::ops::DerefMut for Writing<'_> {
+    fn deref_mut(&mut self) -> &mut Connection {
+        &mut self.conn
+    }
 }
 
 impl Sqlite {
@@ -133,7 +168,15 @@ impl Sqlite {
         let inner = Inner {
             episodes: Mutex::new(normal()?),
             experiments: Mutex::new(normal()?),
-            workspaces: Mutex::new(connect(path, "FULL")?),
+            workspaces: Mutex::new(normal()?),
+            writer: Mutex::new(()),
+            wal: {
+                let mut wal = path.as_os_str().to_owned();
+                wal.push("-wal");
+                PathBuf::from(wal)
+            },
+            wal_entry_synced: Default::default(),
+            _checkpointer: checkpointer(path)?,
         };
         owner_only(path);
         Ok(Sqlite { inner: Arc::new(inner) })
@@ -153,6 +196,35 @@ impl Sqlite {
         };
         conn.lock().unwrap_or_else(|e| e.into_inner())
     }
+
+    /// Make every commit made so far durable: sync the write-ahead log (and,
+    /// once per process, the directory that holds it).
+    ///
+    /// Workspace writes are acknowledged only once durable, but they commit
+    /// with `synchronous=NORMAL` like everything else and sync the log here,
+    /// after the write lock is released: a commit with `synchronous=FULL`
+    /// syncs while holding SQLite's one write lock, so every episode write
+    /// waited for a workspace write's disk. This is as durable: a committed
+    /// transaction's frames are in the log until a checkpoint copies them
+    /// into the database, and a checkpoint syncs the database before the log
+    /// is reused, so after this sync the commit is on disk in one or the other.
+    fn sync_log(&self) -> Result<(), std::io::Error> {
+        use std::sync::atomic::Ordering;
+        std::fs::File::open(&self.inner.wal)?.sync_data()?;
+        if !self.inner.wal_entry_synced.load(Ordering::SeqCst) {
+            if let Some(dir) = self.inner.wal.parent() {
+                std::fs::File::open(dir)?.sync_all()?;
+            }
+            self.inner.wal_entry_synced.store(true, Ordering::SeqCst);
+        }
+        Ok(())
+    }
+
+    /// The connection of `role`, to write with (see [`Inner::writer`]).
+    fn write(&self, role: Role) -> Writing<'_> {
+        let writer = self.inner.writer.lock().unwrap_or_else(|e| e.into_inner());
+        Writing { conn: self.lock(role), _writer: writer }
+    }
 }
 
 /// Make the database and its WAL files readable by their owner only (SQLite
@@ -170,13 +242,48 @@ fn owner_only(path: &Path) {
     }
 }
 
-/// A connection in WAL mode with a busy timeout and the given `synchronous` level.
+/// A connection in WAL mode with a busy timeout and the given `synchronous`
+/// level, which never checkpoints when it commits ([`checkpointer`] does).
 fn connect(path: &Path, synchronous: &str) -> Result<Connection, DbError> {
     let conn = Connection::open(path)?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", synchronous)?;
+    conn.pragma_update(None, "wal_autocheckpoint", 0)?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
     Ok(conn)
+}
+
+/// How often the checkpointer looks at the write-ahead log, and the size
+/// above which it copies the log into the database.
+const CHECKPOINT_EVERY: Duration = Duration::from_millis(250);
+const CHECKPOINT_ABOVE: u64 = 4 << 20;
+
+/// Start the database's checkpointer: a thread with its own connection that
+/// copies the write-ahead log into the database whenever the log has grown
+/// past [`CHECKPOINT_ABOVE`], until the returned sender is dropped.
+///
+/// SQLite otherwise checkpoints inside whichever commit crosses its
+/// threshold: a quick episode write answered on a protocol thread would then
+/// copy megabytes and sync the database file, and every writer waiting for
+/// the write lock would wait with it. A passive checkpoint takes no write
+/// lock, so writers go on while it runs.
+fn checkpointer(path: &Path) -> Result<std::sync::mpsc::Sender<()>, DbError> {
+    let conn = connect(path, "NORMAL")?;
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    let wal = PathBuf::from(wal);
+    let (stop, stopped) = std::sync::mpsc::channel::<()>();
+    let spawned = std::thread::Builder::new().name("jacobian-checkpoint".into()).spawn(move || {
+        while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(CHECKPOINT_EVERY) {
+            if std::fs::metadata(&wal).is_ok_and(|m| m.len() > CHECKPOINT_ABOVE)
+                && let Err(error) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
+            {
+                tracing::warn!(%error, "checkpoint failed; the write-ahead log keeps growing until one succeeds");
+            }
+        }
+    });
+    spawned.map_err(DbError::Log)?;
+    Ok(stop)
 }
 
 /// [`Sqlite::migrate`], stopping at schema version `up_to`.

@@ -10,7 +10,7 @@ use super::{Role, Sqlite};
 
 impl EpisodeStore for Sqlite {
     fn put(&self, digest: &Digest, capability_id: &str, body: &[u8]) -> Result<(), DbError> {
-        let conn = self.lock(Role::Episodes);
+        let conn = self.write(Role::Episodes);
         conn.prepare_cached("INSERT OR IGNORE INTO episodes (digest, capability_id, body) VALUES (?1, ?2, ?3)")?
             .execute(params![digest.to_hex(), capability_id, body])?;
         Ok(())
@@ -25,7 +25,7 @@ impl EpisodeStore for Sqlite {
     }
 
     fn put_certificate(&self, certificate: &Digest, record: &CertificateRecord) -> Result<(), DbError> {
-        let conn = self.lock(Role::Episodes);
+        let conn = self.write(Role::Episodes);
         conn.prepare_cached(
             "INSERT OR IGNORE INTO certificates (digest, checker_role, certificate_format, verify_capability_id,
                 capability_id, producer) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -78,7 +78,7 @@ impl ExperimentStore for Sqlite {
     fn append(&self, experiment: &str, record: &InvocationRecord) -> Result<u64, DbError> {
         // One statement: the ordinal is assigned and the row written atomically.
         let ordinal: i64 = self
-            .lock(Role::Experiments)
+            .write(Role::Experiments)
             .prepare_cached(
                 "INSERT INTO experiment_invocations (experiment, ordinal, capability_id, stop_reason, episode, fuel,
                 wall_time_us, logical_bytes, model_visible_bytes, wire_bytes, policy_digest)
@@ -105,7 +105,7 @@ impl ExperimentStore for Sqlite {
     }
 
     fn put_policy(&self, digest: &Digest, body: &str) -> Result<(), DbError> {
-        self.lock(Role::Experiments).execute(
+        self.write(Role::Experiments).execute(
             "INSERT OR IGNORE INTO experiment_policies (digest, body) VALUES (?1, ?2)",
             params![digest.to_string(), body],
         )?;

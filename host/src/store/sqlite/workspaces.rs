@@ -1,9 +1,10 @@
 //! Workspaces, revisions and idempotency keys in `jacobian.db`: one
-//! `BEGIN IMMEDIATE` transaction per accepted write.
+//! `BEGIN IMMEDIATE` transaction per accepted write, made durable before it
+//! is acknowledged (`Sqlite::sync_log`).
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
-use crate::store::{Appended, Remembered, RevisionRow, StoreFailure, WorkspaceStore};
+use crate::store::{Appended, DbError, Remembered, RevisionRow, StoreFailure, WorkspaceStore};
 
 use super::{Role, Sqlite};
 
@@ -28,7 +29,7 @@ impl WorkspaceStore for Sqlite {
         key: &str,
         remember: &Remembered,
     ) -> Result<Option<Remembered>, StoreFailure> {
-        let mut conn = self.lock(Role::Workspaces);
+        let mut conn = self.write(Role::Workspaces);
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         if let Some(earlier) = remembered_in(&tx, "open", key)? {
             return Ok(Some(earlier));
@@ -43,6 +44,8 @@ impl WorkspaceStore for Sqlite {
             params![key, remember.payload_digest, remember.response],
         )?;
         tx.commit()?;
+        drop(conn);
+        self.sync_log().map_err(|e| StoreFailure(DbError::Log(e)))?;
         Ok(None)
     }
 
@@ -54,7 +57,7 @@ impl WorkspaceStore for Sqlite {
         key: &str,
         remember: &Remembered,
     ) -> Result<Appended, StoreFailure> {
-        let mut conn = self.lock(Role::Workspaces);
+        let mut conn = self.write(Role::Workspaces);
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         if let Some(earlier) = remembered_in(&tx, workspace_id, key)? {
             return Ok(Appended::Remembered(earlier));
@@ -76,6 +79,8 @@ impl WorkspaceStore for Sqlite {
             params![workspace_id, key, remember.payload_digest, remember.response],
         )?;
         tx.commit()?;
+        drop(conn);
+        self.sync_log().map_err(|e| StoreFailure(DbError::Log(e)))?;
         Ok(Appended::Done)
     }
 
