@@ -253,7 +253,9 @@ async fn edge(State(state): State<AppState>, mut request: Request, next: Next) -
                 );
             }
         };
-        let bulk = bytes.len() > BULK_BODY_BYTES;
+        // Only a message of an open session: rmcp starts a session's tasks on
+        // the runtime that handles its `initialize`, which must not be the lane.
+        let bulk = bytes.len() > BULK_BODY_BYTES && parts.headers.contains_key("mcp-session-id");
         let mut request = Request::from_parts(parts, axum::body::Body::from(bytes));
         // Tied to this HTTP exchange: cancelled when its response body is
         // dropped, which is when the client goes away (or the response ends);
@@ -264,7 +266,11 @@ async fn edge(State(state): State<AppState>, mut request: Request, next: Next) -
             // A large body is parsed (and its call validated) off the protocol
             // threads, so that it never delays a small request behind it.
             request.extensions_mut().insert(Bulk);
-            match crate::lanes::background().spawn(next.run(request)).await {
+            // Should the client go away while the lane parses, its call is cancelled all the same.
+            let abandoned = gone.0.clone().drop_guard();
+            let parsed = crate::lanes::background().spawn(next.run(request)).await;
+            abandoned.disarm();
+            match parsed {
                 Ok(response) => response,
                 Err(e) => envelope(
                     StatusCode::INTERNAL_SERVER_ERROR,

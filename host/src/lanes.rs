@@ -5,9 +5,8 @@
 //! bounded per request to about a millisecond. Validation, storage and
 //! workspaces run on ordinary blocking threads: that work holds the stores'
 //! locks. What is unbounded CPU work runs on the background lane: large
-//! request bodies are parsed (and their calls validated) here, and the guest
-//! of an ordinary call still running after its first fuel slice continues
-//! here. Every thread of the lane is in the idle scheduling class, so however
+//! request bodies are parsed here, and the guest of an ordinary call still
+//! running after its first fuel slice continues here. Every thread of the lane is in the idle scheduling class, so however
 //! many long calls and large requests keep it busy, a small request finds a
 //! CPU as soon as it arrives. The guest's own thread, not the one that
 //! validates and records its call, is the one lowered: a thread holding a

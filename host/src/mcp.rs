@@ -41,8 +41,8 @@ operating model.";
 pub const REQUEST_ID: &str = "x-request-id";
 
 /// Marks an HTTP request whose body is above `http::BULK_BODY_BYTES`: it
-/// was parsed on the background lane (`lanes`), and its call is validated
-/// there too, never answered inline on a protocol thread.
+/// was parsed on the background lane (`lanes`), and its call is validated on
+/// a blocking thread, never answered inline on a protocol thread.
 #[derive(Debug, Clone, Copy)]
 pub struct Bulk;
 
@@ -164,7 +164,7 @@ never conclusions.",
             capability_id = %crate::limits::clip(&request.capability_id, crate::limits::MAX_ID_BYTES));
         // A quick call is answered right here: handing it to a blocking
         // thread and back would cost more than the call (see ARCHITECTURE.md).
-        // A request with a large body is validated on a blocking thread too.
+        // A request with a large body is validated on a blocking thread: it is CPU work of its size.
         let bulk = context
             .extensions
             .get::<axum::http::request::Parts>()
@@ -197,9 +197,7 @@ never conclusions.",
             let _entered = span.enter();
             runtime.invoke_cancellable(&request, &running)
         };
-        // A large input's validation is CPU work of its size: the background lane.
-        let mut task =
-            if bulk { crate::lanes::background().spawn_blocking(call) } else { tokio::task::spawn_blocking(call) };
+        let mut task = tokio::task::spawn_blocking(call);
         // Over HTTP, the exchange that carries this call: when the client goes
         // away, nobody can receive the result.
         let gone = context

@@ -124,14 +124,15 @@ fn an_archive_is_refused_past_its_bound_before_the_rest_is_read() {
     assert_eq!(within.pack_hash, whole.pack_hash);
 }
 
-/// A guest that sends 16 MiB strings to the host again and again (its log
-/// lines) costs the host only what it keeps: the resident memory of the
-/// process running the call (`jacobian invoke`, alone in its process) stays
-/// within the call's memory budget plus a constant, sampled while it runs.
-/// (Each lifted line was once copied whole and kept at its full capacity:
-/// gigabytes.)
+/// Every attack of the hostile guest costs the host only what it keeps: the
+/// resident memory of the process running the call (`jacobian invoke`, alone
+/// in its process) stays within the call's memory budget plus a constant,
+/// sampled while it runs, and the call ends in its typed answer. Among them
+/// 16 MiB strings sent to the host again and again (each lifted line was
+/// once copied whole and kept at its full capacity: gigabytes) and pollables
+/// made and never dropped (the resource table stops them at 4,096).
 #[test]
-fn string_lift_bombs_cost_the_host_only_what_it_keeps() {
+fn component_attacks_cost_the_host_only_their_budget_and_a_constant() {
     let (runtime, dir) = support::runtime();
     runtime.install(&support::test_guest("hostile"), None).unwrap();
     runtime.update_policy(|p| p.budgets.wall_ms = 1500).unwrap();
@@ -139,31 +140,68 @@ fn string_lift_bombs_cost_the_host_only_what_it_keeps() {
     drop(runtime);
     /// What the host may hold beyond the call's memory: the runtime, the log's 256 lines of 1 KiB, the pool's slack.
     const SLACK_KIB: u64 = 128 << 10;
-    let input = dir.path().join("bomb.json");
-    std::fs::write(&input, r#"{"attack": "host_time", "argument": "forever"}"#).unwrap();
-    // The answer (with its 256 log lines) goes to a file: a pipe nobody reads until the end would fill.
-    let answer = dir.path().join("answer.json");
-    let mut child = std::process::Command::new(support::BIN)
-        .arg("--data-dir")
-        .arg(dir.path())
-        .args(["invoke", "test.hostile.attack", "--mode", "EXPLORE", "--input"])
-        .arg(&input)
-        .stdout(std::fs::File::create(&answer).unwrap())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut peak = 0;
-    while child.try_wait().unwrap().is_none() {
-        peak = peak.max(resident_kib(child.id()));
-        std::thread::sleep(std::time::Duration::from_millis(5));
+    let completed = "\"COMPLETED\"";
+    let attacks: [(&str, &str, &[&str]); 7] = [
+        ("host_time", "forever", &["DEADLINE_EXCEEDED"]),
+        ("subscribe_storm", "forever", &["GUEST_TRAP"]),
+        ("bulk_fill", "forever", &["DEADLINE_EXCEEDED"]),
+        // Refused memory, then the guest's allocator gives up or spins: either is this call's answer.
+        ("memory", "", &["MEMORY_LIMIT", "FUEL_EXHAUSTED"]),
+        ("grow_storm", "", &[completed]),
+        ("log_flood", "", &[completed]),
+        ("loop", "", &["DEADLINE_EXCEEDED"]),
+    ];
+    for (attack, argument, expected) in attacks {
+        let input = dir.path().join("attack.json");
+        let argument = if argument.is_empty() { json!(null) } else { json!(argument) };
+        std::fs::write(&input, json!({"attack": attack, "argument": argument}).to_string()).unwrap();
+        // The answer (with its 256 log lines) goes to a file: a pipe nobody reads until the end would fill.
+        let answer = dir.path().join("answer.json");
+        let mut child = std::process::Command::new(support::BIN)
+            .arg("--data-dir")
+            .arg(dir.path())
+            .args(["invoke", "test.hostile.attack", "--mode", "EXPLORE", "--input"])
+            .arg(&input)
+            .stdout(std::fs::File::create(&answer).unwrap())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut peak = 0;
+        while child.try_wait().unwrap().is_none() {
+            peak = peak.max(resident_kib(child.id()));
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let out = std::fs::read_to_string(&answer).unwrap();
+        assert!(expected.iter().any(|e| out.contains(e)), "{attack}: {}", &out[..out.len().min(2000)]);
+        assert!(peak > 0, "{attack}: sampled");
+        assert!(
+            peak <= budget_kib + SLACK_KIB,
+            "{attack}: resident {peak} KiB, above the call's {budget_kib} KiB plus {SLACK_KIB} KiB"
+        );
     }
-    let out = std::fs::read_to_string(&answer).unwrap();
-    assert!(out.contains("DEADLINE_EXCEEDED") || out.contains("FUEL_EXHAUSTED"), "{out}");
-    assert!(peak > 0, "sampled");
-    assert!(
-        peak <= budget_kib + SLACK_KIB,
-        "resident {peak} KiB, above the call's {budget_kib} KiB plus {SLACK_KIB} KiB"
-    );
+}
+
+/// A call holds at most `MAX_RESOURCES` host resources at once: a guest
+/// keeping pollables it never drops completes below the cap and traps past it.
+#[test]
+fn the_resource_table_is_bounded() {
+    use jacobian::engine::MAX_RESOURCES;
+    let (runtime, dir) = support::runtime();
+    runtime.install(&support::test_guest("hostile"), None).unwrap();
+    drop(runtime);
+    let runtime = support::open(dir.path().to_path_buf());
+    let storm = |rounds: usize| {
+        runtime.invoke(&InvokeRequest {
+            capability_id: "test.hostile.attack".into(),
+            input: json!({"attack": "subscribe_storm", "argument": rounds.to_string()}),
+            ..Default::default()
+        })
+    };
+    // Each pollable of `subscribe-duration` takes two places: the pollable and its deadline.
+    let below = storm(MAX_RESOURCES / 2 - 64);
+    assert_eq!(below.status, Status::Completed, "{:?}", below.diagnostic);
+    let over = storm(MAX_RESOURCES / 2 + 64);
+    assert_eq!(over.diagnostic.map(|d| d.code), Some(Code::GuestTrap));
 }
 
 /// A workspace holds a bounded number of cards: the write that would pass

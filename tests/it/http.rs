@@ -472,9 +472,9 @@ fn origins_sessions_requests_in_flight_and_slow_clients_are_bounded() {
     }
 }
 
-/// Bodies above `BULK_BODY_BYTES` are parsed and validated on the background
-/// lane and answered exactly as small ones are; a megabyte capability id is
-/// refused without being echoed (it once came back whole in the answer).
+/// Bodies above `BULK_BODY_BYTES`, parsed on the background lane, are
+/// answered exactly as small ones are; a megabyte capability id is refused
+/// without being echoed (it once came back whole in the answer).
 #[test]
 fn large_bodies_are_answered_from_the_background_lane() {
     let dir = tempfile::tempdir().unwrap();

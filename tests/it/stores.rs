@@ -565,10 +565,9 @@ fn both_backends_keep_the_tables_they_share_with_the_same_columns() {
     assert!(missing.is_empty(), "tables only SQLite keeps: {missing:?}");
 }
 
-/// No commit checkpoints the SQLite write-ahead log (a quick write answered
-/// on a protocol thread would then copy megabytes and sync the database
-/// file): the checkpointer thread copies it into the database once it passes
-/// its threshold, while writers go on.
+/// The SQLite write-ahead log is copied into the database while the store
+/// stays open (no commit checkpoints any more: the checkpointer thread does,
+/// once the log passes its threshold, while writers go on).
 #[test]
 fn the_sqlite_log_is_checkpointed_by_its_own_thread() {
     let dir = tempfile::tempdir().unwrap();

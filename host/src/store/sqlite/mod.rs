@@ -141,7 +141,16 @@ struct Inner {
 /// A connection held for writing: the process's write lock, then the connection.
 pub(super) struct Writing<'a> {
     conn: MutexGuard<'a, Connection>,
-    _writer: MutexGuard<'a, ()>,
+    writer: MutexGuard<'a, ()>,
+}
+
+impl<'a> Writing<'a> {
+    /// Let other writers go on, keeping the connection (and so this role's
+    /// readers waiting) a while longer.
+    pub(super) fn release_writer(self) -> MutexGuard<'a, Connection> {
+        drop(self.writer);
+        self.conn
+    }
 }
 
 impl std::ops::Deref for Writing<'_> {
@@ -204,7 +213,9 @@ impl Sqlite {
     /// with `synchronous=NORMAL` like everything else and sync the log here,
     /// after the write lock is released: a commit with `synchronous=FULL`
     /// syncs while holding SQLite's one write lock, so every episode write
-    /// waited for a workspace write's disk. This is as durable: a committed
+    /// waited for a workspace write's disk. The workspace connection is held
+    /// until the sync is done, so no reader or retry of this process sees
+    /// (or acknowledges again) a commit that is not yet durable. This is as durable: a committed
     /// transaction's frames are in the log until a checkpoint copies them
     /// into the database, and a checkpoint syncs the database before the log
     /// is reused, so after this sync the commit is on disk in one or the other.
@@ -220,10 +231,14 @@ impl Sqlite {
         Ok(())
     }
 
-    /// The connection of `role`, to write with (see [`Inner::writer`]).
+    /// The connection of `role`, to write with (see [`Inner::writer`]): the
+    /// connection first, so that a long read on one connection holds up no
+    /// writer of another (a writer holds one connection, so this order
+    /// cannot deadlock).
     fn write(&self, role: Role) -> Writing<'_> {
+        let conn = self.lock(role);
         let writer = self.inner.writer.lock().unwrap_or_else(|e| e.into_inner());
-        Writing { conn: self.lock(role), _writer: writer }
+        Writing { conn, writer }
     }
 }
 
@@ -249,6 +264,9 @@ fn connect(path: &Path, synchronous: &str) -> Result<Connection, DbError> {
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", synchronous)?;
     conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+    // Truncated back to this size when a checkpointed log is reused, so that
+    // its size says how much is left to checkpoint.
+    conn.pragma_update(None, "journal_size_limit", CHECKPOINT_ABOVE as i64)?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
     Ok(conn)
 }

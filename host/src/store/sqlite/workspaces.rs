@@ -44,7 +44,7 @@ impl WorkspaceStore for Sqlite {
             params![key, remember.payload_digest, remember.response],
         )?;
         tx.commit()?;
-        drop(conn);
+        let _conn = conn.release_writer();
         self.sync_log().map_err(|e| StoreFailure(DbError::Log(e)))?;
         Ok(None)
     }
@@ -79,7 +79,7 @@ impl WorkspaceStore for Sqlite {
             params![workspace_id, key, remember.payload_digest, remember.response],
         )?;
         tx.commit()?;
-        drop(conn);
+        let _conn = conn.release_writer();
         self.sync_log().map_err(|e| StoreFailure(DbError::Log(e)))?;
         Ok(Appended::Done)
     }

@@ -14,12 +14,13 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct Input {
     /// none, loop, memory, grow_storm, recursion, panic, output, log_flood,
-    /// host_time, bulk_fill, sleep, read_artifact, ambient, claim_verified,
+    /// host_time, bulk_fill, subscribe_storm, sleep, read_artifact, ambient, claim_verified,
     /// malformed, off_schema, route_declared, route_role, route_checker,
     /// route_format, relabel, format_mismatch.
     pub attack: String,
     /// Bytes of output for `output`; digest for `read_artifact`; `then_spin`
-    /// for `grow_storm`; `forever` for `host_time`; rounds for `bulk_fill`;
+    /// for `grow_storm`; `forever` for `host_time`; rounds for `bulk_fill` and
+    /// `subscribe_storm`;
     /// `cnf=<uri>;certificate=<uri>` for `relabel`.
     #[serde(default)]
     pub argument: Option<String>,
@@ -120,6 +121,17 @@ impl Capability for Hostile {
                 }
                 "logged".to_owned()
             }
+            "subscribe_storm" => {
+                // Host resources never dropped: a pollable per round, each a
+                // place in the host's resource table, forever unless rounds
+                // are given.
+                let rounds: u64 = input.argument.and_then(|a| a.parse().ok()).unwrap_or(u64::MAX);
+                for _ in 0..rounds {
+                    // SAFETY: the import takes a duration and returns a new pollable's handle.
+                    black_box(unsafe { subscribe_duration(1_000_000_000) });
+                }
+                format!("{rounds} pollables held")
+            }
             "bulk_fill" => {
                 // Bulk memory work for almost no code: one 16 MiB fill (a
                 // `memory.fill`) per round, forever unless rounds are given.
@@ -194,6 +206,13 @@ impl Capability for Hostile {
 /// A harmless answer routed by `route`.
 fn routed(route: VerificationRoute) -> Produced<Output> {
     Produced::computed(Output { result: "routed".into() }, Scope::exhaustive("nothing")).verify_with(route)
+}
+
+#[link(wasm_import_module = "wasi:clocks/monotonic-clock@0.2.0")]
+unsafe extern "C" {
+    /// A pollable ready after the given nanoseconds (its handle, never dropped here).
+    #[link_name = "subscribe-duration"]
+    fn subscribe_duration(nanoseconds: u64) -> u32;
 }
 
 #[inline(never)]
