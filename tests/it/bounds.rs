@@ -145,8 +145,9 @@ fn component_attacks_cost_the_host_only_their_budget_and_a_constant() {
         ("host_time", "forever", &["DEADLINE_EXCEEDED"]),
         ("subscribe_storm", "forever", &["GUEST_TRAP"]),
         ("bulk_fill", "forever", &["DEADLINE_EXCEEDED"]),
-        // Refused memory, then the guest's allocator gives up or spins: either is this call's answer.
-        ("memory", "", &["MEMORY_LIMIT", "FUEL_EXHAUSTED"]),
+        // Refused memory, then the guest's allocator gives up or spins (until its fuel or the
+        // wall-clock ceiling, whichever a loaded machine reaches first): each is a typed answer.
+        ("memory", "", &["MEMORY_LIMIT", "FUEL_EXHAUSTED", "DEADLINE_EXCEEDED"]),
         ("grow_storm", "", &[completed]),
         ("log_flood", "", &[completed]),
         ("loop", "", &["DEADLINE_EXCEEDED"]),
