@@ -135,7 +135,7 @@ fn an_archive_is_refused_past_its_bound_before_the_rest_is_read() {
 fn component_attacks_cost_the_host_only_their_budget_and_a_constant() {
     let (runtime, dir) = support::runtime();
     runtime.install(&support::test_guest("hostile"), None).unwrap();
-    runtime.update_policy(|p| p.budgets.wall_ms = 1500).unwrap();
+    runtime.update_policy(|p| p.budgets.wall_ms = 3000).unwrap();
     let budget_kib = runtime.policy().budgets.memory_bytes / 1024;
     drop(runtime);
     /// What the host may hold beyond the call's memory: the runtime, the log's 256 lines of 1 KiB, the pool's slack.
