@@ -938,7 +938,7 @@ fn attack_figures() {
                 let running = || !stop.load(std::sync::atomic::Ordering::Relaxed);
                 let count = || attacks.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 if attacker == 7 {
-                    lower_priority();
+                    jacobian::lanes::idle_class().expect("SCHED_IDLE");
                     // Slow loris: connections that never finish their headers.
                     while running() {
                         let mut streams: Vec<std::net::TcpStream> = (0..16)
@@ -968,7 +968,7 @@ fn attack_figures() {
                 // The attackers share the machine's two cores with the server:
                 // their own work (building and reading megabytes of JSON) runs
                 // at the lowest priority, and each request body is built once.
-                lower_priority();
+                jacobian::lanes::idle_class().expect("SCHED_IDLE");
                 let invoke = |arguments: serde_json::Value| {
                     json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                         "params": {"name": "capability.invoke", "arguments": arguments}})
@@ -1017,15 +1017,6 @@ fn attack_figures() {
     );
     let _ = child.kill();
     let _ = child.wait();
-}
-
-/// Run the calling thread in the idle scheduling class: an attacker's own
-/// client work never takes a CPU the server (or the honest client) wants.
-fn lower_priority() {
-    let param = libc::sched_param { sched_priority: 0 };
-    // SAFETY: sched_setscheduler on this thread's own id changes only its class.
-    let status = unsafe { libc::sched_setscheduler(libc::gettid(), libc::SCHED_IDLE, &param) };
-    assert_eq!(status, 0, "SCHED_IDLE: {}", std::io::Error::last_os_error());
 }
 
 /// `jacobian serve --http 127.0.0.1:0` from exec to its ready line, on a fresh data directory

@@ -55,11 +55,16 @@ pub fn on_background<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'stati
 /// running thread finish its slice first, milliseconds of delay for a
 /// request that needs a hundred microseconds.
 fn lower_thread_priority() {
+    if let Err(error) = idle_class() {
+        tracing::warn!(%error, "the background lane runs at normal priority");
+    }
+}
+
+/// Move the calling thread to `SCHED_IDLE` (see [`lower_thread_priority`]).
+pub fn idle_class() -> std::io::Result<()> {
     let param = libc::sched_param { sched_priority: 0 };
     // SAFETY: sched_setscheduler on this thread's own id with a valid
     // parameter changes only its scheduling class.
     let status = unsafe { libc::sched_setscheduler(libc::gettid(), libc::SCHED_IDLE, &param) };
-    if status != 0 {
-        tracing::warn!(error = %std::io::Error::last_os_error(), "the background lane runs at normal priority");
-    }
+    if status == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
 }

@@ -179,11 +179,7 @@ impl Sqlite {
             experiments: Mutex::new(normal()?),
             workspaces: Mutex::new(normal()?),
             writer: Mutex::new(()),
-            wal: {
-                let mut wal = path.as_os_str().to_owned();
-                wal.push("-wal");
-                PathBuf::from(wal)
-            },
+            wal: beside(path, "-wal"),
             wal_entry_synced: Default::default(),
             _checkpointer: checkpointer(path)?,
         };
@@ -242,13 +238,19 @@ impl Sqlite {
     }
 }
 
+/// The database's own file, or one SQLite keeps beside it (`-wal`, `-shm`).
+fn beside(path: &Path, suffix: &str) -> PathBuf {
+    let mut file = path.as_os_str().to_owned();
+    file.push(suffix);
+    PathBuf::from(file)
+}
+
 /// Make the database and its WAL files readable by their owner only (SQLite
 /// creates them with the process's umask).
 fn owner_only(path: &Path) {
     use std::os::unix::fs::PermissionsExt;
     for suffix in ["", "-wal", "-shm"] {
-        let mut file = path.as_os_str().to_owned();
-        file.push(suffix);
+        let file = beside(path, suffix);
         if let Err(error) = std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600))
             && error.kind() != std::io::ErrorKind::NotFound
         {
@@ -287,9 +289,7 @@ const CHECKPOINT_ABOVE: u64 = 4 << 20;
 /// lock, so writers go on while it runs.
 fn checkpointer(path: &Path) -> Result<std::sync::mpsc::Sender<()>, DbError> {
     let conn = connect(path, "NORMAL")?;
-    let mut wal = path.as_os_str().to_owned();
-    wal.push("-wal");
-    let wal = PathBuf::from(wal);
+    let wal = beside(path, "-wal");
     let (stop, stopped) = std::sync::mpsc::channel::<()>();
     let spawned = std::thread::Builder::new().name("jacobian-checkpoint".into()).spawn(move || {
         while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(CHECKPOINT_EVERY) {
