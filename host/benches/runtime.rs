@@ -892,7 +892,7 @@ fn http_figures(dir: &std::path::Path) {
 /// work, workspace growth, and slow-loris connections. Returns nothing; prints
 /// the honest p50 / p99 alone and under attack, every honest call checked.
 fn attack_figures() {
-    const HONEST_CALLS: usize = 1500;
+    let honest_calls: usize = std::env::var("BENCH_HONEST_CALLS").ok().and_then(|n| n.parse().ok()).unwrap_or(1500);
     let dir = tempfile::tempdir().expect("temp dir");
     {
         let runtime = open(dir.path());
@@ -917,7 +917,7 @@ fn attack_figures() {
             "arguments": {"capability_id": "test.echo.message", "input": {"message": "hi"}}}})
         .to_string();
         let mut client = HttpClient::connect(addr);
-        (0..HONEST_CALLS)
+        (0..honest_calls)
             .map(|_| {
                 let started = Instant::now();
                 let answer = client.post(&body);
@@ -1008,7 +1008,7 @@ fn attack_figures() {
     let (attacked50, attacked99) = percentiles(under_attack);
     let resident = resident_kib(child.id());
     println!(
-        "honest client, {HONEST_CALLS} sequential invokes over HTTP: alone p50 {alone50:.0} µs p99 {alone99:.0} µs; \
+        "honest client, {honest_calls} sequential invokes over HTTP: alone p50 {alone50:.0} µs p99 {alone99:.0} µs; \
          under 8 attackers ({} attacks answered) p50 {attacked50:.0} µs p99 {attacked99:.0} µs ({:.2}x at p99), \
          no honest call failed; server resident {} MiB",
         attacks.load(std::sync::atomic::Ordering::Relaxed),

@@ -107,6 +107,10 @@ struct AppState {
     in_flight: Arc<tokio::sync::Semaphore>,
     /// The MCP sessions of this server (counted against the cap).
     sessions: Arc<LocalSessionManager>,
+    /// Held by a request that opens a session from its last check of the cap
+    /// until its session exists, so concurrent `initialize`s cannot all pass
+    /// the same check and exceed the cap together.
+    opening: Arc<tokio::sync::Mutex<()>>,
 }
 
 /// The route template a path belongs to (a closed set: metrics labels).
@@ -256,6 +260,14 @@ async fn edge(State(state): State<AppState>, mut request: Request, next: Next) -
         // Only a message of an open session: rmcp starts a session's tasks on
         // the runtime that handles its `initialize`, which must not be the lane.
         let bulk = bytes.len() > BULK_BODY_BYTES && parts.headers.contains_key("mcp-session-id");
+        let _opening = if opens_session {
+            match state.open_session(&request_id).await {
+                Ok(guard) => Some(guard),
+                Err(refusal) => return finish(refusal, &state, &method, route, value),
+            }
+        } else {
+            None
+        };
         let mut request = Request::from_parts(parts, axum::body::Body::from(bytes));
         // Tied to this HTTP exchange: cancelled when its response body is
         // dropped, which is when the client goes away (or the response ends);
@@ -315,16 +327,31 @@ fn finish(mut response: Response, state: &AppState, method: &str, route: &'stati
 
 impl AppState {
     /// Refuse a new MCP session beyond the cap (an `initialize`: a POST to
-    /// `/mcp` without a session id).
+    /// `/mcp` without a session id). A first check, before the body is read.
     async fn admit(&self, opens_session: bool, request_id: &str) -> Result<(), Response> {
         if opens_session && self.sessions.sessions.read().await.len() >= self.limits.max_sessions {
-            let message = format!(
-                "the server holds its limit of {} MCP sessions; close one (HTTP DELETE) or retry later",
-                self.limits.max_sessions
-            );
-            return Err(envelope(StatusCode::SERVICE_UNAVAILABLE, ErrorType::Unavailable, message, request_id));
+            return Err(self.sessions_full(request_id));
         }
         Ok(())
+    }
+
+    /// The exact check, once the body is here: the guard, held until the
+    /// request's session exists, makes the check and the session's creation
+    /// one step among all requests that open sessions.
+    async fn open_session(&self, request_id: &str) -> Result<tokio::sync::OwnedMutexGuard<()>, Response> {
+        let opening = self.opening.clone().lock_owned().await;
+        if self.sessions.sessions.read().await.len() >= self.limits.max_sessions {
+            return Err(self.sessions_full(request_id));
+        }
+        Ok(opening)
+    }
+
+    fn sessions_full(&self, request_id: &str) -> Response {
+        let message = format!(
+            "the server holds its limit of {} MCP sessions; close one (HTTP DELETE) or retry later",
+            self.limits.max_sessions
+        );
+        envelope(StatusCode::SERVICE_UNAVAILABLE, ErrorType::Unavailable, message, request_id)
     }
 }
 
@@ -414,6 +441,7 @@ pub fn app(runtime: Arc<Runtime>, config: &HttpConfig, shutdown: CancellationTok
         limits: config.limits,
         in_flight: Arc::new(tokio::sync::Semaphore::new(config.limits.max_in_flight)),
         sessions,
+        opening: Default::default(),
     };
     Router::new()
         .route("/health", get(health))

@@ -382,6 +382,49 @@ fn a_client_that_disconnects_mid_call_cancels_it_and_the_server_keeps_serving() 
     assert_eq!(server.request("GET", "/health", &[]).0, 200);
 }
 
+/// Sixteen `initialize`s that all reach the server before any of them has
+/// its session (each holds back its body's last byte until all are in) open
+/// exactly as many sessions as the cap allows; the others get the typed 503.
+#[test]
+fn concurrent_initializes_never_exceed_the_session_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_with(dir.path(), None, &["--max-sessions", "3", "--max-in-flight", "64"]);
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "race", "version": "0"}}})
+    .to_string();
+    let mut streams: Vec<TcpStream> = (0..16)
+        .map(|_| {
+            let mut stream = TcpStream::connect(&server.addr).unwrap();
+            stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+            let head = format!(
+                "POST /mcp HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Type: application/json\r\n\
+                 Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n",
+                server.addr,
+                initialize.len()
+            );
+            stream.write_all(head.as_bytes()).unwrap();
+            stream.write_all(&initialize.as_bytes()[..initialize.len() - 1]).unwrap();
+            stream
+        })
+        .collect();
+    // Every request has passed the server's first check of the cap by now.
+    std::thread::sleep(Duration::from_millis(300));
+    for stream in &mut streams {
+        stream.write_all(&initialize.as_bytes()[initialize.len() - 1..]).unwrap();
+    }
+    let statuses: Vec<String> = streams
+        .into_iter()
+        .map(|mut stream| {
+            let mut raw = Vec::new();
+            stream.read_to_end(&mut raw).unwrap();
+            String::from_utf8_lossy(&raw).split(' ').nth(1).unwrap_or("none").to_owned()
+        })
+        .collect();
+    let opened = statuses.iter().filter(|s| *s == "200").count();
+    let refused = statuses.iter().filter(|s| *s == "503").count();
+    assert_eq!((opened, refused), (3, 13), "{statuses:?}");
+}
+
 /// The HTTP edge's own bounds: a browser Origin it does not serve, MCP
 /// sessions and requests in flight beyond their caps, and clients too slow to
 /// send their headers or body each get a typed answer, while the server keeps
@@ -498,4 +541,64 @@ fn large_bodies_are_answered_from_the_background_lane() {
         &answer[..answer.len().min(600)]
     );
     assert!(answer.len() < 16 << 10, "the answer echoes the id: {} bytes", answer.len());
+}
+
+/// An archive bomb over MCP: an experiment whose pack would carry about
+/// 60 MiB of artifacts, read as `experiment://…/archive`, is refused with a
+/// typed `OVERSIZED` pointing to `jacobian archive`, while the server's
+/// resident memory (sampled during the read) grows by at most four times the
+/// MCP archive bound; the server answers the next call.
+#[test]
+fn an_archive_bomb_over_mcp_is_refused_within_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_with(dir.path(), None, &[]);
+    let mut client = crate::mcp_http::HttpClient::connect(&server.addr);
+    let experiment = "archive-bomb";
+    let clauses = 60_000;
+    for i in 0..72u64 {
+        let dimacs: String = std::iter::once(format!("p cnf 1000 {clauses}\n"))
+            .chain(
+                (0..clauses as u64).map(|j| format!("{} -{} 0\n", (i * 131 + j * 7) % 1000 + 1, (j * 13) % 1000 + 1)),
+            )
+            .collect();
+        let (answer, is_error) = client.call(
+            "capability.invoke",
+            json!({"capability_id": "sat.cnf.construct", "input": {"dimacs": dimacs}, "experiment": experiment}),
+        );
+        assert!(!is_error, "{answer}");
+    }
+    let pid = server.child.id();
+    let before = crate::mcp_http::resident_kib(pid);
+    let reading = std::sync::atomic::AtomicBool::new(true);
+    let (answer, peak) = std::thread::scope(|scope| {
+        let sampler = scope.spawn(|| {
+            let mut peak = 0;
+            while reading.load(std::sync::atomic::Ordering::Relaxed) {
+                peak = peak.max(crate::mcp_http::resident_kib(pid));
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            peak
+        });
+        let body = json!({"jsonrpc": "2.0", "id": 9, "method": "resources/read",
+            "params": {"uri": format!("experiment://{experiment}/archive")}})
+        .to_string();
+        let answer = client.post(&body);
+        reading.store(false, std::sync::atomic::Ordering::Relaxed);
+        (answer, sampler.join().expect("sampler"))
+    });
+    assert!(
+        answer.contains("OVERSIZED") && answer.contains("jacobian archive"),
+        "{}",
+        &answer[..answer.len().min(600)]
+    );
+    assert!(answer.len() < 16 << 10, "the refusal carries the pack: {} bytes", answer.len());
+    let grown_mib = peak.saturating_sub(before) / 1024;
+    let allowed_mib = 4 * jacobian::resources::MAX_MCP_ARCHIVE_BYTES / (1 << 20);
+    assert!(grown_mib <= allowed_mib, "reading the archive grew the server by {grown_mib} MiB (allowed {allowed_mib})");
+    let (answer, is_error) = client.call(
+        "capability.invoke",
+        json!({"capability_id": "sat.cnf.construct",
+        "input": {"dimacs": "p cnf 1 1\n1 0\n"}}),
+    );
+    assert!(!is_error, "{answer}");
 }

@@ -3,6 +3,7 @@
 //! refused with the path of the first offending field.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
@@ -78,16 +79,21 @@ pub struct Attempt {
 }
 
 /// A workspace at one revision.
+///
+/// Cards, attempts and scratch texts are shared between the states of
+/// successive revisions: a write copies the lists of pointers, never the
+/// texts (up to [`MAX_ITEMS`] of them, each up to [`MAX_BODY`] bytes), and a
+/// card it marks is copied alone.
 #[derive(Debug, Clone, PartialEq)]
 pub struct State {
     /// Cards by number (index = number - 1).
-    pub cards: Vec<Card>,
+    pub cards: Vec<Arc<Card>>,
     /// Attempts by number.
-    pub attempts: Vec<Attempt>,
+    pub attempts: Vec<Arc<Attempt>>,
     /// Focused cards.
     pub focus: Vec<u64>,
     /// Scratch texts with their revision.
-    pub scratch: Vec<(u64, String)>,
+    pub scratch: Vec<(u64, Arc<str>)>,
     /// The revision this state is at.
     pub revision: u64,
     /// Entries per revision (for RESUME).
@@ -180,7 +186,7 @@ impl State {
         check_text("title", title, 1, MAX_TITLE)?;
         check_text("statement", statement, 0, MAX_BODY)?;
         Ok(State {
-            cards: vec![Card {
+            cards: vec![Arc::new(Card {
                 number: 1,
                 kind: FindingKind::Goal,
                 title: title.to_owned(),
@@ -189,7 +195,7 @@ impl State {
                 assumptions: Vec::new(),
                 created: 0,
                 marks: Vec::new(),
-            }],
+            })],
             attempts: Vec::new(),
             focus: vec![1],
             scratch: Vec::new(),
@@ -201,11 +207,12 @@ impl State {
 
     /// Look up a card by number.
     pub fn card(&self, number: u64) -> Option<&Card> {
-        number.checked_sub(1).and_then(|i| self.cards.get(i as usize))
+        number.checked_sub(1).and_then(|i| self.cards.get(i as usize)).map(|card| &**card)
     }
 
+    /// The card to change: copied first if an earlier state shares it.
     fn card_mut(&mut self, number: u64) -> &mut Card {
-        &mut self.cards[(number - 1) as usize]
+        Arc::make_mut(&mut self.cards[(number - 1) as usize])
     }
 
     /// Apply a write as the next revision. Nothing is applied unless
@@ -252,7 +259,7 @@ impl State {
                     }
                     let [(_, _, deps), (_, _, assumed)] = links;
                     let number = next.cards.len() as u64 + 1;
-                    next.cards.push(Card {
+                    next.cards.push(Arc::new(Card {
                         number,
                         kind: *kind,
                         title: title.clone(),
@@ -261,7 +268,7 @@ impl State {
                         assumptions: assumed.clone(),
                         created: revision,
                         marks: Vec::new(),
-                    });
+                    }));
                     if let Some(r) = client_ref {
                         bound.insert(r.clone(), (true, number));
                         assigned.push((r.clone(), card_id(number)));
@@ -278,14 +285,14 @@ impl State {
                     check_text(&at("method"), method, 1, MAX_TITLE)?;
                     check_text(&at("summary"), summary, 0, MAX_BODY)?;
                     let number = next.attempts.len() as u64 + 1;
-                    next.attempts.push(Attempt {
+                    next.attempts.push(Arc::new(Attempt {
                         number,
                         target: card,
                         method: method.clone(),
                         outcome: *outcome,
                         summary: summary.clone(),
                         revision,
-                    });
+                    }));
                     if let Some(r) = client_ref {
                         bound.insert(r.clone(), (false, number));
                         assigned.push((r.clone(), attempt_id(number)));
@@ -358,7 +365,7 @@ impl State {
                 }
                 Entry::Scratch { text } => {
                     check_text(&at("text"), text, 1, MAX_BODY)?;
-                    next.scratch.push((revision, text.clone()));
+                    next.scratch.push((revision, Arc::from(text.as_str())));
                     resolved_entries.push(json!({"type": "scratch", "text": text}));
                 }
             }
@@ -538,5 +545,42 @@ fn resolve(
             path,
             format!("{text:?} is neither a card of this workspace nor a client_ref of an earlier entry"),
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entries(value: Value) -> Vec<Entry> {
+        serde_json::from_value(value).expect("entries")
+    }
+
+    /// A write shares every card, attempt and scratch text it does not
+    /// change with the state it was applied to, copies the card it marks,
+    /// and leaves that state as it was.
+    #[test]
+    fn a_write_copies_only_what_it_changes() {
+        let open = State::open("Goal", "statement").expect("open");
+        let grown = open
+            .apply(&entries(json!([
+                {"type": "finding", "kind": "CLAIM", "title": "a", "body": "x".repeat(MAX_BODY)},
+                {"type": "finding", "kind": "CLAIM", "title": "b", "body": "y".repeat(MAX_BODY)},
+                {"type": "attempt", "target": "card-2", "method": "m", "outcome": "COMPLETED", "summary": "s"},
+                {"type": "scratch", "text": "z".repeat(MAX_BODY)},
+            ])))
+            .expect("grow")
+            .state;
+        let marked = grown
+            .apply(&entries(json!([{"type": "mark", "card": "card-2", "mark": "RETRACTED", "reason": "wrong"}])))
+            .expect("mark")
+            .state;
+        assert!(Arc::ptr_eq(&grown.cards[0], &marked.cards[0]));
+        assert!(Arc::ptr_eq(&grown.cards[2], &marked.cards[2]), "an unchanged card was copied");
+        assert!(Arc::ptr_eq(&grown.attempts[0], &marked.attempts[0]), "an attempt was copied");
+        assert!(Arc::ptr_eq(&grown.scratch[0].1, &marked.scratch[0].1), "a scratch text was copied");
+        assert!(!Arc::ptr_eq(&grown.cards[1], &marked.cards[1]));
+        assert!(grown.cards[1].marks.is_empty(), "the earlier state changed");
+        assert_eq!(marked.cards[1].marks.len(), 1);
     }
 }

@@ -329,6 +329,7 @@ fn open_items(state: &State) -> Vec<&Card> {
         .cards
         .iter()
         .filter(|c| matches!(c.kind, FindingKind::Goal | FindingKind::OpenQuestion) && c.state() == MarkKind::Active)
+        .map(|c| &**c)
         .collect()
 }
 
@@ -367,7 +368,7 @@ pub fn view(state: &State, selection: Selection<'_>, limit: usize) -> ViewResult
                     .iter()
                     .rev()
                     .take(3)
-                    .map(|(r, text)| ScratchNote { revision: revision_id(*r), text: text.clone() })
+                    .map(|(r, text)| ScratchNote { revision: revision_id(*r), text: text.to_string() })
                     .collect(),
                 active_stale_total: active_stale.len(),
             }))
