@@ -193,9 +193,11 @@ never conclusions.",
         let runtime = self.runtime.clone();
         let running = control.clone();
         let mut guard = CancelOnDrop(Some(control.clone()));
+        // The tool result is shaped on the blocking thread too: the protocol
+        // thread only writes it out.
         let call = move || {
             let _entered = span.enter();
-            runtime.invoke_cancellable(&request, &running)
+            invoke_tool_result(&runtime.invoke_cancellable(&request, &running))
         };
         let mut task = tokio::task::spawn_blocking(call);
         // Over HTTP, the exchange that carries this call: when the client goes
@@ -224,8 +226,7 @@ never conclusions.",
         if let Some(forwarder) = forwarder {
             let _ = forwarder.await;
         }
-        let result = joined.map_err(|e| McpError::internal_error(format!("invocation thread failed: {e}"), None))?;
-        Ok(invoke_tool_result(&result))
+        joined.map_err(|e| McpError::internal_error(format!("invocation thread failed: {e}"), None))
     }
 
     #[tool(
@@ -272,16 +273,16 @@ RETRACTED or SUPERSEDED card; no warning says nothing about truth)."
 async fn blocking<T: serde::Serialize + Send + 'static>(
     call: impl FnOnce() -> Result<T, Diagnostic> + Send + 'static,
 ) -> Result<CallToolResult, McpError> {
-    let answer = tokio::task::spawn_blocking(call)
-        .await
-        .map_err(|e| McpError::internal_error(format!("tool thread failed: {e}"), None))?;
-    Ok(match answer {
-        // The edge: typed answers become JSON here, and only here.
-        Ok(answer) => CallToolResult::structured(
-            serde_json::to_value(answer).map_err(|e| McpError::internal_error(format!("answer: {e}"), None))?,
-        ),
-        Err(diagnostic) => CallToolResult::structured_error(json!({"diagnostic": diagnostic})),
+    // The edge: typed answers become JSON here, and only here (on the
+    // blocking thread, so the protocol thread only writes them out).
+    tokio::task::spawn_blocking(move || match call() {
+        Ok(answer) => serde_json::to_value(answer)
+            .map(CallToolResult::structured)
+            .map_err(|e| McpError::internal_error(format!("answer: {e}"), None)),
+        Err(diagnostic) => Ok(CallToolResult::structured_error(json!({"diagnostic": diagnostic}))),
     })
+    .await
+    .map_err(|e| McpError::internal_error(format!("tool thread failed: {e}"), None))?
 }
 
 #[tool_handler(router = self.tool_router)]
