@@ -6,8 +6,10 @@
 //! in states and in bytes: a state weighs the bytes of every entry written to
 //! its workspace so far (at most [`super::model::MAX_WORKSPACE_BYTES`]), so a
 //! few large workspaces cannot hold more memory than many small ones. States
-//! of one workspace share their texts (`State`), so this over-counts: the
-//! memory held stays below the bound.
+//! of one workspace share their texts (`State`), and each counts them all:
+//! the bound is on what the states would hold unshared, so snapshots of one
+//! very large workspace crowd each other out (a query at an old revision of
+//! it then folds from further back, each step copying pointers, not texts).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};

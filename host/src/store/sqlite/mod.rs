@@ -5,8 +5,7 @@
 //! every schema version this binary knows and the database lacks (in one
 //! `BEGIN IMMEDIATE` transaction, so processes opening it together migrate
 //! once), refuses a database whose schema is newer, and then holds one
-//! connection per role to write with (and to read workspaces), and a pool of
-//! connections for every other read, all committing with `synchronous=NORMAL`: for
+//! connection per role, all committing with `synchronous=NORMAL`: for
 //! episodes and experiment lines a crash may lose the last commits, never
 //! corrupt; a workspace write syncs the log itself before it is acknowledged,
 //! outside the write lock (`Sqlite::sync_log`), so an acknowledged workspace
@@ -135,38 +134,8 @@ struct Inner {
     wal: PathBuf,
     /// Whether the log's directory entry has been synced by this process.
     wal_entry_synced: std::sync::atomic::AtomicBool,
-    /// Idle connections for reads of episodes and experiment lines (see [`Sqlite::read`]).
-    readers: Mutex<Vec<Connection>>,
-    path: PathBuf,
     /// Dropped with the database: the checkpointer then stops.
     _checkpointer: std::sync::mpsc::Sender<()>,
-}
-
-/// Idle read connections kept for reuse; more may be open while busy.
-const IDLE_READERS: usize = 8;
-
-/// A connection to read with, given back to the pool when dropped.
-pub(super) struct Reading<'a> {
-    conn: Option<Connection>,
-    db: &'a Sqlite,
-}
-
-impl std::ops::Deref for Reading<'_> {
-    type Target = Connection;
-    fn deref(&self) -> &Connection {
-        self.conn.as_ref().expect("a connection until dropped")
-    }
-}
-
-impl Drop for Reading<'_> {
-    fn drop(&mut self) {
-        let mut idle = self.db.inner.readers.lock().unwrap_or_else(|e| e.into_inner());
-        if idle.len() < IDLE_READERS
-            && let Some(conn) = self.conn.take()
-        {
-            idle.push(conn);
-        }
-    }
 }
 
 /// A connection held for writing: the process's write lock, then the connection.
@@ -212,8 +181,6 @@ impl Sqlite {
             writer: Mutex::new(()),
             wal: beside(path, "-wal"),
             wal_entry_synced: Default::default(),
-            readers: Mutex::new(Vec::new()),
-            path: path.to_owned(),
             _checkpointer: checkpointer(path)?,
         };
         owner_only(path);
@@ -258,29 +225,6 @@ impl Sqlite {
             self.inner.wal_entry_synced.store(true, Ordering::SeqCst);
         }
         Ok(())
-    }
-
-    /// A connection to read episodes, certificates and experiment lines with:
-    /// one of the pool's, or a new one. A read never waits for a role's
-    /// connection, which a writer holds while it commits (in WAL mode readers
-    /// and the writer do not block each other): an honest call's episode
-    /// write once waited milliseconds behind another client's certificate
-    /// lookup on the episodes connection. Workspace reads stay on the
-    /// workspace connection, which a write holds until its log is synced, so
-    /// that nothing of this process reads a workspace commit before it is
-    /// durable.
-    fn read(&self) -> Result<Reading<'_>, DbError> {
-        let idle = self.inner.readers.lock().unwrap_or_else(|e| e.into_inner()).pop();
-        let conn = match idle {
-            Some(conn) => conn,
-            None => {
-                let conn = Connection::open(&self.inner.path)?;
-                conn.busy_timeout(BUSY_TIMEOUT)?;
-                conn.pragma_update(None, "query_only", true)?;
-                conn
-            }
-        };
-        Ok(Reading { conn: Some(conn), db: self })
     }
 
     /// The connection of `role`, to write with (see [`Inner::writer`]): the

