@@ -337,13 +337,14 @@ impl AppState {
 
     /// The exact check, once the body is here: the guard, held until the
     /// request's session exists, makes the check and the session's creation
-    /// one step among all requests that open sessions.
-    /// Waiting for another request's handshake is bounded by the client
-    /// timeout (a stalled session store then answers 503, not a queue).
+    /// one step among all requests that open sessions. Waiting for another
+    /// request's handshake is bounded by the client timeout (a stalled
+    /// session store then answers 503, not a queue).
     async fn open_session(&self, request_id: &str) -> Result<tokio::sync::OwnedMutexGuard<()>, Response> {
         let Ok(opening) = tokio::time::timeout(self.limits.client_timeout, self.opening.clone().lock_owned()).await
         else {
-            return Err(self.sessions_full(request_id));
+            let message = "another MCP session is still being opened; retry shortly".to_owned();
+            return Err(envelope(StatusCode::SERVICE_UNAVAILABLE, ErrorType::Unavailable, message, request_id));
         };
         if self.sessions.sessions.read().await.len() >= self.limits.max_sessions {
             return Err(self.sessions_full(request_id));

@@ -15,7 +15,7 @@ use super::{Role, Sqlite};
 /// the bound value, and every new binding expires the prepared statement, so
 /// every append was parsed and planned again: a third of its cost at
 /// `synchronous=NORMAL`, measured with a bare rusqlite loop.
-pub(super) const APPEND: &str = "INSERT INTO experiment_invocations (experiment, ordinal, capability_id, stop_reason,
+const APPEND: &str = "INSERT INTO experiment_invocations (experiment, ordinal, capability_id, stop_reason,
         episode, fuel, wall_time_us, logical_bytes, model_visible_bytes, wire_bytes, policy_digest)
     VALUES (?1, (SELECT COALESCE(MAX(ordinal), 0) + 1 FROM experiment_invocations WHERE experiment = CAST(?1 AS TEXT)),
         ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
