@@ -130,19 +130,30 @@ impl BindMount {
         BindMount(target.to_path_buf())
     }
 
+    /// Linux refuses to make a mount read-only while a process holds files
+    /// on it open for writing: a server that has just been told to stop may
+    /// still be closing its files, so this tries for a while.
     fn set_read_only(&self, read_only: bool) {
         let flags = if read_only { "remount,bind,ro" } else { "remount,bind,rw" };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while try_mount(&["-o", flags, self.0.to_str().expect("utf-8")]).is_err()
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
         mount(&["-o", flags, self.0.to_str().expect("utf-8")]);
     }
 }
 
-fn mount(args: &[&str]) {
+fn try_mount(args: &[&str]) -> Result<(), String> {
     let out = std::process::Command::new("mount").args(args).output().expect("run mount");
-    assert!(
-        out.status.success(),
-        "mount {args:?}: {} (this test needs root or CAP_SYS_ADMIN, as the test script has)",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    if out.status.success() { Ok(()) } else { Err(String::from_utf8_lossy(&out.stderr).into_owned()) }
+}
+
+fn mount(args: &[&str]) {
+    if let Err(stderr) = try_mount(args) {
+        panic!("mount {args:?}: {stderr} (this test needs root or CAP_SYS_ADMIN, as the test script has)");
+    }
 }
 
 impl Drop for BindMount {
@@ -166,6 +177,27 @@ async fn a_read_only_data_directory_is_a_typed_start_up_error_and_loses_nothing(
     let (first, is_error) = write(&client, &ws, 0, "w0").await;
     assert!(!is_error, "{first}");
     client.cancel().await.expect("shutdown");
+
+    // A server killed outright leaves SQLite's write-ahead log and its index
+    // behind, and with them SQLite opens the database even on a read-only
+    // mount (read-only, without a word): the start must still refuse.
+    let mut crashed = std::process::Command::new(BIN)
+        .arg("--data-dir")
+        .arg(&data)
+        .arg("serve")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn serve");
+    let (wal, shm) = (data.join("jacobian.db-wal"), data.join("jacobian.db-shm"));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !(wal.exists() && shm.exists()) && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    crashed.kill().expect("kill serve");
+    crashed.wait().expect("reap serve");
+    assert!(wal.exists() && shm.exists(), "the killed server left no write-ahead log to open with");
 
     // Linux refuses to make a mount read-only while a process holds files on
     // it open for writing, so a running server never sees the change; the

@@ -263,6 +263,16 @@ fn owner_only(path: &Path) {
 /// level, which never checkpoints when it commits ([`checkpointer`] does).
 fn connect(path: &Path, synchronous: &str) -> Result<Connection, DbError> {
     let conn = Connection::open(path)?;
+    // SQLite opens a file it may not write read-only without a word, and a
+    // database whose write-ahead log survived a crash even opens on a
+    // read-only mount: a host would start, then fail every write.
+    if conn.is_readonly(rusqlite::MAIN_DB)? {
+        return Err(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_READONLY),
+            Some("the database can only be opened read-only".into()),
+        )
+        .into());
+    }
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", synchronous)?;
     conn.pragma_update(None, "wal_autocheckpoint", 0)?;
