@@ -2,7 +2,7 @@
 # The whole test suite: formatting, the integration tests (which build every
 # guest component from source), clippy on the host and on the guests, and a
 # bounded run of every fuzz target. Installs and starts what the tests need:
-# Debian's minisat, nauty and postgresql, PyPI's sympy and mcp.
+# Debian's minisat, nauty and postgresql, PyPI's sympy and mcp, npm's oidc-provider.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
@@ -29,6 +29,11 @@ if ! python3 -c "import sympy" 2>/dev/null; then
 fi
 if ! python3 -c "import mcp" 2>/dev/null; then
   pip_install mcp
+fi
+# npm: a real OAuth 2.1 authorization server (oidc-provider) for the authentication tests, at the
+# versions its lock file names.
+if [ ! -d tests/it/oidc/node_modules/oidc-provider ]; then
+  npm ci --prefix tests/it/oidc --no-audit --no-fund --loglevel=error
 fi
 # A real PostgreSQL server for the shared-store tests (scripts/postgres.sh installs and starts it).
 JACOBIAN_TEST_POSTGRES=$(scripts/postgres.sh)

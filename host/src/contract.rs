@@ -445,6 +445,10 @@ pub enum ErrorType {
     PayloadTooLarge,
     /// The Host header names a host this server does not serve.
     HostNotAllowed,
+    /// No bearer token, or one that is not (or no longer) valid (HTTP 401).
+    Unauthorized,
+    /// A valid token without the scope the request needs (HTTP 403).
+    InsufficientScope,
     /// An archive's bytes do not match their digests.
     ArchiveInvalid,
     /// A store or the runtime could not be opened or used.

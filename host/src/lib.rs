@@ -4,6 +4,8 @@
 #[cfg(feature = "sandbox")]
 pub mod archive;
 #[cfg(feature = "sandbox")]
+pub mod auth;
+#[cfg(feature = "sandbox")]
 pub mod bundled;
 #[cfg(feature = "sandbox")]
 pub mod catalog;

@@ -1,6 +1,6 @@
 //! The MCP edge: the five tools, resources and prompts over rmcp.
 //!
-//! **Boundary:** this module and `http.rs` are the edge, the only modules
+//! **Boundary:** this module and `http/` are the edge, the only modules
 //! that know rmcp and axum (a test checks every other module). It converts tool
 //! arguments into core requests and core results into tool results; all
 //! behaviour lives in [`crate::runtime`] and [`crate::resources`]. A quick

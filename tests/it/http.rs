@@ -23,9 +23,9 @@ pub fn ready_addr(child: &mut Child) -> String {
 }
 
 /// A running `jacobian serve --http 127.0.0.1:0`, killed on drop.
-struct Server {
+pub(crate) struct Server {
     child: Child,
-    addr: String,
+    pub(crate) addr: String,
 }
 
 impl Server {
@@ -39,7 +39,7 @@ impl Server {
     }
 
     /// Start with more `serve` arguments.
-    fn start_with(data_dir: &Path, log: Option<&Path>, args: &[&str]) -> Server {
+    pub(crate) fn start_with(data_dir: &Path, log: Option<&Path>, args: &[&str]) -> Server {
         let mut command = Command::new(BIN);
         command.arg("--data-dir").arg(data_dir).args(["serve", "--http", "127.0.0.1:0", "--drain-seconds", "10"]);
         command.args(args);
@@ -63,11 +63,16 @@ impl Server {
     }
 
     /// One HTTP/1.1 exchange: (status, headers lower-cased, body).
-    fn request(&self, method: &str, path: &str, headers: &[(&str, &str)]) -> (u16, Vec<(String, String)>, String) {
+    pub(crate) fn request(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+    ) -> (u16, Vec<(String, String)>, String) {
         self.request_with_body(method, path, headers, b"")
     }
 
-    fn request_with_body(
+    pub(crate) fn request_with_body(
         &self,
         method: &str,
         path: &str,
@@ -119,7 +124,7 @@ fn dechunk(mut body: &str) -> String {
     out
 }
 
-fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+pub(crate) fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
     headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
 }
 
@@ -138,7 +143,7 @@ fn python_client(script: &str, server: &Server) -> Command {
     command
 }
 
-fn assert_envelope(body: &str, error_type: &str, request_id: &str) {
+pub(crate) fn assert_envelope(body: &str, error_type: &str, request_id: &str) {
     let envelope: Value = serde_json::from_str(body).unwrap_or_else(|_| panic!("not an envelope: {body}"));
     let keys: Vec<&String> = envelope.as_object().unwrap().keys().collect();
     assert_eq!(keys, ["error", "error_type", "request_id"], "{body}");

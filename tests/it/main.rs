@@ -2,6 +2,7 @@
 //! `jacobian` binary (MCP over stdio, CLI) and the public core API.
 
 mod archives;
+mod auth;
 mod bounds;
 mod certificates;
 mod claims;
@@ -20,6 +21,7 @@ mod knowledge;
 mod layout;
 mod mcp_e2e;
 mod mcp_http;
+mod oidc;
 mod operations;
 mod pipeline;
 mod policy;

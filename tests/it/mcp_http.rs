@@ -10,21 +10,38 @@ pub struct HttpClient {
     stream: std::io::BufReader<std::net::TcpStream>,
     addr: String,
     session: Option<String>,
+    /// Sent as `Authorization: Bearer …` with every request.
+    bearer: Option<String>,
 }
 
 impl HttpClient {
     /// Connect and initialize one MCP session.
     pub fn connect(addr: &str) -> HttpClient {
-        let stream = std::net::TcpStream::connect(addr).expect("connect");
-        stream.set_nodelay(true).expect("nodelay");
-        // A stuck server fails the caller instead of hanging it.
-        stream.set_read_timeout(Some(std::time::Duration::from_secs(120))).expect("read timeout");
-        let mut client = HttpClient { stream: std::io::BufReader::new(stream), addr: addr.to_owned(), session: None };
+        HttpClient::connect_with(addr, None)
+    }
+
+    /// Connect with a bearer token and initialize one MCP session.
+    pub fn connect_with(addr: &str, bearer: Option<&str>) -> HttpClient {
+        let mut client = HttpClient::connect_raw(addr, bearer);
         let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw-http", "version": "0"}}});
         client.post(&initialize.to_string());
         client.post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string());
         client
+    }
+
+    /// Connect without initializing a session.
+    pub fn connect_raw(addr: &str, bearer: Option<&str>) -> HttpClient {
+        let stream = std::net::TcpStream::connect(addr).expect("connect");
+        stream.set_nodelay(true).expect("nodelay");
+        // A stuck server fails the caller instead of hanging it.
+        stream.set_read_timeout(Some(std::time::Duration::from_secs(120))).expect("read timeout");
+        HttpClient {
+            stream: std::io::BufReader::new(stream),
+            addr: addr.to_owned(),
+            session: None,
+            bearer: bearer.map(str::to_owned),
+        }
     }
 
     /// Continue `session` (an `Mcp-Session-Id`) on another connection,
@@ -33,7 +50,12 @@ impl HttpClient {
         let stream = std::net::TcpStream::connect(addr).expect("connect");
         stream.set_nodelay(true).expect("nodelay");
         stream.set_read_timeout(Some(std::time::Duration::from_secs(120))).expect("read timeout");
-        HttpClient { stream: std::io::BufReader::new(stream), addr: addr.to_owned(), session: Some(session.to_owned()) }
+        HttpClient {
+            stream: std::io::BufReader::new(stream),
+            addr: addr.to_owned(),
+            session: Some(session.to_owned()),
+            bearer: None,
+        }
     }
 
     /// This client's session id, once initialized.
@@ -43,6 +65,13 @@ impl HttpClient {
 
     /// POST one JSON-RPC message; the response body (SSE or JSON), whole.
     pub fn post(&mut self, body: &str) -> String {
+        let (status, answer) = self.exchange(body);
+        assert!((200..300).contains(&status), "HTTP {status}: {answer}");
+        answer
+    }
+
+    /// POST one JSON-RPC message: the status and the response body, whole.
+    pub fn exchange(&mut self, body: &str) -> (u16, String) {
         use std::io::{BufRead as _, Read as _, Write as _};
         let mut head = format!(
             "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
@@ -53,13 +82,16 @@ impl HttpClient {
         if let Some(session) = &self.session {
             head.push_str(&format!("Mcp-Session-Id: {session}\r\nMcp-Protocol-Version: 2025-06-18\r\n"));
         }
+        if let Some(token) = &self.bearer {
+            head.push_str(&format!("Authorization: Bearer {token}\r\n"));
+        }
         head.push_str("\r\n");
         let stream = self.stream.get_mut();
         stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(body.as_bytes())).expect("send");
         let (mut length, mut chunked) = (None, false);
         let mut line = String::new();
         self.stream.read_line(&mut line).expect("status line");
-        assert!(line.starts_with("HTTP/1.1 2"), "{line}");
+        let status: u16 = line.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or_else(|| panic!("{line}"));
         loop {
             line.clear();
             self.stream.read_line(&mut line).expect("header");
@@ -92,7 +124,7 @@ impl HttpClient {
             body.resize(length, 0);
             self.stream.read_exact(&mut body).expect("body");
         }
-        String::from_utf8(body).expect("utf-8")
+        (status, String::from_utf8(body).expect("utf-8"))
     }
 }
 

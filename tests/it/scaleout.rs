@@ -22,11 +22,17 @@ struct Host {
 
 impl Host {
     fn start(store: &str) -> Host {
+        Host::start_with(store, &[])
+    }
+
+    /// Start with more `serve` arguments.
+    fn start_with(store: &str, args: &[&str]) -> Host {
         let dir = tempfile::tempdir().unwrap();
         let mut child = Command::new(BIN)
             .arg("--data-dir")
             .arg(dir.path())
             .args(["--store", store, "serve", "--http", "127.0.0.1:0"])
+            .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -354,4 +360,32 @@ fn the_config_file_names_the_store_and_flags_win_over_it() {
     assert_eq!(envelope["error_type"], "validation_error", "{envelope}");
     let error = envelope["error"].as_str().unwrap();
     assert!(error.contains("jacobian.toml") && error.contains("stor"), "{envelope}");
+}
+
+#[test]
+fn an_api_token_revoked_on_one_host_is_refused_by_every_host() {
+    let store = postgres_database();
+    let operator = Operator::new(&store);
+    let made = operator.run(&["tokens", "create", "--tenant", "acme", "--scope", "invoke"]);
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let made: Value = serde_json::from_slice(&made.stdout).unwrap();
+    let (token, id) = (made["token"].as_str().unwrap(), made["id"].as_str().unwrap());
+    let auth = ["--auth-api-tokens", "--auth-resource", "http://127.0.0.1/mcp"];
+    let hosts = [Host::start_with(&store, &auth), Host::start_with(&store, &auth)];
+    let invoke = json!({"capability_id": "sat.cnf.construct", "input": {"dimacs": "p cnf 1 1\n1 0\n"}});
+    let mut clients: Vec<HttpClient> = hosts.iter().map(|h| HttpClient::connect_with(&h.addr, Some(token))).collect();
+    for client in &mut clients {
+        let (result, is_error) = client.call("capability.invoke", invoke.clone());
+        assert!(!is_error, "{result}");
+    }
+    let revoked = operator.run(&["tokens", "revoke", id]);
+    assert!(revoked.status.success(), "{}", String::from_utf8_lossy(&revoked.stderr));
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "capability.invoke", "arguments": invoke}})
+    .to_string();
+    for client in &mut clients {
+        let (status, answer) = client.exchange(&body);
+        assert_eq!(status, 401, "{answer}");
+        assert!(answer.contains("revoked"), "{answer}");
+    }
 }

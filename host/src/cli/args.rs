@@ -82,6 +82,9 @@ pub enum Command {
     Policy(PolicyArgs),
     /// Operator control of checker authorization.
     Checkers(CheckersArgs),
+    /// API tokens for `serve --http --auth-api-tokens`: create (printed once), list, revoke. Kept in
+    /// the store, so every host of a deployment accepts the same tokens.
+    Tokens(TokensArgs),
 }
 
 /// Arguments of `jacobian serve`.
@@ -124,6 +127,26 @@ pub struct ServeArgs {
     /// blocking threads either way. stdio always uses one.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub async_threads: u32,
+    /// Accept API tokens made by `jacobian tokens create` (the config file's `auth.api_tokens`).
+    #[arg(long, requires = "http")]
+    pub auth_api_tokens: bool,
+    /// Accept JWT access tokens from this OAuth 2.1 authorization server (its issuer URL; keys from its
+    /// metadata's jwks_uri unless --auth-jwks-uri or --auth-jwks-file says where).
+    #[arg(long, value_name = "URL", requires = "http")]
+    pub auth_issuer: Option<String>,
+    /// Where the authorization server's keys (JWKS) are.
+    #[arg(long, value_name = "URL", requires = "auth_issuer")]
+    pub auth_jwks_uri: Option<String>,
+    /// The authorization server's keys (JWKS) in a file, for offline deployments.
+    #[arg(long, value_name = "FILE", requires = "auth_issuer")]
+    pub auth_jwks_file: Option<PathBuf>,
+    /// This server's resource URI, the audience its tokens must name (default: http://ADDR/mcp).
+    #[arg(long, value_name = "URI", requires = "http")]
+    pub auth_resource: Option<String>,
+    /// Serve a non-loopback address with no authentication at all (anyone who reaches the port can
+    /// do anything). Without authentication configured and without this flag, such an address is refused.
+    #[arg(long, requires = "http")]
+    pub insecure_no_auth: bool,
 }
 
 /// Arguments of `jacobian archive`.
@@ -253,6 +276,36 @@ pub struct WorkspaceArgs {
 pub struct PolicyArgs {
     #[command(subcommand)]
     pub action: PolicyAction,
+}
+
+/// Arguments of `jacobian tokens`.
+#[derive(clap::Args)]
+pub struct TokensArgs {
+    #[command(subcommand)]
+    pub action: TokenAction,
+}
+
+#[derive(Subcommand)]
+pub enum TokenAction {
+    /// Make a token for a tenant and print it once (JSON); only its digest is kept.
+    Create {
+        /// The tenant whose state the token reaches (1-64 of a-z 0-9 . _ -).
+        #[arg(long)]
+        tenant: String,
+        /// invoke, workspace or read (or jacobian:invoke …). Repeatable; at least one.
+        #[arg(long = "scope", required = true)]
+        scopes: Vec<String>,
+        /// Lifetime: 30d, 12h, 90m or 3600s (default: until revoked).
+        #[arg(long)]
+        expires: Option<String>,
+    },
+    /// List tokens (JSON lines: id, tenant, scopes, times; never a secret).
+    List,
+    /// Revoke a token by id; every host refuses it from its next request.
+    Revoke {
+        /// The token's id (`jacobian tokens list`).
+        id: String,
+    },
 }
 
 /// Arguments of `jacobian checkers`.

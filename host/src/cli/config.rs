@@ -1,5 +1,6 @@
-//! Where the data directory and the store are: flags, environment, the
-//! host configuration file, defaults; and logging.
+//! Where the data directory and the store are, and how `serve --http`
+//! authenticates: flags, environment, the host configuration file,
+//! defaults; and logging.
 
 use std::path::PathBuf;
 
@@ -15,6 +16,9 @@ pub struct HostConfig {
     pub data_dir: Option<PathBuf>,
     /// `postgres://…`, as `--store`.
     pub store: Option<String>,
+    /// How `serve --http` authenticates (`[auth]`; `--auth-*` flags win).
+    #[serde(default)]
+    pub auth: jacobian::auth::AuthConfig,
 }
 
 impl HostConfig {

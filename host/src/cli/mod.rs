@@ -23,6 +23,8 @@ pub use config::init_logging;
 pub struct Place {
     pub data_dir: PathBuf,
     pub store: StoreConfig,
+    /// The config file's `[auth]` (what `serve --http` accepts).
+    pub auth: jacobian::auth::AuthConfig,
 }
 
 /// Run one command.
@@ -36,7 +38,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         (None, None, None) => default_data_dir(),
     };
     let store = store_config(cli.store.as_deref().or(config.store.as_deref()));
-    let place = Place { data_dir, store };
+    let place = Place { data_dir, store, auth: config.auth };
     match cli.command {
         Command::Serve(args) => serve::serve(place, args),
         Command::Archive(args) => offline::archive(place, args),
@@ -55,6 +57,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Migrate => operator::migrate(place),
         Command::Policy(args) => operator::policy(place, args),
         Command::Checkers(args) => operator::checkers(place, args),
+        Command::Tokens(args) => operator::tokens(place, args),
     }
 }
 
@@ -78,6 +81,10 @@ pub fn fail(error: anyhow::Error) -> ! {
             PgOpenError::Unreachable { .. } | PgOpenError::Failed { .. } => (ErrorType::Unavailable, 3),
         },
         None if error.downcast_ref::<jacobian::limits::MessageTooLarge>().is_some() => (ErrorType::PayloadTooLarge, 3),
+        None if let Some(e) = error.downcast_ref::<jacobian::auth::SetupError>() => match e {
+            jacobian::auth::SetupError::Invalid { .. } => (ErrorType::ValidationError, 3),
+            jacobian::auth::SetupError::Unreachable { .. } => (ErrorType::Unavailable, 3),
+        },
         None if error
             .chain()
             .any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::NotFound)) =>

@@ -46,7 +46,7 @@ use crate::store::{DataDir, DbError, EpisodeStore, PolicyStamp, SessionStore};
 use crate::workspace::Workspaces;
 
 pub use experiments::{ExperimentError, Experiments};
-pub use open::{GivenComponent, LoadFailure, OpenError, Portfolio, RuntimeConfig, open_state};
+pub use open::{GivenComponent, LoadFailure, OpenError, Portfolio, RuntimeConfig, open_state, open_tokens};
 pub use record::episode_value;
 pub use verify::verification_binding;
 
@@ -73,6 +73,8 @@ pub struct Runtime {
     workspaces: Workspaces,
     /// MCP sessions shared by the hosts of a deployment (a PostgreSQL store).
     sessions: Option<Arc<dyn SessionStore>>,
+    /// Operator-issued API tokens (every host of a deployment reads the same).
+    tokens: Arc<dyn crate::store::TokenStore>,
 }
 
 impl Runtime {
@@ -154,6 +156,11 @@ impl Runtime {
     /// MCP sessions shared by every host of the deployment, when its store is shared.
     pub fn sessions(&self) -> Option<Arc<dyn SessionStore>> {
         self.sessions.clone()
+    }
+
+    /// The deployment's API tokens.
+    pub fn tokens(&self) -> Arc<dyn crate::store::TokenStore> {
+        self.tokens.clone()
     }
 
     /// Counters for `/metrics`.

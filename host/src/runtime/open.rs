@@ -100,11 +100,17 @@ pub fn open_state(config: &RuntimeConfig) -> Result<DataDir, OpenError> {
     Ok(crate::store::open(&config.store, &config.data_dir)?.data)
 }
 
+/// The deployment's API tokens alone, without loading any component
+/// (`jacobian tokens`).
+pub fn open_tokens(config: &RuntimeConfig) -> Result<Arc<dyn crate::store::TokenStore>, OpenError> {
+    Ok(crate::store::open(&config.store, &config.data_dir)?.tokens)
+}
+
 impl Runtime {
     /// Open the data directory, install the bundled portfolio (idempotent) and
     /// load every operator-installed component.
     pub fn open(config: RuntimeConfig) -> Result<Self, OpenError> {
-        let Stores { data, episodes, experiments, workspaces, sessions } =
+        let Stores { data, episodes, experiments, workspaces, sessions, tokens } =
             crate::store::open(&config.store, &config.data_dir)?;
         let sandbox = Sandbox::new(config.engine).map_err(|e| OpenError::Engine(crate::errors::render(&*e)))?;
         let ceiling = sandbox.config().max_memory_bytes;
@@ -203,6 +209,7 @@ impl Runtime {
             not_quick: Default::default(),
             workspaces: Workspaces::new(workspaces),
             sessions,
+            tokens,
         })
     }
 

@@ -5,9 +5,10 @@
 //!   `cap_std` handle: components, artifacts, install records, the policy
 //!   file ([`ObjectStore`]), and this host's precompiled-code cache.
 //! - [`sqlite::Sqlite`]: the data directory's database, `jacobian.db`:
-//!   episodes, experiment lines, workspaces.
+//!   episodes, experiment lines, workspaces, API tokens.
 //! - [`postgres::Postgres`]: one PostgreSQL database shared by several
-//!   hosts, implementing every trait (objects, records, workspaces, sessions).
+//!   hosts, implementing every trait (objects, records, workspaces, sessions,
+//!   tokens).
 //!
 //! Each backend has one schema and one versioned migration path
 //! ([`sqlite::SCHEMA_VERSION`], [`postgres::SCHEMA_VERSION`]); a test keeps
@@ -23,6 +24,8 @@ mod records;
 #[cfg(feature = "sandbox")]
 mod sessions;
 pub mod sqlite;
+#[cfg(feature = "sandbox")]
+mod tokens;
 mod workspaces;
 
 pub use datadir::{DataDir, POLICY_FILE};
@@ -33,6 +36,8 @@ pub use records::{
 };
 #[cfg(feature = "sandbox")]
 pub use sessions::SessionStore;
+#[cfg(feature = "sandbox")]
+pub use tokens::{TokenRecord, TokenStore};
 pub use workspaces::{Appended, Remembered, RevisionRow, WorkspaceStore};
 
 /// The SQLite database inside the data directory (a fixed name).
@@ -105,6 +110,8 @@ pub struct Stores {
     pub workspaces: Box<dyn WorkspaceStore>,
     /// Shared MCP sessions (a PostgreSQL store only: one host needs none).
     pub sessions: Option<std::sync::Arc<dyn SessionStore>>,
+    /// Operator-issued API tokens.
+    pub tokens: std::sync::Arc<dyn TokenStore>,
 }
 
 /// Open the stores `config` names over `data_dir`, applying any schema
@@ -119,8 +126,9 @@ pub fn open(config: &StoreConfig, data_dir: &std::path::Path) -> Result<Stores, 
                 data,
                 episodes: Box::new(database.clone()),
                 experiments: Box::new(database.clone()),
-                workspaces: Box::new(database),
+                workspaces: Box::new(database.clone()),
                 sessions: None,
+                tokens: std::sync::Arc::new(database),
             }
         }
         StoreConfig::Postgres(url) => {
@@ -134,7 +142,8 @@ pub fn open(config: &StoreConfig, data_dir: &std::path::Path) -> Result<Stores, 
                 episodes: Box::new(shared.clone()),
                 experiments: Box::new(shared.clone()),
                 workspaces: Box::new(shared.clone()),
-                sessions: Some(std::sync::Arc::new(shared)),
+                sessions: Some(std::sync::Arc::new(shared.clone())),
+                tokens: std::sync::Arc::new(shared),
             }
         }
     })

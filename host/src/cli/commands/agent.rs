@@ -14,7 +14,7 @@ use crate::cli::support::{fail_with, from_name, open, read_json};
 
 /// `jacobian describe`.
 pub fn describe(place: Place, args: DescribeArgs) -> anyhow::Result<()> {
-    let Place { data_dir, store } = place;
+    let Place { data_dir, store, .. } = place;
     let DescribeArgs { id, view, query, domain, mode, limit, cursor, input_kind, artifact_type } = args;
     let request = DescribeRequest {
         capability_id: id,
@@ -37,7 +37,7 @@ pub fn describe(place: Place, args: DescribeArgs) -> anyhow::Result<()> {
 
 /// `jacobian resource`.
 pub fn resource(place: Place, args: ResourceArgs) -> anyhow::Result<()> {
-    let Place { data_dir, store } = place;
+    let Place { data_dir, store, .. } = place;
     let ResourceArgs { uri } = args;
     let Some(uri) = uri else {
         println!("{}", serde_json::to_string_pretty(&jacobian::resources::listing())?);
@@ -53,7 +53,7 @@ pub fn resource(place: Place, args: ResourceArgs) -> anyhow::Result<()> {
 
 /// `jacobian prompt`.
 pub fn prompt(place: Place, args: PromptArgs) -> anyhow::Result<()> {
-    let Place { data_dir: _, store: _ } = place;
+    let Place { .. } = place;
     let PromptArgs { name, args } = args;
     let mut arguments = serde_json::Map::new();
     for arg in args {
@@ -78,7 +78,7 @@ pub fn demo(explicit_data_dir: Option<PathBuf>) -> anyhow::Result<()> {
 
 /// `jacobian catalog`.
 pub fn catalog(place: Place) -> anyhow::Result<()> {
-    let Place { data_dir, store } = place;
+    let Place { data_dir, store, .. } = place;
     let runtime = open(data_dir, &store)?;
     let inventory = runtime.catalog().inventory(&runtime.binding());
     // Through a Value, as every answer is printed: keys sorted.
@@ -88,7 +88,7 @@ pub fn catalog(place: Place) -> anyhow::Result<()> {
 
 /// `jacobian components`.
 pub fn components(place: Place) -> anyhow::Result<()> {
-    let Place { data_dir, store } = place;
+    let Place { data_dir, store, .. } = place;
     let runtime = open(data_dir, &store)?;
     let components: Vec<_> = runtime.components().collect();
     let listing = serde_json::json!({
@@ -101,7 +101,7 @@ pub fn components(place: Place) -> anyhow::Result<()> {
 
 /// `jacobian invoke`.
 pub fn invoke(place: Place, args: InvokeArgs) -> anyhow::Result<()> {
-    let Place { data_dir, store } = place;
+    let Place { data_dir, store, .. } = place;
     let InvokeArgs { id, input, mode, view, experiment } = args;
     let text = if input.as_os_str() == "-" {
         let mut text = String::new();
@@ -138,7 +138,7 @@ fn as_json<T: serde::Serialize>(
 
 /// `jacobian workspace`.
 pub fn workspace(place: Place, args: WorkspaceArgs) -> anyhow::Result<()> {
-    let Place { data_dir, store } = place;
+    let Place { data_dir, store, .. } = place;
     let WorkspaceArgs { action } = args;
     let runtime = open(data_dir, &store)?;
     let workspaces = runtime.workspaces();

@@ -10,7 +10,7 @@ use crate::cli::support::{offline, open, read_file};
 
 /// `jacobian archive`.
 pub fn archive(place: Place, args: ArchiveArgs) -> anyhow::Result<()> {
-    let Place { data_dir, store } = place;
+    let Place { data_dir, store, .. } = place;
     let ArchiveArgs { experiment, out } = args;
     let runtime = open(data_dir, &store)?;
     let archive = jacobian::archive::Archive::build(&runtime, &experiment)?;
@@ -25,7 +25,7 @@ pub fn archive(place: Place, args: ArchiveArgs) -> anyhow::Result<()> {
 
 /// `jacobian replay`.
 pub fn replay(place: Place, args: ReplayArgs) -> anyhow::Result<()> {
-    let Place { data_dir: _, store: _ } = place;
+    let Place { .. } = place;
     let ReplayArgs { archive, trust } = args;
     let report = offline(&archive, &trust, "replay", jacobian::archive::replay)?;
     if !report.identical {
@@ -36,7 +36,7 @@ pub fn replay(place: Place, args: ReplayArgs) -> anyhow::Result<()> {
 
 /// `jacobian verify`.
 pub fn verify(place: Place, args: VerifyArgs) -> anyhow::Result<()> {
-    let Place { data_dir: _, store: _ } = place;
+    let Place { .. } = place;
     let VerifyArgs { archive, trust } = args;
     let report = offline(&archive, &trust, "verify", jacobian::archive::verify)?;
     let all_verified = report.verdicts.iter().all(|v| {
@@ -50,7 +50,7 @@ pub fn verify(place: Place, args: VerifyArgs) -> anyhow::Result<()> {
 
 /// `jacobian compare`.
 pub fn compare(place: Place, args: CompareArgs) -> anyhow::Result<()> {
-    let Place { data_dir: _, store: _ } = place;
+    let Place { .. } = place;
     let CompareArgs { left, right } = args;
     let parse = |path: &PathBuf| -> anyhow::Result<serde_json::Value> {
         serde_json::from_slice(&read_file(path)?).with_context(|| format!("{}: not JSON", path.display()))

@@ -1,4 +1,4 @@
-//! The operator's commands: `install`, `migrate`, `policy`, `checkers`.
+//! The operator's commands: `install`, `migrate`, `policy`, `checkers`, `tokens`.
 
 use std::io::Read as _;
 
@@ -8,12 +8,12 @@ use jacobian::runtime::OpenError;
 use jacobian::store::StoreConfig;
 
 use crate::cli::Place;
-use crate::cli::args::{CheckerAction, CheckersArgs, InstallArgs, PolicyAction, PolicyArgs};
+use crate::cli::args::{CheckerAction, CheckersArgs, InstallArgs, PolicyAction, PolicyArgs, TokenAction, TokensArgs};
 use crate::cli::support::{Unavailable, open, read_file, store_failure};
 
 /// `jacobian install`.
 pub fn install(place: Place, args: InstallArgs) -> anyhow::Result<()> {
-    let Place { data_dir, store } = place;
+    let Place { data_dir, store, .. } = place;
     let InstallArgs { file, expect_digest } = args;
     let bytes = std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
     let runtime = open(data_dir, &store)?;
@@ -34,7 +34,7 @@ pub fn install(place: Place, args: InstallArgs) -> anyhow::Result<()> {
 
 /// `jacobian migrate`.
 pub fn migrate(place: Place) -> anyhow::Result<()> {
-    let Place { data_dir, store } = place;
+    let Place { data_dir, store, .. } = place;
     let shared = matches!(store, StoreConfig::Postgres(_));
     let report = jacobian::store::migrate(&store, &data_dir)
         .map_err(|e| store_failure(e, &data_dir.display().to_string(), shared))?;
@@ -44,7 +44,7 @@ pub fn migrate(place: Place) -> anyhow::Result<()> {
 
 /// `jacobian policy`.
 pub fn policy(place: Place, args: PolicyArgs) -> anyhow::Result<()> {
-    let Place { data_dir, store } = place;
+    let Place { data_dir, store, .. } = place;
     let PolicyArgs { action } = args;
     // Without loading components: this is also how a broken policy is repaired.
     let config = RuntimeConfig { store, ..RuntimeConfig::new(data_dir) };
@@ -78,7 +78,7 @@ pub fn policy(place: Place, args: PolicyArgs) -> anyhow::Result<()> {
 
 /// `jacobian checkers`.
 pub fn checkers(place: Place, args: CheckersArgs) -> anyhow::Result<()> {
-    let Place { data_dir, store } = place;
+    let Place { data_dir, store, .. } = place;
     let CheckersArgs { action } = args;
     let runtime = open(data_dir, &store)?;
     match action {
@@ -111,6 +111,58 @@ pub fn checkers(place: Place, args: CheckersArgs) -> anyhow::Result<()> {
         CheckerAction::Revoke { digest } => {
             runtime.update_policy(|p| p.revoke(digest))?;
             println!("revoked {digest}");
+        }
+    }
+    Ok(())
+}
+
+/// `jacobian tokens`.
+pub fn tokens(place: Place, args: TokensArgs) -> anyhow::Result<()> {
+    use jacobian::auth::{Scope, Scopes, api_tokens, now_seconds};
+    let Place { data_dir, store, .. } = place;
+    let config = RuntimeConfig { store, ..RuntimeConfig::new(data_dir) };
+    let shared = matches!(config.store, StoreConfig::Postgres(_));
+    let dir = config.data_dir.display().to_string();
+    let tokens = jacobian::runtime::open_tokens(&config).map_err(|e| match e {
+        OpenError::Store(e) => store_failure(e, &dir, shared),
+        e => Unavailable(e.to_string()).into(),
+    })?;
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let unavailable = |e: jacobian::store::DbError| Unavailable(format!("the token store: {e}"));
+    match args.action {
+        TokenAction::Create { tenant, scopes, expires } => {
+            if !api_tokens::valid_tenant(&tenant) {
+                bail!("--tenant {tenant:?}: a tenant is 1-64 of a-z 0-9 . _ - and starts with a letter or digit");
+            }
+            let mut set = Scopes::default();
+            for name in &scopes {
+                let scope = Scope::parse(name)
+                    .with_context(|| format!("--scope {name:?}: expected invoke, workspace or read"))?;
+                set = set.with(scope);
+            }
+            let now = now_seconds();
+            let lifetime = match expires {
+                Some(text) => Some(api_tokens::parse_duration(&text).with_context(|| {
+                    format!("--expires {text:?}: expected a duration such as 30d, 12h, 90m or 3600s")
+                })?),
+                None => None,
+            };
+            let (token, record) = api_tokens::mint(&tenant, set, now, lifetime.map(|l| now.saturating_add(l)))?;
+            rt.block_on(tokens.create(&record)).map_err(unavailable)?;
+            let shown = serde_json::json!({"token": token, "id": record.id, "tenant": record.tenant,
+                "scopes": record.scopes, "expires_at": record.expires_at});
+            println!("{shown}");
+        }
+        TokenAction::List => {
+            for record in rt.block_on(tokens.list()).map_err(unavailable)? {
+                println!("{}", serde_json::to_string(&record)?);
+            }
+        }
+        TokenAction::Revoke { id } => {
+            if !rt.block_on(tokens.revoke(&id, now_seconds())).map_err(unavailable)? {
+                return Err(std::io::Error::new(std::io::ErrorKind::NotFound, format!("no API token {id}")).into());
+            }
+            println!("revoked {id}");
         }
     }
     Ok(())

@@ -1,5 +1,6 @@
 //! `jacobian serve`: MCP over stdio, or streamable HTTP with `/health` and `/metrics`.
 
+use anyhow::bail;
 use jacobian::RuntimeConfig;
 use jacobian::engine::EngineConfig;
 use jacobian::mcp::ToolNames;
@@ -10,7 +11,7 @@ use crate::cli::support::open_with;
 
 /// `jacobian serve`.
 pub fn serve(place: Place, args: ServeArgs) -> anyhow::Result<()> {
-    let Place { data_dir, store } = place;
+    let Place { data_dir, store, auth } = place;
     let ServeArgs {
         underscore_tool_names,
         http,
@@ -23,7 +24,37 @@ pub fn serve(place: Place, args: ServeArgs) -> anyhow::Result<()> {
         max_concurrent_calls,
         max_queued_calls,
         async_threads,
+        auth_api_tokens,
+        auth_issuer,
+        auth_jwks_uri,
+        auth_jwks_file,
+        auth_resource,
+        insecure_no_auth,
     } = args;
+    // Flags win over the config file's [auth], field by field.
+    let mut auth = auth;
+    auth.api_tokens |= auth_api_tokens;
+    if auth_issuer.is_some() {
+        // Keys named for the file's issuer are not this issuer's.
+        (auth.issuer, auth.jwks_uri, auth.jwks_file) = (auth_issuer, None, None);
+    }
+    auth.jwks_uri = auth_jwks_uri.or(auth.jwks_uri);
+    auth.jwks_file = auth_jwks_file.or(auth.jwks_file);
+    auth.resource = auth_resource.or(auth.resource);
+    if let Some(addr) = http {
+        if !auth.enabled() && !addr.ip().is_loopback() && !insecure_no_auth {
+            bail!(
+                "serve --http {addr}: a non-loopback address with no authentication lets anyone who reaches the port \
+                 do anything; configure --auth-api-tokens or --auth-issuer (or [auth] in the config file), or say \
+                 --insecure-no-auth"
+            );
+        }
+        if auth.enabled() && auth.resource.is_none() && addr.port() == 0 {
+            bail!(
+                "serve --http {addr}: with authentication and port 0, name this server's resource URI (--auth-resource)"
+            );
+        }
+    }
     let engine = EngineConfig { max_concurrent_calls, max_queued_calls, ..EngineConfig::default() };
     let runtime = open_with(RuntimeConfig { engine, store, ..RuntimeConfig::new(data_dir) })?;
     let names = if underscore_tool_names { ToolNames::Underscore } else { ToolNames::Dotted };
@@ -54,7 +85,13 @@ pub fn serve(place: Place, args: ServeArgs) -> anyhow::Result<()> {
                 max_sessions: max_sessions as usize,
                 client_timeout: std::time::Duration::from_secs(client_timeout_seconds),
             };
-            let config = jacobian::http::HttpConfig { addr, allowed_hosts, names, limits };
+            let auth = if auth.enabled() {
+                let resource = auth.resource.clone().unwrap_or_else(|| format!("http://{addr}/mcp"));
+                Some(std::sync::Arc::new(jacobian::auth::Authenticator::new(&auth, resource, runtime.tokens())?))
+            } else {
+                None
+            };
+            let config = jacobian::http::HttpConfig { addr, allowed_hosts, names, limits, auth };
             rt.block_on(jacobian::http::serve(
                 runtime,
                 config,

@@ -5,7 +5,7 @@ use crate::store::{DbError, MigrationReport};
 use super::{PgOpenError, Postgres, RESERVATION_TTL_SQL, SESSION_TTL_SQL, begin, pg, query_error};
 
 /// The schema version this binary writes and understands.
-pub const SCHEMA_VERSION: i32 = 4;
+pub const SCHEMA_VERSION: i32 = 5;
 
 /// Every schema version, in order: (version, description, SQL).
 const MIGRATIONS: &[(i32, &str, &str)] = &[
@@ -112,6 +112,19 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         WHERE b->>'status' = 'COMPLETED'
           AND b->'check_with'->>'certificate_artifact' LIKE 'artifact://sha256/%'
     ON CONFLICT DO NOTHING;",
+    ),
+    (
+        5,
+        "API tokens: operator-issued bearer tokens for serve --http, stored by digest, seen by every host",
+        "CREATE TABLE api_tokens (
+        id TEXT PRIMARY KEY,
+        tenant TEXT NOT NULL,
+        scopes TEXT NOT NULL,
+        secret_sha256 TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        expires_at BIGINT,
+        revoked_at BIGINT
+    );",
     ),
 ];
 

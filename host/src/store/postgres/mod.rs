@@ -21,6 +21,9 @@
 //! - Components and artifacts are immutable rows keyed by digest, and readers
 //!   re-hash them ([`crate::store::DataDir`]).
 //!
+//! API tokens live here too ([`crate::store::TokenStore`]): a revocation on
+//! one host refuses the token at every host's next request.
+//!
 //! MCP sessions live here too ([`crate::store::SessionStore`]): the HTTP edge
 //! restores a session that reaches a host which never saw it, so a load
 //! balancer needs no stickiness.
@@ -37,6 +40,7 @@ mod migrations;
 mod objects;
 mod records;
 mod sessions;
+mod tokens;
 mod workspaces;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};

@@ -1,5 +1,5 @@
 //! The data directory's SQLite database, `jacobian.db`: episodes,
-//! experiment lines and workspaces, one versioned schema.
+//! experiment lines, workspaces and API tokens, one versioned schema.
 //!
 //! One opener: [`Sqlite::open`] sets WAL mode and a busy timeout, applies
 //! every schema version this binary knows and the database lacks (in one
@@ -16,6 +16,8 @@
 //! only where absent, so such a database is upgraded in place.
 
 mod records;
+#[cfg(feature = "sandbox")]
+mod tokens;
 mod workspaces;
 
 use std::path::{Path, PathBuf};
@@ -27,7 +29,7 @@ use rusqlite::{Connection, TransactionBehavior, params};
 use super::{DbError, MigrationReport, OpenError, SchemaTooNew};
 
 /// The schema version this binary writes and understands.
-pub const SCHEMA_VERSION: i32 = 2;
+pub const SCHEMA_VERSION: i32 = 3;
 
 /// Every schema version, in order: (version, description, SQL).
 const MIGRATIONS: &[(i32, &str, &str)] = &[
@@ -99,7 +101,19 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         WHERE json_extract(b, '$.status') = 'COMPLETED'
           AND json_extract(b, '$.check_with.certificate_artifact') LIKE 'artifact://sha256/%';",
     ),
+    (3, "API tokens: operator-issued bearer tokens for serve --http, stored by digest", API_TOKENS),
 ];
+
+/// The API token table (the same columns in PostgreSQL).
+const API_TOKENS: &str = "CREATE TABLE api_tokens (
+        id TEXT PRIMARY KEY,
+        tenant TEXT NOT NULL,
+        scopes TEXT NOT NULL,
+        secret_sha256 TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER,
+        revoked_at INTEGER
+    ) STRICT;";
 
 /// How long a statement waits for another process's write lock.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -110,6 +124,9 @@ enum Role {
     Episodes,
     Experiments,
     Workspaces,
+    /// API tokens (read by every authenticated HTTP request).
+    #[cfg_attr(not(feature = "sandbox"), allow(dead_code))]
+    Tokens,
 }
 
 /// The open database (cheap to clone).
@@ -122,6 +139,7 @@ struct Inner {
     episodes: Mutex<Connection>,
     experiments: Mutex<Connection>,
     workspaces: Mutex<Connection>,
+    tokens: Mutex<Connection>,
     /// Held by every write of this process, whatever its connection. SQLite
     /// lets one connection write at a time and makes the others wait in its
     /// busy handler, which sleeps (1 ms, then 2, 5, 10 …) rather than waking
@@ -178,6 +196,7 @@ impl Sqlite {
             episodes: Mutex::new(normal()?),
             experiments: Mutex::new(normal()?),
             workspaces: Mutex::new(normal()?),
+            tokens: Mutex::new(normal()?),
             writer: Mutex::new(()),
             wal: beside(path, "-wal"),
             wal_entry_synced: Default::default(),
@@ -198,6 +217,7 @@ impl Sqlite {
             Role::Episodes => &self.inner.episodes,
             Role::Experiments => &self.inner.experiments,
             Role::Workspaces => &self.inner.workspaces,
+            Role::Tokens => &self.inner.tokens,
         };
         conn.lock().unwrap_or_else(|e| e.into_inner())
     }

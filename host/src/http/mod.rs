@@ -30,9 +30,13 @@ use rmcp::transport::streamable_http_server::session::store::{SessionState, Sess
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
+use crate::auth::Authenticator;
 use crate::contract::{ErrorEnvelope, ErrorType};
 use crate::mcp::{Bulk, ClientGone, JacobianServer, REQUEST_ID, ToolNames};
 use crate::runtime::Runtime;
+
+mod authn;
+mod listener;
 
 /// Longest caller request id echoed.
 pub const MAX_REQUEST_ID: usize = 128;
@@ -43,6 +47,10 @@ pub const MAX_BODY_BYTES: usize = crate::limits::MAX_MESSAGE_BYTES;
 /// ([`crate::lanes`]), not on the protocol threads: parsing a megabyte of JSON
 /// takes milliseconds, which every small request queued behind it would wait.
 pub const BULK_BODY_BYTES: usize = 64 << 10;
+
+/// Where the protected resource metadata is served (and below it, the
+/// resource's own path, RFC 9728 §3.1).
+pub const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
 
 /// Hosts served by default: loopback only.
 pub const LOOPBACK_HOSTS: &[&str] = &["localhost", "127.0.0.1", "::1"];
@@ -58,6 +66,9 @@ pub struct HttpConfig {
     pub names: ToolNames,
     /// What one server takes on at once.
     pub limits: HttpLimits,
+    /// Who may call (`None`: anyone who reaches the port; `serve` allows that
+    /// on loopback addresses only, unless told `--insecure-no-auth`).
+    pub auth: Option<Arc<Authenticator>>,
 }
 
 /// What one HTTP server takes on at once, and how long it waits for a client.
@@ -111,6 +122,8 @@ struct AppState {
     /// until its session exists, so concurrent `initialize`s cannot all pass
     /// the same check and exceed the cap together.
     opening: Arc<tokio::sync::Mutex<()>>,
+    /// Who may call, when the operator configured authentication.
+    auth: Option<Arc<Authenticator>>,
 }
 
 /// The route template a path belongs to (a closed set: metrics labels).
@@ -118,6 +131,7 @@ fn route_of(path: &str) -> &'static str {
     match path {
         "/health" => "/health",
         "/metrics" => "/metrics",
+        p if p.starts_with(METADATA_PATH) => METADATA_PATH,
         p if p == "/mcp" || p.starts_with("/mcp/") => "/mcp",
         _ => "other",
     }
@@ -174,26 +188,41 @@ async fn edge(State(state): State<AppState>, mut request: Request, next: Next) -
     let opens_session = request.method() == axum::http::Method::POST
         && request.uri().path() == "/mcp"
         && !request.headers().contains_key("mcp-session-id");
-    let over_sessions = state.admit(opens_session, &request_id).await.err();
-    let span = tracing::info_span!("http", request_id = %request_id, method = %method, route);
-    let _entered = span.enter();
+    let span =
+        tracing::info_span!("http", request_id = %request_id, method = %method, route, tenant = tracing::field::Empty);
     let host = request.headers().get(header::HOST).and_then(|v| v.to_str().ok());
     let origin = request.headers().get(header::ORIGIN).map(|v| v.to_str().unwrap_or("?"));
-    let mut response = if !host_allowed(host, &state.allowed_hosts) {
-        envelope(
-            StatusCode::FORBIDDEN,
-            ErrorType::HostNotAllowed,
-            "this server does not serve that Host (loopback only unless the operator allows more)".into(),
-            &request_id,
-        )
+    let refusal = if !host_allowed(host, &state.allowed_hosts) {
+        Some("this server does not serve that Host (loopback only unless the operator allows more)")
     } else if !origin_allowed(origin, &state.allowed_hosts) {
-        envelope(
-            StatusCode::FORBIDDEN,
-            ErrorType::HostNotAllowed,
-            "this server does not serve pages from that Origin (loopback only unless the operator allows more)".into(),
-            &request_id,
-        )
-    } else if request
+        Some("this server does not serve pages from that Origin (loopback only unless the operator allows more)")
+    } else {
+        None
+    };
+    if let Some(message) = refusal {
+        let response = envelope(StatusCode::FORBIDDEN, ErrorType::HostNotAllowed, message.into(), &request_id);
+        tracing::info!(parent: &span, status = 403, "http request");
+        return finish(response, &state, &method, route, value);
+    }
+    // Who is calling, before anything else looks at the request.
+    let principal = match &state.auth {
+        Some(auth) if authn::guarded(route) => {
+            match authn::authenticate(auth, authn::authorization(&request), &request_id).await {
+                Ok(principal) => {
+                    span.record("tenant", principal.tenant.as_str());
+                    Some(principal)
+                }
+                Err(response) => {
+                    tracing::info!(parent: &span, status = response.status().as_u16(), "http request");
+                    return finish(response, &state, &method, route, value);
+                }
+            }
+        }
+        _ => None,
+    };
+    let over_sessions = state.admit(opens_session, &request_id).await.err();
+    let _entered = span.enter();
+    let mut response = if request
         .headers()
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok()?.parse::<usize>().ok())
@@ -268,7 +297,23 @@ async fn edge(State(state): State<AppState>, mut request: Request, next: Next) -
         } else {
             None
         };
+        // What the request asks, against what its token allows (a large
+        // body is read for this on the lane, below). Only a JSON-RPC message
+        // asks for anything: a GET (the event stream, metrics) or a DELETE
+        // needs a valid token and no scope.
+        let scoped = route == "/mcp" && method == "POST";
+        if scoped
+            && !bulk
+            && let (Some(auth), Some(principal)) = (&state.auth, &principal)
+            && let Some(refusal) = authn::check_scopes(auth, principal, &bytes, &request_id)
+        {
+            return finish(refusal, &state, &method, route, value);
+        }
+        let scopes = if scoped && bulk { state.auth.clone().zip(principal.clone()) } else { None };
         let mut request = Request::from_parts(parts, axum::body::Body::from(bytes));
+        if let Some(principal) = principal {
+            request.extensions_mut().insert(principal);
+        }
         // Tied to this HTTP exchange: cancelled when its response body is
         // dropped, which is when the client goes away (or the response ends);
         // the request's place among those in flight is given back then too.
@@ -280,7 +325,20 @@ async fn edge(State(state): State<AppState>, mut request: Request, next: Next) -
             request.extensions_mut().insert(Bulk);
             // Should the client go away while the lane parses, its call is cancelled all the same.
             let abandoned = gone.0.clone().drop_guard();
-            let parsed = crate::lanes::background().spawn(next.run(request)).await;
+            let id = request_id.clone();
+            let parsed = crate::lanes::background()
+                .spawn(async move {
+                    if let Some((auth, principal)) = scopes {
+                        let body = std::mem::take(request.body_mut());
+                        let bytes = axum::body::to_bytes(body, MAX_BODY_BYTES).await.unwrap_or_default();
+                        if let Some(refusal) = authn::check_scopes(&auth, &principal, &bytes, &id) {
+                            return refusal;
+                        }
+                        *request.body_mut() = axum::body::Body::from(bytes);
+                    }
+                    next.run(request).await
+                })
+                .await;
             abandoned.disarm();
             match parsed {
                 Ok(response) => response,
@@ -448,10 +506,13 @@ pub fn app(runtime: Arc<Runtime>, config: &HttpConfig, shutdown: CancellationTok
         in_flight: Arc::new(tokio::sync::Semaphore::new(config.limits.max_in_flight)),
         sessions,
         opening: Default::default(),
+        auth: config.auth.clone(),
     };
     Router::new()
         .route("/health", get(health))
         .route("/metrics", get(metrics))
+        .route(METADATA_PATH, get(authn::metadata))
+        .route(&format!("{METADATA_PATH}/{{*resource}}"), get(authn::metadata))
         .route_service("/mcp", service)
         .fallback(not_found)
         .layer(axum::middleware::from_fn_with_state(state.clone(), edge))
@@ -514,61 +575,6 @@ pub async fn serve(
             sessions.cancel();
         });
     }
-    accept(listener, router, config.limits, stopped).await;
+    listener::accept(listener, router, config.limits, stopped).await;
     Ok(())
-}
-
-/// Accept connections until `stopped`, each under a permit of
-/// `limits.max_connections` (beyond them the next accept waits, and clients
-/// wait in the kernel's backlog) and with `limits.client_timeout` to send
-/// each request's headers; then close them gracefully and wait for them.
-async fn accept(listener: tokio::net::TcpListener, router: Router, limits: HttpLimits, stopped: CancellationToken) {
-    let permits = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
-    let mut http1 = hyper::server::conn::http1::Builder::new();
-    http1.timer(hyper_util::rt::TokioTimer::new()).header_read_timeout(limits.client_timeout);
-    loop {
-        let permit = tokio::select! {
-            permit = permits.clone().acquire_owned() => match permit { Ok(permit) => permit, Err(_) => break },
-            () = stopped.cancelled() => break,
-        };
-        let tcp = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((tcp, _)) => tcp,
-                Err(error) => {
-                    // Out of file descriptors and the like: back off instead of spinning.
-                    tracing::warn!(%error, "accept failed");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
-            () = stopped.cancelled() => break,
-        };
-        // Responses go out in several writes (headers, SSE event, end of
-        // stream): without TCP_NODELAY, Nagle's algorithm and the client's
-        // delayed ACK add about 40 ms to every call.
-        if let Err(error) = tcp.set_nodelay(true) {
-            tracing::warn!(%error, "could not set TCP_NODELAY");
-        }
-        let service = hyper_util::service::TowerToHyperService::new(router.clone());
-        let connection = http1.serve_connection(hyper_util::rt::TokioIo::new(tcp), service);
-        let stopped = stopped.clone();
-        tokio::spawn(async move {
-            let mut connection = std::pin::pin!(connection);
-            tokio::select! {
-                _ = connection.as_mut() => {}
-                () = stopped.cancelled() => {
-                    connection.as_mut().graceful_shutdown();
-                    let _ = connection.await;
-                }
-            }
-            drop(permit);
-        });
-    }
-    // New clients are refused from now on; every connection gives its permit
-    // back when it has closed (a client that never reads its answer is not waited for long).
-    drop(listener);
-    let all = permits.acquire_many(limits.max_connections as u32);
-    if tokio::time::timeout(Duration::from_secs(10), all).await.is_err() {
-        tracing::warn!("connections still open 10 s after shutdown began; closing");
-    }
 }
