@@ -833,39 +833,121 @@ fn scaleout_figures() {
 
 /// `serve --http`: trivial invokes from concurrent clients (one keep-alive
 /// connection and session each), and resident memory per idle session.
-fn http_figures(dir: &std::path::Path) {
-    let (mut child, ready) = start_http_server(dir);
-    let addr = ready.trim().trim_start_matches("listening on http://").trim_end_matches("/mcp").to_owned();
+/// `clients` concurrent keep-alive clients (sessions), each sending
+/// `4000 / clients` echo invokes with `bearer`: (invokes/s, p50 µs, p99 µs).
+fn http_throughput(addr: &str, clients: usize, bearer: Option<&str>) -> (f64, f64, f64) {
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "capability.invoke",
         "arguments": {"capability_id": "test.echo.message", "input": {"message": "hi"}}}})
     .to_string();
-    for clients in [1, 4, 16, 64] {
-        let per_client = 4000 / clients;
-        let start = Instant::now();
-        let samples: Vec<Duration> = std::thread::scope(|scope| {
-            let workers: Vec<_> = (0..clients)
-                .map(|_| {
-                    scope.spawn(|| {
-                        let mut client = HttpClient::connect(&addr);
-                        (0..per_client)
-                            .map(|_| {
-                                let started = Instant::now();
-                                let answer = client.post(&body);
-                                assert!(answer.contains("\"isError\":false"), "{answer}");
-                                started.elapsed()
-                            })
-                            .collect::<Vec<_>>()
-                    })
+    let per_client = 4000 / clients;
+    let start = Instant::now();
+    let samples: Vec<Duration> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..clients)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut client = HttpClient::connect_with(addr, bearer);
+                    (0..per_client)
+                        .map(|_| {
+                            let started = Instant::now();
+                            let answer = client.post(&body);
+                            assert!(answer.contains("\"isError\":false"), "{answer}");
+                            started.elapsed()
+                        })
+                        .collect::<Vec<_>>()
                 })
-                .collect();
-            workers.into_iter().flat_map(|w| w.join().expect("client")).collect()
-        });
-        let elapsed = start.elapsed();
-        let total = samples.len();
-        let (p50, p99) = percentiles(samples);
+            })
+            .collect();
+        workers.into_iter().flat_map(|w| w.join().expect("client")).collect()
+    });
+    let rate = samples.len() as f64 / start.elapsed().as_secs_f64();
+    let (p50, p99) = percentiles(samples);
+    (rate, p50, p99)
+}
+
+/// An RS256 key made by `openssl` (PKCS#1 DER), as an authorization server
+/// signs access tokens, and its public JWK.
+fn rsa_signing_key(dir: &std::path::Path) -> (jsonwebtoken::EncodingKey, jsonwebtoken::jwk::Jwk) {
+    let pem = dir.join("rsa.pem");
+    let der = dir.join("rsa.der");
+    let run = |args: &[&str]| {
+        let status = std::process::Command::new("openssl").args(args).status().expect("openssl");
+        assert!(status.success(), "openssl {args:?}");
+    };
+    run(&["genpkey", "-quiet", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", pem.to_str().unwrap()]);
+    run(&["rsa", "-in", pem.to_str().unwrap(), "-traditional", "-outform", "DER", "-out", der.to_str().unwrap()]);
+    let key = jsonwebtoken::EncodingKey::from_rsa_der(&std::fs::read(der).expect("key"));
+    let mut jwk = jsonwebtoken::jwk::Jwk::from_encoding_key(&key, jsonwebtoken::Algorithm::RS256).expect("jwk");
+    jwk.common.key_id = Some("bench".into());
+    (key, jwk)
+}
+
+/// The HTTP section's authenticated runs: 16 clients without a token, with
+/// an API token and with an RS256 JWT, each against its own server on the
+/// same data directory, in one run, twice in turn.
+fn http_auth_figures(dir: &std::path::Path) {
+    let keys = tempfile::tempdir().expect("temp dir");
+    let created = std::process::Command::new(env!("CARGO_BIN_EXE_jacobian"))
+        .arg("--data-dir")
+        .arg(dir)
+        .args(["tokens", "create", "--tenant", "bench", "--scope", "invoke"])
+        .output()
+        .expect("tokens create");
+    let created: serde_json::Value = serde_json::from_slice(&created.stdout).expect("a token");
+    let api_token = created["token"].as_str().expect("token").to_owned();
+    let (key, jwk) = rsa_signing_key(keys.path());
+    let jwks = keys.path().join("jwks.json");
+    std::fs::write(&jwks, json!({"keys": [jwk]}).to_string()).expect("jwks");
+    let config = keys.path().join("jacobian.toml");
+    let (issuer, resource) = ("https://idp.bench", "http://127.0.0.1/mcp");
+    std::fs::write(
+        &config,
+        format!(
+            "[auth]\nresource = \"{resource}\"\napi_tokens = true\nissuer = \"{issuer}\"\njwks_file = \"{}\"\n",
+            jwks.display()
+        ),
+    )
+    .expect("config");
+    let now = jsonwebtoken::get_current_timestamp();
+    let claims = json!({"iss": issuer, "aud": resource, "sub": "bench", "scope": "jacobian:invoke", "exp": now + 3600});
+    let header =
+        jsonwebtoken::Header { kid: Some("bench".into()), ..jsonwebtoken::Header::new(jsonwebtoken::Algorithm::RS256) };
+    let jwt = jsonwebtoken::encode(&header, &claims, &key).expect("sign");
+    let config_args = ["--config", config.to_str().unwrap()];
+    for round in 1..=2 {
+        let mut figures = Vec::new();
+        for (name, args, bearer) in [
+            ("no authentication", &[][..], None),
+            ("API token", &config_args[..], Some(api_token.as_str())),
+            ("JWT (RS256)", &config_args[..], Some(jwt.as_str())),
+        ] {
+            let (mut child, ready) = start_host(dir, args);
+            let addr = ready.trim().trim_start_matches("listening on http://").trim_end_matches("/mcp").to_owned();
+            figures.push((name, http_throughput(&addr, 16, bearer)));
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        let base = figures[0].1.0;
+        let line: Vec<String> = figures
+            .iter()
+            .map(|(name, (rate, p50, p99))| {
+                format!(
+                    "{name} {rate:.0} invokes/s (p50 {p50:.0} µs, p99 {p99:.0} µs, {:.1}% of unauthenticated)",
+                    rate / base * 100.0
+                )
+            })
+            .collect();
+        println!("HTTP, 16 clients, authentication round {round}: {}", line.join("; "));
+    }
+}
+
+fn http_figures(dir: &std::path::Path) {
+    let (mut child, ready) = start_http_server(dir);
+    let addr = ready.trim().trim_start_matches("listening on http://").trim_end_matches("/mcp").to_owned();
+    for clients in [1, 4, 16, 64] {
+        let (rate, p50, p99) = http_throughput(&addr, clients, None);
         println!(
-            "HTTP, {clients} concurrent clients: {:.0} invokes/s ({total} calls), p50 {p50:.0} µs, p99 {p99:.0} µs",
-            total as f64 / elapsed.as_secs_f64()
+            "HTTP, {clients} concurrent clients: {rate:.0} invokes/s ({} calls), p50 {p50:.0} µs, p99 {p99:.0} µs",
+            4000 / clients * clients
         );
     }
     let before = resident_kib(child.id());
@@ -1099,6 +1181,7 @@ fn main() {
         let dir = tempfile::tempdir().expect("temp dir");
         drop(runtime_with_echo(dir.path()));
         http_figures(dir.path());
+        http_auth_figures(dir.path());
     }
     if run("attack") {
         attack_figures();

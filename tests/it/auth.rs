@@ -82,8 +82,9 @@ fn api_tokens_authenticate_scope_and_stop_at_revocation_or_expiry() {
     let listing = cli(data, &["tokens", "list"]);
     assert_eq!(listing.lines().count(), 3, "{listing}");
     for token in [writer, reader, brief] {
-        let secret = token.rsplit('_').next().unwrap();
-        assert!(!listing.contains(secret), "{listing}");
+        let secret = token.splitn(3, '_').nth(2).unwrap();
+        assert_eq!(secret.len(), 43, "{token}");
+        assert!(!listing.contains(secret) && !listing.contains(token), "{listing}");
     }
     // Bad requests are typed and make nothing.
     for (args, field) in [
@@ -118,6 +119,13 @@ fn api_tokens_authenticate_scope_and_stop_at_revocation_or_expiry() {
         assert_eq!(metadata["scopes_supported"], json!(["jacobian:invoke", "jacobian:workspace", "jacobian:read"]));
         assert_eq!(metadata["bearer_methods_supported"], json!(["header"]));
     }
+    // Every method on /mcp needs a token; another scheme than Bearer is no token at all.
+    for method in ["GET", "DELETE"] {
+        assert_eq!(server.request(method, "/mcp", &[("Accept", "text/event-stream")]).0, 401, "{method}");
+    }
+    let (status, headers, _) = server.request("GET", "/metrics", &[("Authorization", "Basic YTpi")]);
+    assert_eq!(status, 401);
+    assert!(!header(&headers, "www-authenticate").unwrap().contains("error="), "{headers:?}");
     // Liveness stays open; metrics do not.
     assert_eq!(server.request("GET", "/health", &[]).0, 200);
     assert_eq!(server.request("GET", "/metrics", &[]).0, 401);
@@ -164,7 +172,14 @@ fn api_tokens_authenticate_scope_and_stop_at_revocation_or_expiry() {
         "arguments": {"capability_id": "sat.cnf.construct", "input": {"dimacs": format!("c {}\np cnf 1 1\n1 0\n", "x".repeat(100_000))}}}});
     let (status, answer) = reading.exchange(&large.to_string());
     assert_eq!(status, 403, "{answer}");
-    assert!(answer.contains("jacobian:invoke"), "{answer}");
+    let envelope: Value = serde_json::from_str(&answer).expect("one envelope");
+    assert_eq!(envelope["error_type"], "insufficient_scope", "{answer}");
+    assert!(envelope["error"].as_str().unwrap().contains("jacobian:invoke"), "{answer}");
+    // A body the check cannot read (here a duplicate key another parser might
+    // resolve either way) needs every scope.
+    let duplicate = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"capability.describe","name":"capability.invoke","arguments":{}}}"#;
+    let (status, answer) = reading.exchange(duplicate);
+    assert_eq!(status, 403, "{answer}");
 
     // Expiry and revocation hold from the next request, in a session already open.
     std::thread::sleep(std::time::Duration::from_millis(1100));
@@ -184,6 +199,16 @@ fn a_public_address_needs_authentication_or_an_explicit_insecure_flag() {
     let (code, envelope) = failing(dir.path(), &["serve", "--http", "0.0.0.0:0"]);
     assert_eq!((code, envelope["error_type"].as_str()), (3, Some("validation_error")), "{envelope}");
     assert!(envelope["error"].as_str().unwrap().contains("--insecure-no-auth"), "{envelope}");
+    // Loopback behind a proxy that passes a public Host is public too.
+    let (code, envelope) = failing(dir.path(), &["serve", "--http", "127.0.0.1:0", "--allow-host", "mcp.example.org"]);
+    assert_eq!((code, envelope["error_type"].as_str()), (3, Some("validation_error")), "{envelope}");
+    // Keys only over HTTPS, or from this machine.
+    let (code, envelope) = failing(
+        dir.path(),
+        &["serve", "--http", "127.0.0.1:0", "--auth-issuer", "http://login.example.org", "--auth-resource", RESOURCE],
+    );
+    assert_eq!((code, envelope["error_type"].as_str()), (3, Some("validation_error")), "{envelope}");
+    assert!(envelope["error"].as_str().unwrap().contains("https"), "{envelope}");
     let (code, envelope) = failing(dir.path(), &["serve", "--http", "127.0.0.1:0", "--auth-api-tokens"]);
     assert_eq!(code, 3, "{envelope}");
     assert!(envelope["error"].as_str().unwrap().contains("--auth-resource"), "{envelope}");

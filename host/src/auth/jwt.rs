@@ -26,7 +26,10 @@ pub const MIN_REFETCH: Duration = Duration::from_secs(10);
 /// The largest metadata or JWKS document read.
 const MAX_DOCUMENT_BYTES: u64 = 1 << 20;
 /// How long one fetch may take.
-const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
+const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long past `jwks_refresh_seconds` keys that cannot be read again stay
+/// in use; after that every token is refused (503) until they are read.
+pub const MAX_STALE: Duration = Duration::from_secs(15 * 60);
 /// The most clock skew an operator may allow, in seconds.
 pub const MAX_LEEWAY_SECONDS: u64 = 300;
 
@@ -65,11 +68,33 @@ struct Key {
 
 #[derive(Clone)]
 struct KeySet {
+    /// When they were last read.
+    read_at: Instant,
     /// When they were last read, or tried to be.
     tried_at: Instant,
     /// When to read them again.
     stale_at: Instant,
     keys: Arc<Vec<Key>>,
+    /// Which reading of the keys this is (a token verified under another
+    /// reading is verified again).
+    generation: u64,
+}
+
+/// How many verified tokens are remembered.
+pub const MAX_REMEMBERED: usize = 4096;
+
+static GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn next_generation() -> u64 {
+    GENERATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+/// A token verified once: whom it proves, until when (its `exp` plus the
+/// leeway), under which reading of the keys.
+struct Verified {
+    principal: Principal,
+    until: i64,
+    generation: u64,
 }
 
 /// Verifies one issuer's access tokens for one audience.
@@ -83,6 +108,12 @@ pub struct JwtVerifier {
     keys: RwLock<Arc<KeySet>>,
     /// One reader of the keys at a time.
     reading: tokio::sync::Mutex<()>,
+    /// Tokens already verified, by SHA-256: a client sends the same token
+    /// with every request, and checking an RS256 signature costs tens of
+    /// microseconds a time. An entry serves only under the reading of the
+    /// keys it was verified with (a rotation verifies it again) and until
+    /// the token expires.
+    verified: std::sync::Mutex<std::collections::HashMap<[u8; 32], Verified>>,
 }
 
 impl JwtVerifier {
@@ -120,6 +151,7 @@ impl JwtVerifier {
             source,
             keys: RwLock::new(Arc::new(keys)),
             reading: tokio::sync::Mutex::new(()),
+            verified: Default::default(),
         })
     }
 
@@ -132,9 +164,18 @@ impl JwtVerifier {
         self.keys.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    /// Read the keys again unless someone tried since `seen`.
-    async fn reread(&self, seen: Instant) -> Arc<KeySet> {
-        let _reading = self.reading.lock().await;
+    /// Read the keys again unless someone tried since `seen`. With `wait`
+    /// false, a request that finds another one reading goes on with the
+    /// keys held instead of waiting for the fetch.
+    async fn reread(&self, seen: Instant, wait: bool) -> Arc<KeySet> {
+        let _reading = if wait {
+            self.reading.lock().await
+        } else {
+            match self.reading.try_lock() {
+                Ok(guard) => guard,
+                Err(_) => return self.current(),
+            }
+        };
         let held = self.current();
         if held.tried_at > seen {
             return held;
@@ -147,7 +188,13 @@ impl JwtVerifier {
             Err(error) => {
                 tracing::warn!(source = %self.source, %error, "could not read the authorization server's keys again; the keys held stay in use");
                 let now = Instant::now();
-                KeySet { tried_at: now, stale_at: now + MIN_REFETCH.min(self.refresh_every), keys: held.keys.clone() }
+                KeySet {
+                    read_at: held.read_at,
+                    tried_at: now,
+                    stale_at: now + MIN_REFETCH.min(self.refresh_every),
+                    keys: held.keys.clone(),
+                    generation: held.generation,
+                }
             }
         });
         *self.keys.write().unwrap_or_else(|e| e.into_inner()) = keys.clone();
@@ -156,26 +203,62 @@ impl JwtVerifier {
 
     /// The principal an access token proves.
     pub async fn verify(&self, token: &str) -> Result<Principal, Rejection> {
+        use sha2::Digest as _;
+        let mut keys = self.current();
+        if Instant::now() >= keys.stale_at {
+            keys = self.reread(keys.tried_at, false).await;
+        }
+        if keys.read_at.elapsed() > self.refresh_every + MAX_STALE {
+            return Err(Rejection::Unavailable(format!(
+                "the authorization server's keys could not be read for {} s ({})",
+                keys.read_at.elapsed().as_secs(),
+                self.source
+            )));
+        }
+        let digest: [u8; 32] = sha2::Sha256::digest(token.as_bytes()).into();
+        let now = jsonwebtoken::get_current_timestamp() as i64;
+        {
+            let verified = self.verified.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(hit) = verified.get(&digest)
+                && hit.generation == keys.generation
+                && now <= hit.until
+            {
+                return Ok(hit.principal.clone());
+            }
+        }
+        let (principal, exp, generation) = self.verify_signature(token, keys).await?;
+        let mut verified = self.verified.lock().unwrap_or_else(|e| e.into_inner());
+        if verified.len() >= MAX_REMEMBERED {
+            verified.retain(|_, v| v.generation == generation && now <= v.until);
+            if verified.len() >= MAX_REMEMBERED {
+                verified.clear();
+            }
+        }
+        let until = exp.saturating_add(self.leeway as i64);
+        verified.insert(digest, Verified { principal: principal.clone(), until, generation });
+        Ok(principal)
+    }
+
+    /// Verify `token` under `keys` (read again for a key id not seen yet):
+    /// whom it proves, its `exp`, and the reading of the keys that verified it.
+    async fn verify_signature(&self, token: &str, keys: Arc<KeySet>) -> Result<(Principal, i64, u64), Rejection> {
+        let mut keys = keys;
         let header = jsonwebtoken::decode_header(token)
             .map_err(|e| Rejection::Invalid(format!("the bearer token is not a JWT: {e}")))?;
         if !ASYMMETRIC.contains(&header.alg) {
             return Err(Rejection::Invalid(format!("tokens signed with {:?} are not accepted", header.alg)));
         }
-        let mut keys = self.current();
-        if Instant::now() >= keys.stale_at {
-            keys = self.reread(keys.tried_at).await;
-        }
         let matching = |keys: &KeySet| -> Vec<(DecodingKey, Algorithm)> {
             keys.keys
                 .iter()
-                .filter(|k| header.kid.is_none() || k.kid == header.kid)
+                .filter(|k| header.kid.is_none() || k.kid.is_none() || k.kid == header.kid)
                 .filter(|k| k.algorithms.contains(&header.alg))
                 .map(|k| (k.key.clone(), header.alg))
                 .collect()
         };
         let mut candidates = matching(&keys);
         if candidates.is_empty() && header.kid.is_some() && keys.tried_at.elapsed() >= MIN_REFETCH {
-            keys = self.reread(keys.tried_at).await;
+            keys = self.reread(keys.tried_at, true).await;
             candidates = matching(&keys);
         }
         if candidates.is_empty() {
@@ -193,7 +276,10 @@ impl JwtVerifier {
             validation.leeway = self.leeway;
             validation.validate_nbf = true;
             match jsonwebtoken::decode::<serde_json::Map<String, serde_json::Value>>(token, &key, &validation) {
-                Ok(data) => return self.principal(&data.claims),
+                Ok(data) => {
+                    let exp = data.claims.get("exp").and_then(serde_json::Value::as_f64).unwrap_or(0.0) as i64;
+                    return Ok((self.principal(&data.claims)?, exp, keys.generation));
+                }
                 Err(e) if matches!(e.kind(), jsonwebtoken::errors::ErrorKind::InvalidSignature) => last = Some(e),
                 Err(e) => return Err(Rejection::Invalid(describe(&e))),
             }
@@ -245,9 +331,30 @@ fn describe(error: &jsonwebtoken::errors::Error) -> String {
     }
 }
 
+/// Whether keys may be fetched from `url`: HTTPS, or plain HTTP to this
+/// machine only (anyone on a network path could otherwise swap the keys and
+/// forge every token).
+pub fn fetchable(url: &str) -> bool {
+    let Some(rest) = url.strip_prefix("http://") else { return url.starts_with("https://") };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => authority.rsplit_once(':').map_or(authority, |(host, _)| host),
+    };
+    matches!(host, "localhost" | "::1") || host.parse::<std::net::Ipv4Addr>().is_ok_and(|ip| ip.is_loopback())
+}
+
 fn fetch(url: &str, what: &'static str) -> Result<String, SetupError> {
     let unreachable = |message: String| SetupError::Unreachable { what, location: url.to_owned(), message };
+    if !fetchable(url) {
+        return Err(SetupError::Invalid {
+            field: if what == "keys" { "jwks_uri" } else { "issuer" },
+            message: format!("{url} is neither https nor on this machine: its keys could be swapped on the way"),
+        });
+    }
     let config = ureq::Agent::config_builder()
+        // No redirect from HTTPS to plain HTTP.
+        .https_only(url.starts_with("https://"))
         .timeout_global(Some(FETCH_TIMEOUT))
         .http_status_as_error(true)
         .max_redirects(3)
@@ -277,7 +384,7 @@ fn discover_jwks_uri(issuer: &str) -> Result<String, SetupError> {
                     location: url.clone(),
                     message: e.to_string(),
                 })?;
-                if metadata["issuer"].as_str().map(|i| i.trim_end_matches('/')) != Some(trimmed) {
+                if metadata["issuer"].as_str() != Some(issuer) {
                     return Err(SetupError::Unreachable {
                         what: "metadata",
                         location: url,
@@ -317,10 +424,20 @@ fn read_keys(source: &KeySource, refresh_every: Duration) -> Result<KeySet, Setu
         .filter_map(|jwk| {
             let key = DecodingKey::from_jwk(jwk).ok()?;
             let family = key.family();
-            let algorithms: Vec<Algorithm> = match jwk.common.key_algorithm.and_then(algorithm_of) {
-                Some(alg) => vec![alg],
+            // A key declared for anything but one of these signatures (an
+            // encryption algorithm, an unknown one) verifies nothing.
+            let algorithms: Vec<Algorithm> = match jwk.common.key_algorithm {
+                Some(declared) => vec![algorithm_of(declared)?],
                 None => ASYMMETRIC.into_iter().filter(|a| a.family() == family).collect(),
             };
+            let verifies = jwk
+                .common
+                .key_operations
+                .as_ref()
+                .is_none_or(|ops| ops.iter().any(|op| matches!(op, jsonwebtoken::jwk::KeyOperations::Verify)));
+            if !verifies {
+                return None;
+            }
             Some(Key { kid: jwk.common.key_id.clone(), key, algorithms })
         })
         .collect();
@@ -328,7 +445,13 @@ fn read_keys(source: &KeySource, refresh_every: Duration) -> Result<KeySet, Setu
         return Err(invalid("it holds no signing key this server can use".into()));
     }
     let now = Instant::now();
-    Ok(KeySet { tried_at: now, stale_at: now + refresh_every, keys: Arc::new(keys) })
+    Ok(KeySet {
+        read_at: now,
+        tried_at: now,
+        stale_at: now + refresh_every,
+        keys: Arc::new(keys),
+        generation: next_generation(),
+    })
 }
 
 fn algorithm_of(alg: KeyAlgorithm) -> Option<Algorithm> {
@@ -344,4 +467,64 @@ fn algorithm_of(alg: KeyAlgorithm) -> Option<Algorithm> {
         KeyAlgorithm::EdDSA => Algorithm::EdDSA,
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use jsonwebtoken::jwk::Jwk;
+    use jsonwebtoken::{EncodingKey, Header};
+
+    fn ed25519() -> (EncodingKey, Jwk) {
+        let mut der =
+            vec![0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20];
+        let mut seed = [0u8; 32];
+        getrandom::fill(&mut seed).expect("random");
+        der.extend_from_slice(&seed);
+        let key = EncodingKey::from_ed_der(&der);
+        let mut jwk = Jwk::from_encoding_key(&key, Algorithm::EdDSA).expect("jwk");
+        jwk.common.key_id = Some("k".into());
+        (key, jwk)
+    }
+
+    #[test]
+    fn keys_come_over_https_or_from_this_machine_and_the_leeway_is_bounded() {
+        for url in
+            ["https://login.example.org/jwks", "http://127.0.0.1:8080/jwks", "http://localhost/x", "http://[::1]:9/"]
+        {
+            assert!(fetchable(url), "{url}");
+        }
+        for url in
+            ["http://login.example.org/jwks", "http://127.0.0.1.evil.org/", "ftp://localhost/", "http://10.0.0.1/"]
+        {
+            assert!(!fetchable(url), "{url}");
+        }
+        let config = AuthConfig { leeway_seconds: Some(301), ..AuthConfig::default() };
+        assert!(matches!(
+            JwtVerifier::new(&config, "https://idp", "https://rs/mcp"),
+            Err(SetupError::Invalid { field: "leeway_seconds", .. })
+        ));
+    }
+
+    #[test]
+    fn a_remembered_token_is_refused_once_it_expires() {
+        let dir = tempfile::tempdir().expect("dir");
+        let (key, jwk) = ed25519();
+        let file = dir.path().join("jwks.json");
+        std::fs::write(&file, serde_json::to_vec(&JwkSet { keys: vec![jwk] }).unwrap()).unwrap();
+        let config = AuthConfig { jwks_file: Some(file), leeway_seconds: Some(0), ..AuthConfig::default() };
+        let verifier = JwtVerifier::new(&config, "https://idp", "https://rs/mcp").expect("verifier");
+        let now = jsonwebtoken::get_current_timestamp();
+        let claims = serde_json::json!({"iss": "https://idp", "aud": "https://rs/mcp", "sub": "s", "exp": now + 1});
+        let token =
+            jsonwebtoken::encode(&Header { kid: Some("k".into()), ..Header::new(Algorithm::EdDSA) }, &claims, &key)
+                .expect("sign");
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        assert_eq!(rt.block_on(verifier.verify(&token)).expect("valid").tenant, "s");
+        assert_eq!(rt.block_on(verifier.verify(&token)).expect("remembered").tenant, "s");
+        assert_eq!(verifier.verified.lock().unwrap().len(), 1);
+        std::thread::sleep(Duration::from_millis(2100));
+        let refused = rt.block_on(verifier.verify(&token)).expect_err("expired");
+        assert!(refused.to_string().contains("expired"), "{refused}");
+    }
 }

@@ -53,9 +53,14 @@ impl Scope {
         }
     }
 
-    /// A scope by its name, or by its short name (`invoke`) on the command line.
+    /// A scope by its full name (`jacobian:invoke`), as tokens carry it.
     pub fn parse(name: &str) -> Option<Scope> {
-        Scope::ALL.into_iter().find(|s| s.name() == name || s.name().strip_prefix("jacobian:") == Some(name))
+        Scope::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    /// A scope by its full name or its short name (`invoke`): the command line only.
+    pub fn parse_short(name: &str) -> Option<Scope> {
+        Scope::parse(name).or_else(|| Scope::ALL.into_iter().find(|s| s.name().strip_prefix("jacobian:") == Some(name)))
     }
 }
 
@@ -104,7 +109,10 @@ pub enum Credential {
 /// An authenticated caller.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Principal {
-    /// The tenant whose state it reaches.
+    /// The tenant it belongs to. Today it is logged with each request and
+    /// nothing more: state (experiments, workspaces, sessions) is not yet
+    /// kept apart by tenant, so every valid token reaches the deployment's
+    /// state within its scopes.
     pub tenant: String,
     /// Who, within the tenant (a JWT's `sub`, an API token's id).
     pub subject: String,
@@ -116,8 +124,9 @@ pub struct Principal {
 /// What a request asks to do, as far as scopes go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Operation {
-    /// Protocol traffic, listings, `capability.describe`, the catalog, artifacts
-    /// by digest (a digest is a capability): any valid token.
+    /// Protocol traffic, listings, prompts, `capability.describe`, the
+    /// catalog, the instructions, artifacts by digest (a digest is a
+    /// capability): any valid token.
     Any,
     /// `capability.invoke`.
     Invoke,
@@ -125,7 +134,7 @@ pub enum Operation {
     WorkspaceWrite,
     /// `workspace.query`.
     WorkspaceRead,
-    /// `experiment://…` resources.
+    /// `experiment://…` and `episode://…` resources.
     ReadRecords,
     /// A body this check cannot read (not JSON, a duplicate key, a field of
     /// the wrong type): it needs every scope, so that no reading of it the
@@ -188,25 +197,48 @@ pub fn operations_of(body: &[u8]) -> Vec<Operation> {
         Ok(Body::Many(messages)) => messages,
         Err(_) => return vec![Operation::Unread],
     };
-    messages
-        .iter()
-        .map(|m| {
-            let params = m.params.as_ref();
-            match m.method.as_deref() {
-                Some("tools/call") => match params.and_then(|p| p.name.as_deref()).map(|n| n.replace('_', ".")) {
-                    Some(name) if name == "capability.invoke" => Operation::Invoke,
-                    Some(name) if name == "workspace.open" || name == "workspace.write" => Operation::WorkspaceWrite,
-                    Some(name) if name == "workspace.query" => Operation::WorkspaceRead,
-                    _ => Operation::Any,
-                },
-                Some("resources/read" | "resources/subscribe") => match params.and_then(|p| p.uri.as_deref()) {
-                    Some(uri) if uri.starts_with("experiment://") => Operation::ReadRecords,
-                    _ => Operation::Any,
-                },
-                _ => Operation::Any,
-            }
-        })
-        .collect()
+    messages.iter().map(|m| operation_of(m.method.as_deref(), m.params.as_ref().map(|p| (&p.name, &p.uri)))).collect()
+}
+
+type Named<'a, 'b> = (&'b Option<std::borrow::Cow<'a, str>>, &'b Option<std::borrow::Cow<'a, str>>);
+
+/// What one message asks: an allowlist, so that a method, tool or resource
+/// this server gains later needs every scope until it is named here.
+fn operation_of(method: Option<&str>, params: Option<Named<'_, '_>>) -> Operation {
+    let name = params.and_then(|(name, _)| name.as_deref());
+    let uri = params.and_then(|(_, uri)| uri.as_deref());
+    match method {
+        // A response or an error to a request of the server's.
+        None => Operation::Any,
+        Some(
+            "initialize"
+            | "ping"
+            | "tools/list"
+            | "resources/list"
+            | "resources/templates/list"
+            | "prompts/list"
+            | "prompts/get"
+            | "completion/complete"
+            | "logging/setLevel",
+        ) => Operation::Any,
+        Some(notification) if notification.starts_with("notifications/") => Operation::Any,
+        Some("tools/call") => match name.map(|n| n.replace('_', ".")).as_deref() {
+            Some("capability.describe") => Operation::Any,
+            Some("capability.invoke") => Operation::Invoke,
+            Some("workspace.open" | "workspace.write") => Operation::WorkspaceWrite,
+            Some("workspace.query") => Operation::WorkspaceRead,
+            _ => Operation::Unread,
+        },
+        Some("resources/read" | "resources/subscribe" | "resources/unsubscribe") => match uri {
+            Some("jacobian://instructions" | "capability://catalog") => Operation::Any,
+            Some(uri) if uri.starts_with("artifact://") => Operation::Any,
+            // The reference pack runs a capability to answer.
+            Some("reference://catalog") => Operation::Invoke,
+            Some(uri) if uri.starts_with("experiment://") || uri.starts_with("episode://") => Operation::ReadRecords,
+            _ => Operation::Unread,
+        },
+        Some(_) => Operation::Unread,
+    }
 }
 
 /// How a deployment authenticates (the `[auth]` table of the host
@@ -317,7 +349,10 @@ impl Authenticator {
     /// the well-known path inserted before the resource's path).
     pub fn metadata_url(&self) -> String {
         let (scheme, authority, path) = url_parts(&self.resource).unwrap_or(("http", "localhost", ""));
-        format!("{scheme}://{authority}/.well-known/oauth-protected-resource{}", path.trim_end_matches('/'))
+        // RFC 9728 §3.1: the path follows the well-known suffix, minus a
+        // slash that directly follows the host.
+        let path = if path == "/" { "" } else { path };
+        format!("{scheme}://{authority}/.well-known/oauth-protected-resource{path}")
     }
 
     /// The protected resource metadata document (RFC 9728).
@@ -337,7 +372,8 @@ impl Authenticator {
         let header = authorization.ok_or(Rejection::Missing)?;
         let token = match header.split_once(' ') {
             Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => token.trim(),
-            _ => return Err(Rejection::Invalid("the Authorization header is not a Bearer token".into())),
+            // Another scheme carries no bearer token (RFC 6750 §3.1: no error code).
+            _ => return Err(Rejection::Missing),
         };
         if token.is_empty() {
             return Err(Rejection::Missing);
@@ -388,6 +424,9 @@ mod tests {
         assert_eq!(call("workspace_open"), [Operation::WorkspaceWrite]);
         assert_eq!(call("workspace.query"), [Operation::WorkspaceRead]);
         assert_eq!(call("capability.describe"), [Operation::Any]);
+        // A tool, method or resource not named in the allowlist needs every scope.
+        assert_eq!(call("capability.something_new"), [Operation::Unread]);
+        assert_eq!(operations_of(br#"{"method":"tasks/list"}"#), [Operation::Unread]);
         let read = |uri: &str| {
             operations_of(
                 format!(r#"{{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{{"uri":"{uri}"}}}}"#)
@@ -396,6 +435,9 @@ mod tests {
         };
         assert_eq!(read("experiment://x/archive"), [Operation::ReadRecords]);
         assert_eq!(read("artifact://sha256/00"), [Operation::Any]);
+        assert_eq!(read("episode://sha256/00"), [Operation::ReadRecords]);
+        assert_eq!(read("reference://catalog"), [Operation::Invoke]);
+        assert_eq!(read("other://x"), [Operation::Unread]);
         let batch = br#"[{"method":"ping"},{"method":"tools/call","params":{"name":"capability.invoke"}}]"#;
         assert_eq!(operations_of(batch), [Operation::Any, Operation::Invoke]);
         // What this check cannot read needs every scope: a duplicate key
@@ -417,9 +459,12 @@ mod tests {
 
     #[test]
     fn scopes_parse_by_full_and_short_name_and_ignore_others() {
-        let scopes = Scopes::from_names("openid jacobian:invoke read other:invoke".split(' '));
+        // Tokens name scopes in full: an authorization server's generic `read` grants nothing here.
+        let scopes = Scopes::from_names("openid jacobian:invoke read jacobian:read other:invoke".split(' '));
         assert!(scopes.contains(Scope::Invoke) && scopes.contains(Scope::Read) && !scopes.contains(Scope::Workspace));
         assert_eq!(scopes.names(), "jacobian:invoke jacobian:read");
+        assert_eq!(Scopes::from_names(["read", "invoke"]), Scopes::default());
+        assert_eq!(Scope::parse_short("read"), Some(Scope::Read));
         let principal = Principal {
             tenant: "t".into(),
             subject: "s".into(),

@@ -135,10 +135,10 @@ pub struct ServeArgs {
     #[arg(long, value_name = "URL", requires = "http")]
     pub auth_issuer: Option<String>,
     /// Where the authorization server's keys (JWKS) are.
-    #[arg(long, value_name = "URL", requires = "auth_issuer")]
+    #[arg(long, value_name = "URL", requires = "http", conflicts_with = "auth_jwks_file")]
     pub auth_jwks_uri: Option<String>,
     /// The authorization server's keys (JWKS) in a file, for offline deployments.
-    #[arg(long, value_name = "FILE", requires = "auth_issuer")]
+    #[arg(long, value_name = "FILE", requires = "http")]
     pub auth_jwks_file: Option<PathBuf>,
     /// This server's resource URI, the audience its tokens must name (default: http://ADDR/mcp).
     #[arg(long, value_name = "URI", requires = "http")]
@@ -289,7 +289,8 @@ pub struct TokensArgs {
 pub enum TokenAction {
     /// Make a token for a tenant and print it once (JSON); only its digest is kept.
     Create {
-        /// The tenant whose state the token reaches (1-64 of a-z 0-9 . _ -).
+        /// The tenant the token names its holder by (1-64 of a-z 0-9 . _ -): logged with each request;
+        /// state is not yet kept apart by tenant (every token reaches the deployment's state).
         #[arg(long)]
         tenant: String,
         /// invoke, workspace or read (or jacobian:invoke …). Repeatable; at least one.

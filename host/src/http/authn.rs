@@ -18,7 +18,7 @@ use axum::response::{IntoResponse, Response};
 use crate::auth::{Authenticator, Operation, Principal, Rejection, Scope, operations_of};
 use crate::contract::ErrorType;
 
-use super::{AppState, envelope};
+use super::{AppState, Enveloped, envelope};
 
 /// Whether a route needs a token when authentication is on.
 pub(super) fn guarded(route: &str) -> bool {
@@ -93,6 +93,8 @@ pub(super) fn check_scopes(
         quoted(&message)
     );
     let mut response = envelope(StatusCode::FORBIDDEN, ErrorType::InsufficientScope, message, request_id);
+    // Already the envelope: the edge must not wrap it again (it may come back from the lane).
+    response.extensions_mut().insert(Enveloped);
     if let Ok(value) = HeaderValue::from_str(&challenge) {
         response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
     }
@@ -103,7 +105,10 @@ pub(super) fn check_scopes(
 pub(super) async fn metadata(State(state): State<AppState>, request: Request) -> Response {
     let Some(auth) = &state.auth else {
         let id = request.headers().get(crate::mcp::REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
-        return envelope(StatusCode::NOT_FOUND, ErrorType::NotFound, "this server does not authenticate".into(), &id);
+        let mut response =
+            envelope(StatusCode::NOT_FOUND, ErrorType::NotFound, "this server does not authenticate".into(), &id);
+        response.extensions_mut().insert(Enveloped);
+        return response;
     };
     let mut response = auth.metadata().to_string().into_response();
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));

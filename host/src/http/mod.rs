@@ -421,7 +421,7 @@ impl AppState {
 
 /// Marks a response that is already an envelope.
 #[derive(Clone, Copy)]
-struct Enveloped;
+pub(super) struct Enveloped;
 
 async fn health() -> Response {
     let body = serde_json::json!({"status": "ok", "service": "jacobian", "version": env!("CARGO_PKG_VERSION")});

@@ -13,7 +13,7 @@ use super::DbError;
 pub struct TokenRecord {
     /// The token's public id (also the token's second part).
     pub id: String,
-    /// The tenant whose state the token reaches.
+    /// The tenant the token names its holder by.
     pub tenant: String,
     /// Its scopes, space-separated (`jacobian:invoke jacobian:read`).
     pub scopes: String,

@@ -136,7 +136,7 @@ pub fn tokens(place: Place, args: TokensArgs) -> anyhow::Result<()> {
             }
             let mut set = Scopes::default();
             for name in &scopes {
-                let scope = Scope::parse(name)
+                let scope = Scope::parse_short(name)
                     .with_context(|| format!("--scope {name:?}: expected invoke, workspace or read"))?;
                 set = set.with(scope);
             }
@@ -159,6 +159,11 @@ pub fn tokens(place: Place, args: TokensArgs) -> anyhow::Result<()> {
             }
         }
         TokenAction::Revoke { id } => {
+            if id.len() != 16 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+                bail!(
+                    "a token id is 16 hex digits (jacobian tokens list); the argument is not shown, in case it was a token"
+                );
+            }
             if !rt.block_on(tokens.revoke(&id, now_seconds())).map_err(unavailable)? {
                 return Err(std::io::Error::new(std::io::ErrorKind::NotFound, format!("no API token {id}")).into());
             }

@@ -34,24 +34,32 @@ pub fn serve(place: Place, args: ServeArgs) -> anyhow::Result<()> {
     // Flags win over the config file's [auth], field by field.
     let mut auth = auth;
     auth.api_tokens |= auth_api_tokens;
-    if auth_issuer.is_some() {
-        // Keys named for the file's issuer are not this issuer's.
-        (auth.issuer, auth.jwks_uri, auth.jwks_file) = (auth_issuer, None, None);
+    let file_issuer = auth.issuer.clone();
+    if auth_issuer.is_some() && auth_issuer != file_issuer {
+        // Keys the file names for its issuer are not another issuer's.
+        (auth.jwks_uri, auth.jwks_file) = (None, None);
+        auth.issuer = auth_issuer;
     }
-    auth.jwks_uri = auth_jwks_uri.or(auth.jwks_uri);
-    auth.jwks_file = auth_jwks_file.or(auth.jwks_file);
+    // A key location on the command line replaces the file's (either kind).
+    if auth_jwks_uri.is_some() || auth_jwks_file.is_some() {
+        (auth.jwks_uri, auth.jwks_file) = (auth_jwks_uri, auth_jwks_file);
+    }
     auth.resource = auth_resource.or(auth.resource);
     if let Some(addr) = http {
-        if !auth.enabled() && !addr.ip().is_loopback() && !insecure_no_auth {
+        // A loopback address behind a reverse proxy that passes another Host is public too.
+        let public = !addr.ip().is_loopback()
+            || allow_hosts.iter().any(|h| !jacobian::http::LOOPBACK_HOSTS.contains(&h.to_ascii_lowercase().as_str()));
+        if !auth.enabled() && public && !insecure_no_auth {
             bail!(
-                "serve --http {addr}: a non-loopback address with no authentication lets anyone who reaches the port \
-                 do anything; configure --auth-api-tokens or --auth-issuer (or [auth] in the config file), or say \
-                 --insecure-no-auth"
+                "serve --http {addr}: a non-loopback address or --allow-host name with no authentication lets anyone \
+                 who reaches the port do anything; configure --auth-api-tokens or --auth-issuer (or [auth] in the \
+                 config file), or say --insecure-no-auth"
             );
         }
-        if auth.enabled() && auth.resource.is_none() && addr.port() == 0 {
+        if auth.enabled() && auth.resource.is_none() && (addr.port() == 0 || !addr.ip().is_loopback()) {
             bail!(
-                "serve --http {addr}: with authentication and port 0, name this server's resource URI (--auth-resource)"
+                "serve --http {addr}: with authentication on port 0 or a non-loopback address, name the URI clients \
+                 reach this server by (--auth-resource https://…/mcp): it is the tokens' audience"
             );
         }
     }

@@ -41,10 +41,21 @@ impl TokenStore for Sqlite {
     }
 
     async fn find(&self, id: &str) -> Result<Option<TokenRecord>, DbError> {
-        let conn = self.lock(Role::Tokens);
-        let mut statement =
-            conn.prepare_cached(&format!("SELECT {COLUMNS} FROM api_tokens WHERE id = CAST(?1 AS TEXT)"))?;
-        Ok(statement.query_row(params![id], record).optional()?)
+        // On a blocking thread: a database another process holds locked must
+        // not stall the protocol thread (every request reads its token).
+        let (database, id) = (self.clone(), id.to_owned());
+        let read = move || -> Result<Option<TokenRecord>, DbError> {
+            let conn = database.lock(Role::Tokens);
+            let mut statement =
+                conn.prepare_cached(&format!("SELECT {COLUMNS} FROM api_tokens WHERE id = CAST(?1 AS TEXT)"))?;
+            Ok(statement.query_row(params![id], record).optional()?)
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(_) => {
+                tokio::task::spawn_blocking(read).await.map_err(|e| DbError::Corrupt(format!("token lookup: {e}")))?
+            }
+            Err(_) => read(),
+        }
     }
 
     async fn list(&self) -> Result<Vec<TokenRecord>, DbError> {
