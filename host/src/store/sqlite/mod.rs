@@ -117,6 +117,9 @@ const API_TOKENS: &str = "CREATE TABLE api_tokens (
 
 /// How long a statement waits for another process's write lock.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a token lookup (on a protocol thread) waits for another process
+/// holding the database before the request is answered 503.
+const TOKENS_BUSY_TIMEOUT: Duration = Duration::from_millis(100);
 
 /// What each connection is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -196,7 +199,11 @@ impl Sqlite {
             episodes: Mutex::new(normal()?),
             experiments: Mutex::new(normal()?),
             workspaces: Mutex::new(normal()?),
-            tokens: Mutex::new(normal()?),
+            tokens: Mutex::new({
+                let conn = normal()?;
+                conn.busy_timeout(TOKENS_BUSY_TIMEOUT).map_err(DbError::from)?;
+                conn
+            }),
             writer: Mutex::new(()),
             wal: beside(path, "-wal"),
             wal_entry_synced: Default::default(),

@@ -41,21 +41,15 @@ impl TokenStore for Sqlite {
     }
 
     async fn find(&self, id: &str) -> Result<Option<TokenRecord>, DbError> {
-        // On a blocking thread: a database another process holds locked must
-        // not stall the protocol thread (every request reads its token).
-        let (database, id) = (self.clone(), id.to_owned());
-        let read = move || -> Result<Option<TokenRecord>, DbError> {
-            let conn = database.lock(Role::Tokens);
-            let mut statement =
-                conn.prepare_cached(&format!("SELECT {COLUMNS} FROM api_tokens WHERE id = CAST(?1 AS TEXT)"))?;
-            Ok(statement.query_row(params![id], record).optional()?)
-        };
-        match tokio::runtime::Handle::try_current() {
-            Ok(_) => {
-                tokio::task::spawn_blocking(read).await.map_err(|e| DbError::Corrupt(format!("token lookup: {e}")))?
-            }
-            Err(_) => read(),
-        }
+        // Read right here, on the thread that serves the request: a read
+        // never waits for a writer of the log, and this connection waits at
+        // most `TOKENS_BUSY_TIMEOUT` for another process holding the
+        // database (then the request is answered 503). A hand-off to a
+        // blocking thread cost a fifth of the throughput (README).
+        let conn = self.lock(Role::Tokens);
+        let mut statement =
+            conn.prepare_cached(&format!("SELECT {COLUMNS} FROM api_tokens WHERE id = CAST(?1 AS TEXT)"))?;
+        Ok(statement.query_row(params![id], record).optional()?)
     }
 
     async fn list(&self) -> Result<Vec<TokenRecord>, DbError> {
