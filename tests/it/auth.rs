@@ -166,6 +166,12 @@ fn api_tokens_authenticate_scope_and_stop_at_revocation_or_expiry() {
     let mut reading = HttpClient::connect_with(&server.addr, Some(reader));
     let (status, answer) = reading.exchange(&read);
     assert_eq!(status, 200, "{answer}");
+    // A session is continued only by whoever opened it: the reader cannot use the writer's.
+    let theirs = client.session().expect("a session").to_owned();
+    let mut borrowed = HttpClient::resume(&server.addr, &theirs);
+    borrowed.set_bearer(reader);
+    let (status, refused) = borrowed.exchange(&read);
+    assert_eq!(status, 404, "{refused}");
     assert!(result_of(&answer)["contents"].is_array(), "{answer}");
     // A large message of a session is read on the background lane: its scope is checked there too.
     let large = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "capability.invoke",

@@ -58,6 +58,11 @@ impl HttpClient {
         }
     }
 
+    /// Send `token` as the bearer token from now on.
+    pub fn set_bearer(&mut self, token: &str) {
+        self.bearer = Some(token.to_owned());
+    }
+
     /// This client's session id, once initialized.
     pub fn session(&self) -> Option<&str> {
         self.session.as_deref()

@@ -378,6 +378,22 @@ fn an_api_token_revoked_on_one_host_is_refused_by_every_host() {
         let (result, is_error) = client.call("capability.invoke", invoke.clone());
         assert!(!is_error, "{result}");
     }
+    // A session opened on one host continues on the other for its owner only.
+    let other = operator.run(&["tokens", "create", "--tenant", "beta", "--scope", "invoke"]);
+    let other: Value = serde_json::from_slice(&other.stdout).unwrap();
+    let session = clients[0].session().unwrap().to_owned();
+    let mut resumed = HttpClient::resume(&hosts[1].addr, &session);
+    resumed.set_bearer(token);
+    let (result, is_error) = resumed.call("capability.invoke", invoke.clone());
+    assert!(!is_error, "{result}");
+    let mut borrowed = HttpClient::resume(&hosts[1].addr, &session);
+    borrowed.set_bearer(other["token"].as_str().unwrap());
+    let (status, answer) = borrowed.exchange(
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "capability.invoke", "arguments": invoke}})
+        .to_string(),
+    );
+    assert_eq!(status, 404, "another tenant's token cannot continue the session: {answer}");
     let revoked = operator.run(&["tokens", "revoke", id]);
     assert!(revoked.status.success(), "{}", String::from_utf8_lossy(&revoked.stderr));
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",

@@ -553,7 +553,8 @@ fn both_backends_keep_the_tables_they_share_with_the_same_columns() {
     let sqlite = sqlite_columns(&path);
     let postgres = postgres_columns(&postgres_database());
     // What only PostgreSQL keeps: what the data directory keeps in files, and what only several hosts need.
-    let shared_only = ["objects", "install_records", "policy", "mcp_sessions", "experiment_reservations"];
+    let shared_only =
+        ["objects", "install_records", "policy", "mcp_sessions", "mcp_session_owners", "experiment_reservations"];
     for (table, columns) in &postgres {
         if shared_only.contains(&table.as_str()) {
             assert!(!sqlite.contains_key(table), "{table} would be kept twice on one host");

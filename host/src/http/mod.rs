@@ -26,7 +26,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::streamable_http_server::session::store::{SessionState, SessionStore, SessionStoreError};
+use rmcp::transport::streamable_http_server::session::store::SessionStore;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
@@ -37,6 +37,7 @@ use crate::runtime::Runtime;
 
 mod authn;
 mod listener;
+mod sessions;
 
 /// Longest caller request id echoed.
 pub const MAX_REQUEST_ID: usize = 128;
@@ -124,6 +125,8 @@ struct AppState {
     opening: Arc<tokio::sync::Mutex<()>>,
     /// Who may call, when the operator configured authentication.
     auth: Option<Arc<Authenticator>>,
+    /// Who opened each MCP session (with authentication on).
+    owners: Arc<sessions::SessionOwners>,
 }
 
 /// The route template a path belongs to (a closed set: metrics labels).
@@ -220,6 +223,21 @@ async fn edge(State(state): State<AppState>, mut request: Request, next: Next) -
         }
         _ => None,
     };
+    // A session is continued only by whoever opened it.
+    let owner = principal.as_ref().map(sessions::SessionOwners::identity);
+    let session = request.headers().get("mcp-session-id").map(|v| v.to_str().unwrap_or("?").to_owned());
+    if let (Some(owner), Some(session)) = (&owner, &session)
+        && !state.owners.owned_by(session, owner).await
+    {
+        let response = envelope(
+            StatusCode::NOT_FOUND,
+            ErrorType::NotFound,
+            "no such MCP session for this caller".into(),
+            &request_id,
+        );
+        tracing::info!(parent: &span, status = 404, "http request");
+        return finish(response, &state, &method, route, value);
+    }
     let over_sessions = state.admit(opens_session, &request_id).await.err();
     let _entered = span.enter();
     let mut response = if request
@@ -352,6 +370,13 @@ async fn edge(State(state): State<AppState>, mut request: Request, next: Next) -
         } else {
             next.run(request).await
         };
+        if opens_session
+            && let Some(owner) = &owner
+            && let Some(id) = response.headers().get("mcp-session-id").and_then(|v| v.to_str().ok())
+        {
+            let live = state.sessions.sessions.read().await;
+            state.owners.record(id, owner, 2 * state.limits.max_sessions, |id| live.contains_key(id)).await;
+        }
         let response = response.map(|body| axum::body::Body::new(CancelOnDrop::new(body, gone.0, permit)));
         let status = response.status();
         let is_envelope = response.extensions().get::<Enveloped>().is_some();
@@ -490,7 +515,7 @@ pub fn app(runtime: Arc<Runtime>, config: &HttpConfig, shutdown: CancellationTok
     // Several hosts on one PostgreSQL store share MCP sessions: a session
     // reaching a host that never saw it is restored from the store.
     mcp_config.session_store =
-        runtime.sessions().map(|shared| Arc::new(SharedSessions(shared)) as Arc<dyn SessionStore>);
+        runtime.sessions().map(|shared| Arc::new(sessions::SharedSessions(shared)) as Arc<dyn SessionStore>);
     let names = config.names;
     let factory_runtime = runtime.clone();
     let sessions = Arc::new(LocalSessionManager::default());
@@ -499,6 +524,7 @@ pub fn app(runtime: Arc<Runtime>, config: &HttpConfig, shutdown: CancellationTok
         sessions.clone(),
         mcp_config,
     );
+    let owners = Arc::new(sessions::SessionOwners::new(runtime.sessions()));
     let state = AppState {
         runtime,
         allowed_hosts: Arc::new(config.allowed_hosts.clone()),
@@ -507,6 +533,7 @@ pub fn app(runtime: Arc<Runtime>, config: &HttpConfig, shutdown: CancellationTok
         sessions,
         opening: Default::default(),
         auth: config.auth.clone(),
+        owners,
     };
     Router::new()
         .route("/health", get(health))
@@ -517,27 +544,6 @@ pub fn app(runtime: Arc<Runtime>, config: &HttpConfig, shutdown: CancellationTok
         .fallback(not_found)
         .layer(axum::middleware::from_fn_with_state(state.clone(), edge))
         .with_state(state)
-}
-
-/// The deployment's shared session store, as rmcp's: a session's state
-/// crosses the core as the JSON rmcp serializes.
-struct SharedSessions(Arc<dyn crate::store::SessionStore>);
-
-#[async_trait::async_trait]
-impl SessionStore for SharedSessions {
-    async fn load(&self, session_id: &str) -> Result<Option<SessionState>, SessionStoreError> {
-        let text = self.0.load(session_id).await.map_err(|e| Box::new(e) as SessionStoreError)?;
-        Ok(text.map(|text| serde_json::from_str(&text)).transpose()?)
-    }
-
-    async fn store(&self, session_id: &str, state: &SessionState) -> Result<(), SessionStoreError> {
-        let text = serde_json::to_string(state)?;
-        self.0.store(session_id, &text).await.map_err(|e| Box::new(e) as SessionStoreError)
-    }
-
-    async fn delete(&self, session_id: &str) -> Result<(), SessionStoreError> {
-        self.0.delete(session_id).await.map_err(|e| Box::new(e) as SessionStoreError)
-    }
 }
 
 /// Serve until `stop` completes; then drain: new invocations are refused

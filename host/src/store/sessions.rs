@@ -11,6 +11,10 @@ pub trait SessionStore: Send + Sync {
     async fn load(&self, session_id: &str) -> Result<Option<String>, DbError>;
     /// Store (or replace) the state of `session_id`.
     async fn store(&self, session_id: &str, state: &str) -> Result<(), DbError>;
-    /// Forget `session_id`.
+    /// Forget `session_id` (and its owner).
     async fn delete(&self, session_id: &str) -> Result<(), DbError>;
+    /// Who opened `session_id` (an authenticated principal's identity), while it has not expired.
+    async fn owner(&self, session_id: &str) -> Result<Option<String>, DbError>;
+    /// Record who opened `session_id` (the first record stays).
+    async fn set_owner(&self, session_id: &str, owner: &str) -> Result<(), DbError>;
 }

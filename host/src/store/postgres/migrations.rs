@@ -5,7 +5,7 @@ use crate::store::{DbError, MigrationReport};
 use super::{PgOpenError, Postgres, RESERVATION_TTL_SQL, SESSION_TTL_SQL, begin, pg, query_error};
 
 /// The schema version this binary writes and understands.
-pub const SCHEMA_VERSION: i32 = 5;
+pub const SCHEMA_VERSION: i32 = 6;
 
 /// Every schema version, in order: (version, description, SQL).
 const MIGRATIONS: &[(i32, &str, &str)] = &[
@@ -126,6 +126,15 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         revoked_at BIGINT
     );",
     ),
+    (
+        6,
+        "MCP session owners: the authenticated principal that opened each session, so no other may continue it",
+        "CREATE TABLE mcp_session_owners (
+        id TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL DEFAULT now()
+    );",
+    ),
 ];
 
 /// The advisory lock key migrators take (one migration at a time per database).
@@ -180,6 +189,13 @@ impl Postgres {
                     tx.batch_execute(&format!(
                         "DELETE FROM experiment_reservations WHERE created_at < now() - {RESERVATION_TTL_SQL};
                          DELETE FROM mcp_sessions WHERE created_at < now() - {SESSION_TTL_SQL};"
+                    ))
+                    .await
+                    .map_err(query_error)?;
+                }
+                if up_to >= 6 {
+                    tx.batch_execute(&format!(
+                        "DELETE FROM mcp_session_owners WHERE created_at < now() - {SESSION_TTL_SQL};"
                     ))
                     .await
                     .map_err(query_error)?;
