@@ -235,9 +235,13 @@ never conclusions.",
 main branch and an immutable initial revision (rev-0). Idempotent by idempotency_key. Persistence has no mathematical \
 assurance: everything recorded is AGENT_RECORDED and UNVERIFIED."
     )]
-    async fn workspace_open(&self, Parameters(request): Parameters<OpenRequest>) -> Result<CallToolResult, McpError> {
-        let runtime = self.runtime.clone();
-        blocking(move || runtime.workspaces().open(runtime.data(), &request)).await
+    async fn workspace_open(
+        &self,
+        Parameters(request): Parameters<OpenRequest>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let (runtime, tenant) = (self.runtime.clone(), tenant_of(&context));
+        blocking(move || runtime.workspaces().open_as(runtime.data(), tenant.as_deref(), &request)).await
     }
 
     #[tool(
@@ -250,9 +254,13 @@ of earlier entries of the same write. Marks need a reason; CLOSED applies to GOA
 SUPERSEDED card must be restored with ACTIVE before CLOSED or ARCHIVED. Attempt outcome COMPLETED never means \
 VERIFIED and never closes a goal. Drafts cannot set verification, assertion or stale."
     )]
-    async fn workspace_write(&self, Parameters(request): Parameters<WriteRequest>) -> Result<CallToolResult, McpError> {
-        let runtime = self.runtime.clone();
-        blocking(move || runtime.workspaces().write(runtime.data(), &request)).await
+    async fn workspace_write(
+        &self,
+        Parameters(request): Parameters<WriteRequest>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let (runtime, tenant) = (self.runtime.clone(), tenant_of(&context));
+        blocking(move || runtime.workspaces().write_as(runtime.data(), tenant.as_deref(), &request)).await
     }
 
     #[tool(
@@ -263,10 +271,24 @@ CONTEXT (requires target_card_id: its dependency-first closure through explicit 
 truncated, and recent attempts; it infers no relevance or missing premises), STALE (active cards that depend on a \
 RETRACTED or SUPERSEDED card; no warning says nothing about truth)."
     )]
-    async fn workspace_query(&self, Parameters(request): Parameters<QueryRequest>) -> Result<CallToolResult, McpError> {
-        let runtime = self.runtime.clone();
-        blocking(move || runtime.workspaces().query(runtime.data(), &request)).await
+    async fn workspace_query(
+        &self,
+        Parameters(request): Parameters<QueryRequest>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let (runtime, tenant) = (self.runtime.clone(), tenant_of(&context));
+        blocking(move || runtime.workspaces().query_as(runtime.data(), tenant.as_deref(), &request)).await
     }
+}
+
+/// The tenant of the authenticated principal that sent a request over HTTP
+/// (`None`: stdio, or HTTP without authentication: the operator).
+fn tenant_of(context: &RequestContext<RoleServer>) -> Option<String> {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<crate::auth::Principal>())
+        .map(|principal| principal.tenant.clone())
 }
 
 /// Run a store-touching tool call on a blocking thread and shape its tool result.

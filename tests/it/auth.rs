@@ -149,6 +149,31 @@ fn api_tokens_authenticate_scope_and_stop_at_revocation_or_expiry() {
     );
     assert!(!is_error, "{result}");
     let experiment = result["accounting"]["experiment"].as_str().expect("an experiment").to_owned();
+    // Tenants own their workspaces: the same key opens another workspace for
+    // another tenant, and neither reaches the other's, whatever id it presents.
+    let beta = token_of(data, &["--tenant", "beta", "--scope", "workspace"]);
+    let mut other = HttpClient::connect_with(&server.addr, Some(beta["token"].as_str().unwrap()));
+    let open = json!({"idempotency_key": "same-key", "title": "t", "statement": "s"});
+    let (mine, mine_failed) = client.call("workspace.open", open.clone());
+    let (theirs, theirs_failed) = other.call("workspace.open", open);
+    assert!(!mine_failed && !theirs_failed, "{mine} {theirs}");
+    assert_ne!(mine["workspace_id"], theirs["workspace_id"]);
+    let query = |id: &Value| json!({"workspace_id": id, "view": "RESUME"});
+    let write = |id: &Value| {
+        json!({"workspace_id": id, "base_revision": "rev-0", "idempotency_key": "w",
+        "entries": [{"type": "finding", "kind": "NOTE", "title": "x"}]})
+    };
+    for (tool, arguments) in
+        [("workspace.query", query(&mine["workspace_id"])), ("workspace.write", write(&mine["workspace_id"]))]
+    {
+        let (refused, is_error) = other.call(tool, arguments);
+        assert!(is_error, "{tool}: {refused}");
+        assert_eq!(refused["diagnostic"]["code"], "WORKSPACE_NOT_FOUND", "{tool}: {refused}");
+    }
+    let (own, is_error) = other.call("workspace.query", query(&theirs["workspace_id"]));
+    assert!(!is_error, "{own}");
+    let (own, is_error) = client.call("workspace.write", write(&mine["workspace_id"]));
+    assert!(!is_error, "{own}");
     let (status, headers, body) = post(&server, Some(reader), &invoke());
     assert_eq!(status, 403, "{body}");
     assert_envelope(&body, "insufficient_scope", "auth-test");

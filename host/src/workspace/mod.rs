@@ -113,15 +113,42 @@ impl Workspaces {
         Workspaces { store, cache: cache::StateCache::new() }
     }
 
-    /// `workspace.open`.
+    /// `workspace.open`, by the deployment's operator (stdio, the CLI, HTTP
+    /// without authentication).
     pub fn open(&self, data: &DataDir, request: &OpenRequest) -> Result<Opened, Diagnostic> {
+        self.open_as(data, None, request)
+    }
+
+    /// `workspace.write` by the operator.
+    pub fn write(&self, data: &DataDir, request: &WriteRequest) -> Result<Written, Diagnostic> {
+        self.write_as(data, None, request)
+    }
+
+    /// `workspace.query` by the operator.
+    pub fn query(&self, data: &DataDir, request: &QueryRequest) -> Result<Queried, Diagnostic> {
+        self.query_as(data, None, request)
+    }
+
+    /// `workspace.open` for `tenant` (an authenticated caller), or the operator.
+    pub fn open_as(&self, data: &DataDir, tenant: Option<&str>, request: &OpenRequest) -> Result<Opened, Diagnostic> {
         check_key(&request.idempotency_key)?;
         let state = State::open(&request.title, &request.statement).map_err(from_write)?;
         let payload = payload_digest(request);
-        if let Some(earlier) = self.store.remembered("open", &request.idempotency_key).map_err(storage)? {
+        // A tenant's keys and workspaces are its own: the same key opens
+        // another workspace for another tenant (see `tenant_tag`).
+        let (key, workspace_id) = match tenant.map(tenant_tag) {
+            None => (
+                request.idempotency_key.clone(),
+                format!("ws-{}", &Digest::of(request.idempotency_key.as_bytes()).to_hex()[..16]),
+            ),
+            Some(tag) => {
+                let key = format!("{tag}/{}", request.idempotency_key);
+                (key.clone(), format!("ws-{}-{tag}", &Digest::of(key.as_bytes()).to_hex()[..16]))
+            }
+        };
+        if let Some(earlier) = self.store.remembered("open", &key).map_err(storage)? {
             return replay(earlier, &payload, "workspace.open");
         }
-        let workspace_id = format!("ws-{}", &Digest::of(request.idempotency_key.as_bytes()).to_hex()[..16]);
         let content = json!({
             "workspace_id": workspace_id, "branch": BRANCH, "revision": revision_id(0), "base_revision": null,
             "entries": [{"type": "finding", "id": card_id(1), "kind": "GOAL", "title": request.title, "body": request.statement}],
@@ -145,18 +172,24 @@ impl Workspaces {
         // The artifact first: once the revision commits, any host may hand out its URI.
         data.put_canonical(&artifact_bytes)
             .map_err(|e| Diagnostic::new(Code::StorageFailed, Stage::Storage, e.to_string(), "retry"))?;
-        if let Some(earlier) =
-            self.store.create(&workspace_id, &row, &request.idempotency_key, &remember).map_err(storage)?
-        {
+        if let Some(earlier) = self.store.create(&workspace_id, &row, &key, &remember).map_err(storage)? {
             return replay(earlier, &payload, "workspace.open");
         }
         self.cache_put(&workspace_id, Arc::new(state));
         Ok(response)
     }
 
-    /// `workspace.write`.
-    pub fn write(&self, data: &DataDir, request: &WriteRequest) -> Result<Written, Diagnostic> {
+    /// `workspace.write` for `tenant`, or the operator.
+    pub fn write_as(
+        &self,
+        data: &DataDir,
+        tenant: Option<&str>,
+        request: &WriteRequest,
+    ) -> Result<Written, Diagnostic> {
         check_key(&request.idempotency_key)?;
+        if !reaches(tenant, &request.workspace_id) {
+            return Err(not_found(&request.workspace_id));
+        }
         let base = parse_numbered(&request.base_revision, "rev").ok_or_else(|| {
             diagnostic(
                 Code::InvalidRequest,
@@ -222,8 +255,16 @@ impl Workspaces {
         }
     }
 
-    /// `workspace.query`.
-    pub fn query(&self, data: &DataDir, request: &QueryRequest) -> Result<Queried, Diagnostic> {
+    /// `workspace.query` for `tenant`, or the operator.
+    pub fn query_as(
+        &self,
+        data: &DataDir,
+        tenant: Option<&str>,
+        request: &QueryRequest,
+    ) -> Result<Queried, Diagnostic> {
+        if !reaches(tenant, &request.workspace_id) {
+            return Err(not_found(&request.workspace_id));
+        }
         let limit = request.limit.unwrap_or(query::DEFAULT_LIMIT as u32) as usize;
         if !(1..=query::MAX_LIMIT).contains(&limit) {
             return Err(diagnostic(
@@ -370,6 +411,27 @@ fn conflict(head: u64) -> Diagnostic {
         "query the workspace at the head, then write again against it",
     )
     .with("current_head", revision_id(head))
+}
+
+/// The tag that ends the ids of a tenant's workspaces: `ws-<16 hex>-<tag>`,
+/// 16 hex digits of a digest of the tenant's name. A tenant opens only ids
+/// with its own tag, and reaches only ids with its own tag, so another
+/// tenant's workspace answers `WORKSPACE_NOT_FOUND` whatever id is presented,
+/// and the same idempotency key opens a different workspace per tenant. The
+/// operator (stdio, the CLI, HTTP without authentication) opens untagged ids
+/// and reaches every workspace.
+pub fn tenant_tag(tenant: &str) -> String {
+    Digest::of(format!("jacobian-tenant\0{tenant}").as_bytes()).to_hex()[..16].to_owned()
+}
+
+/// Whether `tenant` (`None`: the operator) may read or write `workspace_id`.
+fn reaches(tenant: Option<&str>, workspace_id: &str) -> bool {
+    tenant.is_none_or(|tenant| {
+        workspace_id
+            .strip_prefix("ws-")
+            .and_then(|rest| rest.split_once('-'))
+            .is_some_and(|(_, tag)| tag == tenant_tag(tenant))
+    })
 }
 
 fn not_found(workspace_id: &str) -> Diagnostic {
