@@ -47,15 +47,9 @@ impl HttpClient {
     /// Continue `session` (an `Mcp-Session-Id`) on another connection,
     /// possibly to another host, without initializing again.
     pub fn resume(addr: &str, session: &str) -> HttpClient {
-        let stream = std::net::TcpStream::connect(addr).expect("connect");
-        stream.set_nodelay(true).expect("nodelay");
-        stream.set_read_timeout(Some(std::time::Duration::from_secs(120))).expect("read timeout");
-        HttpClient {
-            stream: std::io::BufReader::new(stream),
-            addr: addr.to_owned(),
-            session: Some(session.to_owned()),
-            bearer: None,
-        }
+        let mut client = HttpClient::connect_raw(addr, None);
+        client.session = Some(session.to_owned());
+        client
     }
 
     /// Send `token` as the bearer token from now on.

@@ -42,18 +42,26 @@ pub fn migrate(place: Place) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Open part of the deployment's state with `open`, loading no component;
+/// a store failure is the typed start-up error of the store it names.
+fn without_components<T>(
+    config: &RuntimeConfig,
+    open: impl FnOnce(&RuntimeConfig) -> Result<T, OpenError>,
+) -> anyhow::Result<T> {
+    let shared = matches!(config.store, StoreConfig::Postgres(_));
+    open(config).map_err(|e| match e {
+        OpenError::Store(e) => store_failure(e, &config.data_dir.display().to_string(), shared),
+        e => Unavailable(e.to_string()).into(),
+    })
+}
+
 /// `jacobian policy`.
 pub fn policy(place: Place, args: PolicyArgs) -> anyhow::Result<()> {
     let Place { data_dir, store, .. } = place;
     let PolicyArgs { action } = args;
     // Without loading components: this is also how a broken policy is repaired.
     let config = RuntimeConfig { store, ..RuntimeConfig::new(data_dir) };
-    let shared = matches!(config.store, StoreConfig::Postgres(_));
-    let dir = config.data_dir.display().to_string();
-    let state = jacobian::runtime::open_state(&config).map_err(|e| match e {
-        OpenError::Store(e) => store_failure(e, &dir, shared),
-        e => Unavailable(e.to_string()).into(),
-    })?;
+    let state = without_components(&config, jacobian::runtime::open_state)?;
     match action {
         PolicyAction::Show => match state.read_policy()? {
             Some(text) => print!("{text}"),
@@ -121,12 +129,7 @@ pub fn tokens(place: Place, args: TokensArgs) -> anyhow::Result<()> {
     use jacobian::auth::{Scope, Scopes, api_tokens, now_seconds};
     let Place { data_dir, store, .. } = place;
     let config = RuntimeConfig { store, ..RuntimeConfig::new(data_dir) };
-    let shared = matches!(config.store, StoreConfig::Postgres(_));
-    let dir = config.data_dir.display().to_string();
-    let tokens = jacobian::runtime::open_tokens(&config).map_err(|e| match e {
-        OpenError::Store(e) => store_failure(e, &dir, shared),
-        e => Unavailable(e.to_string()).into(),
-    })?;
+    let tokens = without_components(&config, jacobian::runtime::open_tokens)?;
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let unavailable = |e: jacobian::store::DbError| Unavailable(format!("the token store: {e}"));
     match args.action {
