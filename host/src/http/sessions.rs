@@ -19,13 +19,58 @@ impl SessionStore for SharedSessions {
     }
 
     async fn store(&self, session_id: &str, state: &SessionState) -> Result<(), SessionStoreError> {
-        let text = serde_json::to_string(state)?;
+        let text = bounded(state)?;
         self.0.store(session_id, &text).await.map_err(|e| Box::new(e) as SessionStoreError)
     }
 
     async fn delete(&self, session_id: &str) -> Result<(), SessionStoreError> {
         self.0.delete(session_id).await.map_err(|e| Box::new(e) as SessionStoreError)
     }
+}
+
+/// The longest string of a client's description kept with a stored session.
+const MAX_STORED_TEXT: usize = 256;
+/// The most bytes of client capabilities kept with a stored session.
+const MAX_STORED_CAPABILITIES: usize = 4 << 10;
+
+/// A session's state as stored: the client's `initialize` parameters within
+/// a few KiB, whatever the client sent (they are kept for 24 hours, and a
+/// restore replays them to this server, which reads none of them but the
+/// protocol version). Dropped: `_meta`, experimental capabilities (all
+/// capabilities past [`MAX_STORED_CAPABILITIES`]), the client's icons and
+/// description; its name, title, version and website are clipped to
+/// [`MAX_STORED_TEXT`] characters.
+fn bounded(state: &SessionState) -> Result<String, serde_json::Error> {
+    let mut value = serde_json::to_value(state)?;
+    if let Some(params) = value.get_mut("initialize_params").and_then(|p| p.as_object_mut()) {
+        params.remove("_meta");
+        if let Some(version) = params.get_mut("protocolVersion")
+            && let Some(text) = version.as_str()
+            && text.chars().count() > MAX_STORED_TEXT
+        {
+            *version = serde_json::Value::String(text.chars().take(MAX_STORED_TEXT).collect());
+        }
+        if let Some(capabilities) = params.get_mut("capabilities") {
+            if let Some(map) = capabilities.as_object_mut() {
+                map.remove("experimental");
+            }
+            if serde_json::to_vec(capabilities).map_or(true, |b| b.len() > MAX_STORED_CAPABILITIES) {
+                *capabilities = serde_json::json!({});
+            }
+        }
+        if let Some(info) = params.get_mut("clientInfo").and_then(|i| i.as_object_mut()) {
+            info.remove("icons");
+            info.remove("description");
+            for text in info.values_mut() {
+                if let Some(s) = text.as_str()
+                    && s.chars().count() > MAX_STORED_TEXT
+                {
+                    *text = serde_json::Value::String(s.chars().take(MAX_STORED_TEXT).collect());
+                }
+            }
+        }
+    }
+    serde_json::to_string(&value)
 }
 
 /// Who opened each MCP session, when authentication is on: a session is
@@ -87,5 +132,31 @@ impl SessionOwners {
             (None, None) => None,
         };
         recorded.as_deref() == Some(owner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stored_session_keeps_a_few_kib_of_what_the_client_sent() {
+        let huge = "x".repeat(1 << 20);
+        let params = serde_json::json!({
+            "_meta": {"padding": huge},
+            "protocolVersion": huge,
+            "capabilities": {"experimental": {"padding": {"a": huge}}, "roots": {"listChanged": true}},
+            "clientInfo": {"name": huge, "version": "1.0", "description": huge, "websiteUrl": huge,
+                           "icons": [{"src": huge}]},
+        });
+        let state: SessionState = serde_json::from_value(serde_json::json!({"initialize_params": params})).unwrap();
+        let text = bounded(&state).unwrap();
+        assert!(text.len() < 2048, "{} bytes", text.len());
+        let restored: SessionState = serde_json::from_str(&text).expect("a state rmcp reads back");
+        let restored = serde_json::to_value(&restored.initialize_params).unwrap();
+        assert_eq!(restored["protocolVersion"].as_str().map(str::len), Some(MAX_STORED_TEXT));
+        assert_eq!(restored["capabilities"], serde_json::json!({"roots": {"listChanged": true}}));
+        assert_eq!(restored["clientInfo"]["name"].as_str().map(str::len), Some(MAX_STORED_TEXT));
+        assert_eq!(restored["clientInfo"]["version"], "1.0");
     }
 }
