@@ -151,6 +151,7 @@ fn call(runtime: &Runtime, id: &str, input: serde_json::Value) -> jacobian::cont
         budget: None,
         view: None,
         experiment: None,
+        tenant: None,
     })
 }
 
@@ -167,6 +168,7 @@ fn core_invoke(runtime: &Runtime, iterations: usize) -> (f64, f64) {
         budget: None,
         view: None,
         experiment: None,
+        tenant: None,
     };
     for _ in 0..200 {
         runtime.invoke(&request);
@@ -973,9 +975,25 @@ fn http_figures(dir: &std::path::Path) {
 /// time that spends no fuel (stopped by the wall-clock ceiling), bulk memory
 /// work, workspace growth, and slow-loris connections. Returns nothing; prints
 /// the honest p50 / p99 alone and under attack, every honest call checked.
-fn attack_figures() {
+/// `tenants`: every client authenticates with an API token of its own
+/// tenant, and the attackers' tenants are under quotas (60 invocations a
+/// minute, one call at a time, 64 MiB stored) while the honest tenant has none.
+fn attack_figures(tenants: bool) {
     let honest_calls: usize = std::env::var("BENCH_HONEST_CALLS").ok().and_then(|n| n.parse().ok()).unwrap_or(1500);
     let dir = tempfile::tempdir().expect("temp dir");
+    let token = |tenant: &str| -> Option<String> {
+        if !tenants {
+            return None;
+        }
+        let created = std::process::Command::new(env!("CARGO_BIN_EXE_jacobian"))
+            .arg("--data-dir")
+            .arg(dir.path())
+            .args(["tokens", "create", "--tenant", tenant, "--scope", "invoke", "--scope", "workspace"])
+            .output()
+            .expect("tokens create");
+        let created: serde_json::Value = serde_json::from_slice(&created.stdout).expect("a token");
+        Some(created["token"].as_str().expect("token").to_owned())
+    };
     {
         let runtime = open(dir.path());
         let guest = |name: &str| {
@@ -989,16 +1007,31 @@ fn attack_figures() {
             .update_policy(|p| {
                 p.budgets.wall_ms = 1000;
                 p.authorize("acme.lint", checkers.digest);
+                if tenants {
+                    use jacobian::quotas::Quota;
+                    p.quotas.default = Quota {
+                        invocations_per_minute: Some(60),
+                        concurrent_calls: Some(1),
+                        stored_bytes: Some(64 << 20),
+                        ..Quota::default()
+                    };
+                    p.quotas.tenants.insert("honest".into(), Quota::default());
+                }
             })
             .expect("policy");
     }
-    let (mut child, ready) = start_http_server(dir.path());
+    let honest_token = token("honest");
+    let attacker_tokens: Vec<Option<String>> = (0..8).map(|a| token(&format!("attacker-{a}"))).collect();
+    let config = dir.path().join("jacobian.toml");
+    std::fs::write(&config, "[auth]\nresource = \"http://127.0.0.1/mcp\"\napi_tokens = true\n").expect("config");
+    let auth = ["--config", config.to_str().expect("a UTF-8 path")];
+    let (mut child, ready) = start_host(dir.path(), if tenants { &auth[..] } else { &[] });
     let addr = ready.trim().trim_start_matches("listening on http://").trim_end_matches("/mcp").to_owned();
     let honest = |addr: &str| {
         let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "capability.invoke",
             "arguments": {"capability_id": "test.echo.message", "input": {"message": "hi"}}}})
         .to_string();
-        let mut client = HttpClient::connect(addr);
+        let mut client = HttpClient::connect_with(addr, honest_token.as_deref());
         (0..honest_calls)
             .map(|_| {
                 let started = Instant::now();
@@ -1015,7 +1048,7 @@ fn attack_figures() {
         let only: Option<Vec<usize>> =
             std::env::var("BENCH_ATTACKERS").ok().map(|v| v.split(',').filter_map(|a| a.parse().ok()).collect());
         for attacker in (0..8).filter(|a| only.as_ref().is_none_or(|o| o.contains(a))) {
-            let (addr, stop, attacks) = (&addr, &stop, &attacks);
+            let (addr, stop, attacks, attacker_tokens) = (&addr, &stop, &attacks, &attacker_tokens);
             scope.spawn(move || {
                 let running = || !stop.load(std::sync::atomic::Ordering::Relaxed);
                 let count = || attacks.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -1035,7 +1068,7 @@ fn attack_figures() {
                     }
                     return;
                 }
-                let mut client = HttpClient::connect(addr);
+                let mut client = HttpClient::connect_with(addr, attacker_tokens[attacker].as_deref());
                 let cnf = client.call("capability.invoke", json!({"capability_id": "sat.cnf.construct",
                     "input": {"dimacs": "p cnf 2 1\n1 2 0\n"}})).0["artifacts"][0]["uri"].as_str().unwrap_or("").to_owned();
                 let (bogus, _) = client.call("capability.invoke", json!({"capability_id": "sat.certificate.construct",
@@ -1089,8 +1122,9 @@ fn attack_figures() {
     });
     let (attacked50, attacked99) = percentiles(under_attack);
     let resident = resident_kib(child.id());
+    let who = if tenants { "tenants with API tokens, attackers under quotas" } else { "no authentication" };
     println!(
-        "honest client, {honest_calls} sequential invokes over HTTP: alone p50 {alone50:.0} µs p99 {alone99:.0} µs; \
+        "{who}: honest client, {honest_calls} sequential invokes over HTTP: alone p50 {alone50:.0} µs p99 {alone99:.0} µs; \
          under 8 attackers ({} attacks answered) p50 {attacked50:.0} µs p99 {attacked99:.0} µs ({:.2}x at p99), \
          no honest call failed; server resident {} MiB",
         attacks.load(std::sync::atomic::Ordering::Relaxed),
@@ -1184,7 +1218,8 @@ fn main() {
         http_auth_figures(dir.path());
     }
     if run("attack") {
-        attack_figures();
+        attack_figures(false);
+        attack_figures(true);
     }
     if run("workspace") {
         workspace_figures();

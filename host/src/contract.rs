@@ -92,6 +92,12 @@ pub struct InvokeRequest {
     #[serde(default)]
     #[schemars(regex(pattern = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"))]
     pub experiment: Option<String>,
+    /// The tenant the call is made for: set by the host from the caller's
+    /// credential (never read from the request, never written to an
+    /// episode); `None` is the operator.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub tenant: Option<String>,
 }
 
 /// How much of a result the model-visible text carries.
@@ -232,6 +238,9 @@ pub enum Code {
     /// Every sandbox slot is busy and the wait queue is full; the call did not
     /// start (`details.running`, `details.queued`). Retry after a short delay.
     Overloaded,
+    /// A quota of the caller's tenant is spent (`details.quota`, `details.limit`,
+    /// and `details.retry_after` in seconds when waiting helps); the call did not run.
+    QuotaExceeded,
 }
 
 /// The stage at which a call stopped.

@@ -50,6 +50,7 @@ pub fn run(runtime: Arc<Runtime>) -> anyhow::Result<()> {
         budget: None,
         view: None,
         experiment: None,
+        tenant: None,
     };
     show("arguments", &serde_json::to_value(&explore)?);
     let found = runtime.invoke(&explore);
@@ -68,6 +69,7 @@ pub fn run(runtime: Arc<Runtime>) -> anyhow::Result<()> {
         budget: None,
         view: None,
         experiment: None,
+        tenant: None,
     };
     show("arguments", &serde_json::to_value(&verify)?);
     let verified = serde_json::to_value(runtime.invoke(&verify))?;

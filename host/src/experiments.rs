@@ -125,6 +125,40 @@ pub fn valid_id(id: &str) -> bool {
         && id.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
 }
 
+/// The key an experiment is stored under. The operator's experiments (stdio,
+/// the CLI, HTTP without authentication) are kept under their ids; a
+/// tenant's experiment `id` is kept as `id@<tag>`, the tenant's tag
+/// ([`crate::tenants::tenant_tag`]). `@` is not an id character, so no
+/// name a tenant can give reaches another tenant's experiment: the same id
+/// names a different experiment per tenant, and another tenant's answers
+/// not found. The operator reaches a tenant's experiment by its key.
+pub fn key(id: &str, tenant: Option<&str>) -> String {
+    match tenant {
+        Some(tenant) => format!("{id}@{}", crate::tenants::tenant_tag(tenant)),
+        None => id.to_owned(),
+    }
+}
+
+/// Whether the operator may name `key`: an experiment id, or a tenant's
+/// experiment key `id@<16 hex>`.
+pub fn valid_key(key: &str) -> bool {
+    match key.split_once('@') {
+        Some((id, tag)) => {
+            valid_id(id) && tag.len() == 16 && tag.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+        }
+        None => valid_id(key),
+    }
+}
+
+/// The key `name` stands for when `tenant` names it (`None`: the operator),
+/// or `None` when that caller cannot name it (not an id it may use).
+pub fn key_named(name: &str, tenant: Option<&str>) -> Option<String> {
+    match tenant {
+        Some(_) => valid_id(name).then(|| key(name, tenant)),
+        None => valid_key(name).then(|| name.to_owned()),
+    }
+}
+
 /// A fresh experiment id, `exp-<32 hex>`.
 pub fn mint_id() -> String {
     format!("exp-{}", uuid::Uuid::new_v4().simple())

@@ -29,6 +29,7 @@ pub mod mcp;
 pub mod metrics;
 pub mod policy;
 pub mod projection;
+pub mod quotas;
 #[cfg(feature = "sandbox")]
 pub mod registry;
 #[cfg(feature = "sandbox")]
@@ -36,6 +37,7 @@ pub mod resources;
 #[cfg(feature = "sandbox")]
 pub mod runtime;
 pub mod store;
+pub mod tenants;
 pub mod workspace;
 
 #[cfg(feature = "sandbox")]

@@ -153,6 +153,7 @@ never conclusions.",
         if request.experiment.is_none() {
             request.experiment = Some(self.default_experiment(&context));
         }
+        request.tenant = tenant_of(&context);
         let request_id = context
             .extensions
             .get::<axum::http::request::Parts>()
@@ -241,7 +242,7 @@ assurance: everything recorded is AGENT_RECORDED and UNVERIFIED."
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         let (runtime, tenant) = (self.runtime.clone(), tenant_of(&context));
-        blocking(move || runtime.workspaces().open_as(runtime.data(), tenant.as_deref(), &request)).await
+        blocking(move || runtime.open_workspace_as(tenant.as_deref(), &request)).await
     }
 
     #[tool(
@@ -260,7 +261,7 @@ VERIFIED and never closes a goal. Drafts cannot set verification, assertion or s
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         let (runtime, tenant) = (self.runtime.clone(), tenant_of(&context));
-        blocking(move || runtime.workspaces().write_as(runtime.data(), tenant.as_deref(), &request)).await
+        blocking(move || runtime.write_workspace_as(tenant.as_deref(), &request)).await
     }
 
     #[tool(
@@ -346,11 +347,11 @@ impl ServerHandler for JacobianServer {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        let runtime = self.runtime.clone();
+        let (runtime, tenant) = (self.runtime.clone(), tenant_of(&context));
         let uri = request.uri.clone();
-        let read = tokio::task::spawn_blocking(move || resources::read(&runtime, &uri))
+        let read = tokio::task::spawn_blocking(move || resources::read_as(&runtime, &uri, tenant.as_deref()))
             .await
             .map_err(|e| McpError::internal_error(format!("resource thread failed: {e}"), None))?;
         match read {

@@ -19,6 +19,7 @@ pub struct Metrics {
     requests: Mutex<BTreeMap<(String, &'static str, u16), u64>>,
     invocations: Mutex<BTreeMap<(String, StopReason), u64>>,
     verdicts: Mutex<BTreeMap<VerificationStatus, u64>>,
+    quota_refusals: Mutex<BTreeMap<String, u64>>,
     fuel: AtomicU64,
 }
 
@@ -51,6 +52,11 @@ impl Metrics {
         }
     }
 
+    /// Count one call refused by a tenant's quota, by quota.
+    pub fn quota_refusal(&self, quota: crate::quotas::Limit) {
+        *self.quota_refusals.lock().unwrap_or_else(|e| e.into_inner()).entry(quota.to_string()).or_default() += 1;
+    }
+
     /// The exposition.
     pub fn render(&self) -> String {
         let mut out = String::new();
@@ -80,6 +86,11 @@ impl Metrics {
             let name =
                 serde_json::to_value(verdict).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
             let _ = writeln!(out, "jacobian_checker_verdicts_total{{status=\"{name}\"}} {n}");
+        }
+        let _ = writeln!(out, "# HELP jacobian_quota_refusals_total Calls refused by a tenant's quota, by quota.");
+        let _ = writeln!(out, "# TYPE jacobian_quota_refusals_total counter");
+        for (quota, n) in self.quota_refusals.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+            let _ = writeln!(out, "jacobian_quota_refusals_total{{quota=\"{quota}\"}} {n}");
         }
         out
     }

@@ -32,6 +32,9 @@ pub struct Policy {
     /// Budgets of one experiment (all its invocations together).
     #[serde(default)]
     pub experiments: crate::experiments::ExperimentBudgets,
+    /// Quotas of tenants (authenticated HTTP callers); absent: none.
+    #[serde(default, skip_serializing_if = "crate::quotas::Quotas::is_unlimited")]
+    pub quotas: crate::quotas::Quotas,
 }
 
 /// The profiles an operator may select.
@@ -154,6 +157,7 @@ impl Default for Policy {
             capabilities: Visibility::default(),
             checkers: Checkers::default(),
             experiments: Default::default(),
+            quotas: Default::default(),
         }
     }
 }
@@ -199,10 +203,23 @@ impl Policy {
         )
     }
 
-    /// Stable digest of the policy's meaning (not its formatting).
+    /// Stable digest of the policy's meaning (not its formatting), as
+    /// recorded with each invocation: [`Policy::recorded`].
     pub fn digest(&self) -> Digest {
-        let value = serde_json::to_value(self).unwrap_or_default();
-        Digest::of_json(&value)
+        Digest::of_json(&self.recorded())
+    }
+
+    /// The policy as an invocation records it and an archive carries it:
+    /// everything that bears on what a call computes and how it is judged,
+    /// without the quotas, which name other tenants and only decide whether
+    /// a call runs (changing a quota neither splits an experiment nor shows
+    /// one tenant's quota in another's archive).
+    pub fn recorded(&self) -> serde_json::Value {
+        let mut value = serde_json::to_value(self).unwrap_or_default();
+        if let Some(map) = value.as_object_mut() {
+            map.remove("quotas");
+        }
+        value
     }
 
     /// Whether `digest` may produce `VERIFIED` for `role`. `bundled` is true

@@ -122,8 +122,14 @@ fn not_found(uri: &str, message: String) -> Diagnostic {
     .with("uri", uri.chars().take(200).collect::<String>())
 }
 
-/// Read a resource.
+/// Read a resource as the operator.
 pub fn read(runtime: &Runtime, uri: &str) -> Result<ResourceText, Diagnostic> {
+    read_as(runtime, uri, None)
+}
+
+/// Read a resource for `tenant` (`None`: the operator): an experiment is
+/// the tenant's own of that id, or not found.
+pub fn read_as(runtime: &Runtime, uri: &str, tenant: Option<&str>) -> Result<ResourceText, Diagnostic> {
     let json_text = |bytes: Vec<u8>| ResourceText {
         mime_type: "application/json",
         text: String::from_utf8_lossy(&bytes).into_owned(),
@@ -169,7 +175,7 @@ pub fn read(runtime: &Runtime, uri: &str) -> Result<ResourceText, Diagnostic> {
                 Err(e) => Err(not_found(uri, e.to_string())),
             }
         }
-        _ if uri.starts_with(EXPERIMENT_URI_PREFIX) => experiment(runtime, uri),
+        _ if uri.starts_with(EXPERIMENT_URI_PREFIX) => experiment(runtime, uri, tenant),
         _ => Err(not_found(uri, format!("no resource {:?}", uri.chars().take(200).collect::<String>()))),
     }
 }
@@ -181,13 +187,14 @@ pub const EXPERIMENT_URI_PREFIX: &str = "experiment://";
 /// components, before base64); a larger pack is refused with `OVERSIZED`.
 pub const MAX_MCP_ARCHIVE_BYTES: u64 = 16 << 20;
 
-fn experiment(runtime: &Runtime, uri: &str) -> Result<ResourceText, Diagnostic> {
+fn experiment(runtime: &Runtime, uri: &str, tenant: Option<&str>) -> Result<ResourceText, Diagnostic> {
     let rest = &uri[EXPERIMENT_URI_PREFIX.len()..];
     let (id, view) = rest.split_once('/').unwrap_or((rest, ""));
-    if !crate::experiments::valid_id(id) {
+    let Some(key) = crate::experiments::key_named(id, tenant) else {
         return Err(not_found(uri, "experiment ids are 1-64 characters of A-Z a-z 0-9 . _ -".into()));
-    }
-    let records = runtime.experiments().invocations(id).map_err(|e| not_found(uri, e.to_string()))?;
+    };
+    // Another tenant's experiment is not found, exactly as one never made.
+    let records = runtime.experiments().invocations(&key).map_err(|e| not_found(uri, e.to_string()))?;
     if records.is_empty() {
         return Err(not_found(uri, format!("no invocations are recorded for experiment {id}")));
     }
@@ -228,13 +235,13 @@ fn experiment(runtime: &Runtime, uri: &str) -> Result<ResourceText, Diagnostic> 
             })
         }
         "archive" => {
-            let archive = crate::archive::Archive::build_within(runtime, id, MAX_MCP_ARCHIVE_BYTES).map_err(|e| {
+            let archive = crate::archive::Archive::build_within(runtime, &key, MAX_MCP_ARCHIVE_BYTES).map_err(|e| {
                 if e.kind == crate::archive::ArchiveErrorKind::TooLarge {
                     Diagnostic::new(
                         Code::Oversized,
                         Stage::Request,
                         format!("{uri}: {e}"),
-                        format!("run `jacobian archive {id} FILE` on the host, which writes the pack as it goes"),
+                        format!("run `jacobian archive {key} FILE` on the host, which writes the pack as it goes"),
                     )
                     .with("limit", MAX_MCP_ARCHIVE_BYTES)
                 } else {

@@ -21,6 +21,7 @@ fn request(capability_id: &str, input: Value, fuel: Option<u64>, experiment: &st
         budget: fuel.map(|fuel| BudgetRequest { fuel: Some(fuel), ..BudgetRequest::default() }),
         view: None,
         experiment: Some(experiment.into()),
+        tenant: None,
     }
 }
 

@@ -405,3 +405,104 @@ fn an_api_token_revoked_on_one_host_is_refused_by_every_host() {
         assert!(answer.contains("revoked"), "{answer}");
     }
 }
+
+/// `resources/read` that must fail: the JSON-RPC error's message.
+fn unreadable(client: &mut HttpClient, uri: &str) -> String {
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": "resources/read", "params": {"uri": uri}}).to_string();
+    let (status, answer) = client.exchange(&body);
+    assert_eq!(status, 200, "{answer}");
+    let message: Value = answer
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .filter_map(|data| serde_json::from_str(data.trim()).ok())
+        .chain(serde_json::from_str(&answer).ok())
+        .find(|m: &Value| m["id"] == json!(7))
+        .unwrap_or_else(|| panic!("no answer in {answer}"));
+    message["error"]["message"].as_str().unwrap_or_else(|| panic!("{uri} was readable: {message}")).to_owned()
+}
+
+#[test]
+fn two_tenants_on_two_hosts_keep_their_experiments_workspaces_and_quotas_apart() {
+    let store = postgres_database();
+    let operator = Operator::new(&store);
+    let policy_file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(policy_file.path(), "[quotas.default]\ninvocations_per_minute = 4\n").unwrap();
+    let set = operator.run(&["policy", "set", policy_file.path().to_str().unwrap()]);
+    assert!(set.status.success(), "{}", String::from_utf8_lossy(&set.stderr));
+    let token = |tenant: &str| {
+        let made = operator.run(&[
+            "tokens",
+            "create",
+            "--tenant",
+            tenant,
+            "--scope",
+            "invoke",
+            "--scope",
+            "workspace",
+            "--scope",
+            "read",
+        ]);
+        assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+        serde_json::from_slice::<Value>(&made.stdout).unwrap()["token"].as_str().unwrap().to_owned()
+    };
+    let (acme, beta) = (token("acme"), token("beta"));
+    let auth = ["--auth-api-tokens", "--auth-resource", "http://127.0.0.1/mcp"];
+    let hosts = [Host::start_with(&store, &auth), Host::start_with(&store, &auth)];
+    let invoke = |n: usize| {
+        json!({"capability_id": "sat.cnf.construct", "experiment": "shared",
+               "input": {"dimacs": format!("p cnf {} 1\n1 0\n", n + 1)}})
+    };
+
+    // acme sends ten calls at once, five to each host: the bucket of four admits four.
+    let outcomes: Vec<(Value, bool)> = std::thread::scope(|scope| {
+        let running: Vec<_> = (0..10)
+            .map(|n| {
+                let (addr, acme, call) = (hosts[n % 2].addr.clone(), acme.clone(), invoke(n));
+                scope.spawn(move || HttpClient::connect_with(&addr, Some(&acme)).call("capability.invoke", call))
+            })
+            .collect();
+        running.into_iter().map(|t| t.join().unwrap()).collect()
+    });
+    let admitted = outcomes.iter().filter(|(_, is_error)| !is_error).count();
+    assert_eq!(admitted, 4, "exactly the bucket across both hosts: {outcomes:?}");
+    for (refused, _) in outcomes.iter().filter(|(_, is_error)| *is_error) {
+        assert_eq!(refused["diagnostic"]["code"], "QUOTA_EXCEEDED", "{refused}");
+        assert_eq!(refused["diagnostic"]["details"]["quota"], "invocations_per_minute");
+        assert!(refused["diagnostic"]["details"]["retry_after"].as_u64().is_some_and(|s| (1..=15).contains(&s)));
+    }
+
+    // beta's bucket is its own, and so is its experiment "shared".
+    let (mut beta_a, mut beta_b) =
+        (HttpClient::connect_with(&hosts[0].addr, Some(&beta)), HttpClient::connect_with(&hosts[1].addr, Some(&beta)));
+    let (own, is_error) = beta_a.call("capability.invoke", invoke(0));
+    assert!(!is_error, "acme's spent quota is not beta's: {own}");
+    assert_eq!(own["accounting"]["experiment"], "shared");
+    let beta_view: Value = serde_json::from_str(&beta_b.read_resource("experiment://shared/accounting")).unwrap();
+    assert_eq!(beta_view["total"]["invocations"], 1, "only beta's own line: {beta_view}");
+    let mut acme_b = HttpClient::connect_with(&hosts[1].addr, Some(&acme));
+    let acme_view: Value = serde_json::from_str(&acme_b.read_resource("experiment://shared/accounting")).unwrap();
+    assert_eq!(acme_view["total"]["invocations"], 4, "acme's four, read on the other host: {acme_view}");
+    let acme_key = format!("shared@{}", jacobian::tenants::tenant_tag("acme"));
+    for uri in [format!("experiment://{acme_key}/archive"), "experiment://no-such/archive".to_owned()] {
+        let message = unreadable(&mut beta_b, &uri);
+        assert!(message.contains("no invocations") || message.contains("experiment ids"), "{message}");
+    }
+    // The operator reaches a tenant's experiment by its key.
+    let pack = tempfile::tempdir().unwrap();
+    let pack_file = pack.path().join("pack.json");
+    let archived = operator.run(&["archive", &acme_key, "--out", pack_file.to_str().unwrap()]);
+    assert!(archived.status.success(), "{}", String::from_utf8_lossy(&archived.stderr));
+    let archive: Value = serde_json::from_slice(&std::fs::read(&pack_file).unwrap()).unwrap();
+    assert_eq!(archive["episodes"].as_array().map(Vec::len), Some(4));
+
+    // A workspace acme opened on one host is not found by beta on the other.
+    let (opened, _) =
+        acme_b.call("workspace.open", json!({"idempotency_key": "open-1", "title": "acme's", "statement": "s"}));
+    let workspace = opened["workspace_id"].as_str().unwrap().to_owned();
+    let (query, is_error) = beta_a.call("workspace.query", json!({"workspace_id": workspace, "view": "RESUME"}));
+    assert!(is_error && query["diagnostic"]["code"] == "WORKSPACE_NOT_FOUND", "{query}");
+    let write = json!({"workspace_id": workspace, "base_revision": "rev-0", "idempotency_key": "w",
+                       "entries": [finding("beta was here")]});
+    let (written, is_error) = beta_a.call("workspace.write", write);
+    assert!(is_error && written["diagnostic"]["code"] == "WORKSPACE_NOT_FOUND", "{written}");
+}

@@ -554,9 +554,11 @@ fn both_backends_keep_the_tables_they_share_with_the_same_columns() {
     let postgres = postgres_columns(&postgres_database());
     // What only PostgreSQL keeps: what the data directory keeps in files, and what only several hosts need.
     let shared_only =
-        ["objects", "install_records", "policy", "mcp_sessions", "mcp_session_owners", "experiment_reservations"];
+        ["objects", "install_records", "policy", "mcp_sessions", "mcp_session_owners", "experiment_reservations"]
+            .into_iter()
+            .chain(["tenant_buckets", "tenant_calls"]);
     for (table, columns) in &postgres {
-        if shared_only.contains(&table.as_str()) {
+        if shared_only.clone().any(|t| t == table) {
             assert!(!sqlite.contains_key(table), "{table} would be kept twice on one host");
             continue;
         }
@@ -588,4 +590,31 @@ fn the_sqlite_log_is_checkpointed_by_its_own_thread() {
     assert!(size("") >= written, "database {} bytes, log {} bytes: never checkpointed", size(""), size("-wal"));
     let stored = EpisodeStore::get(&database, &Digest::of(&63u32.to_le_bytes())).unwrap();
     assert_eq!(stored.map(|b| b.len()), Some(body.len()));
+}
+
+/// Calls in flight under a tenant's quota are counted on every host of a
+/// shared store, and a released place is free again.
+#[test]
+fn calls_in_flight_under_a_quota_are_counted_across_hosts() {
+    use jacobian::quotas::{Limit, Quota};
+    let quota = Quota { concurrent_calls: Some(2), stored_bytes: Some(100), ..Quota::default() };
+    for backend in Backend::both() {
+        let hosts = backend.experiment_services(2);
+        let admit = |host: usize| hosts[host].admit_quota("acme", &quota).unwrap();
+        let first = admit(0).expect("one in flight");
+        let second = admit(1).expect("two in flight");
+        let refused = admit(0).unwrap_err();
+        assert_eq!((refused.limit, refused.retry_after), (Limit::ConcurrentCalls, Some(1)), "{}", backend.name);
+        assert!(hosts[1].admit_quota("beta", &quota).unwrap().is_ok(), "{}: another tenant's places", backend.name);
+        hosts[0].release(first, 10, 60, false).unwrap();
+        let third = admit(1).unwrap_or_else(|e| panic!("{}: a place was freed: {e:?}", backend.name));
+        hosts[1].release(second, 10, 60, false).unwrap();
+        hosts[1].release(third, 0, 0, false).unwrap();
+        // 120 bytes stored across both hosts: the next call of acme is refused, on either.
+        for host in &hosts {
+            let refused = host.admit_quota("acme", &quota).unwrap().unwrap_err();
+            assert_eq!((refused.limit, refused.retry_after), (Limit::StoredBytes, None), "{}", backend.name);
+            assert!(host.storage_left("acme", &quota).unwrap().is_err());
+        }
+    }
 }

@@ -63,6 +63,7 @@ pub fn invoke(runtime: &Runtime, id: &str, mode: Mode, input: Value) -> Capabili
         budget: None,
         view: None,
         experiment: None,
+        tenant: None,
     })
 }
 
@@ -75,6 +76,7 @@ pub fn invoke_with(runtime: &Runtime, id: &str, input: Value, budget: BudgetRequ
         budget: Some(budget),
         view: None,
         experiment: None,
+        tenant: None,
     })
 }
 

@@ -246,6 +246,7 @@ pub fn verify(bytes: &[u8], dir: &Path, trust: &Trust) -> Result<VerifyReport, A
                 budget: None,
                 view: None,
                 experiment: Some("verify".into()),
+                tenant: None,
             };
             let result = runtime.invoke(&request);
             let (status, reason, checker) = verdict_of(&result);

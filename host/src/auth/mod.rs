@@ -109,10 +109,9 @@ pub enum Credential {
 /// An authenticated caller.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Principal {
-    /// The tenant it belongs to. Today it is logged with each request and
-    /// nothing more: state (experiments, workspaces, sessions) is not yet
-    /// kept apart by tenant, so every valid token reaches the deployment's
-    /// state within its scopes.
+    /// The tenant it belongs to: it owns the experiments, workspaces and
+    /// sessions the caller makes (another tenant's are not found), spends
+    /// the tenant's quotas, and is logged with each request.
     pub tenant: String,
     /// Who, within the tenant (a JWT's `sub`, an API token's id).
     pub subject: String,

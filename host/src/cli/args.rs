@@ -289,8 +289,8 @@ pub struct TokensArgs {
 pub enum TokenAction {
     /// Make a token for a tenant and print it once (JSON); only its digest is kept.
     Create {
-        /// The tenant the token names its holder by (1-64 of a-z 0-9 . _ -): logged with each request;
-        /// state is not yet kept apart by tenant (every token reaches the deployment's state).
+        /// The tenant the token names its holder by (1-64 of a-z 0-9 . _ -): it owns the experiments,
+        /// workspaces and sessions the holder makes and spends the tenant's quotas.
         #[arg(long)]
         tenant: String,
         /// invoke, workspace or read (or jacobian:invoke …). Repeatable; at least one.

@@ -4,11 +4,12 @@
 
 use crate::contract::{Code, Diagnostic, Stage};
 use crate::experiments::Admission;
+use crate::quotas::Exceeded;
 
-use super::Runtime;
 use super::diagnostics::storage_failed;
 use super::pipeline::{Admitted, Concluded, Refusal, Validated};
 use super::result::ResultParts;
+use super::{QuotaHold, Runtime};
 
 impl Runtime {
     pub(super) fn admit(&self, validated: &Validated<'_>) -> Result<Admitted, Refusal> {
@@ -22,13 +23,40 @@ impl Runtime {
             );
             return Err(Refusal::new(request.mode, d));
         }
-        let admission = self
-            .experiments
-            .admit(&validated.experiment, &request.capability_id, &validated.policy.experiments)
-            .map_err(|e| Refusal::new(request.mode, storage_failed(e)))?;
+        let hold = match request.tenant.as_deref() {
+            Some(tenant) if !validated.policy.quotas.is_unlimited() => {
+                let quota = validated.policy.quotas.of(tenant);
+                let judged = self
+                    .experiments
+                    .admit_quota(tenant, quota)
+                    .map_err(|e| Refusal::new(request.mode, storage_failed(e)))?;
+                Some(judged.map_err(|exceeded| {
+                    self.metrics.quota_refusal(exceeded.limit);
+                    Refusal::new(request.mode, quota_exceeded(&exceeded))
+                })?)
+            }
+            _ => None,
+        };
+        let admission = match self.experiments.admit(
+            &validated.experiment,
+            &request.capability_id,
+            &validated.policy.experiments,
+        ) {
+            Ok(admission) => admission,
+            Err(e) => {
+                if let Some(hold) = hold {
+                    self.release_quota(hold, 0, 0, true);
+                }
+                return Err(Refusal::new(request.mode, storage_failed(e)));
+            }
+        };
         Ok(match admission {
-            Admission::Admitted { reservation } => Admitted::Run { reservation },
+            Admission::Admitted { reservation } => Admitted::Run { reservation, hold },
             Admission::Refused { stop, message } => {
+                // It does not run: its place in flight is free again (its token stays spent).
+                if let Some(hold) = hold {
+                    self.release_quota(hold, 0, 0, false);
+                }
                 let d = Diagnostic::new(
                     Code::ExperimentBudgetSpent,
                     Stage::Policy,
@@ -42,5 +70,76 @@ impl Runtime {
                 }))
             }
         })
+    }
+}
+
+/// `QUOTA_EXCEEDED`: which quota, its limit, and when to retry.
+pub(super) fn quota_exceeded(exceeded: &Exceeded) -> Diagnostic {
+    let suggestion = match exceeded.retry_after {
+        Some(seconds) => format!("retry after {seconds} s"),
+        None => "ask the operator to raise the tenant's quota".to_owned(),
+    };
+    let d = Diagnostic::new(Code::QuotaExceeded, Stage::Policy, exceeded.message(), suggestion)
+        .with("quota", exceeded.limit.to_string())
+        .with("limit", exceeded.value);
+    match exceeded.retry_after {
+        Some(seconds) => d.with("retry_after", seconds),
+        None => d,
+    }
+}
+
+impl Runtime {
+    /// `workspace.open` for `tenant` (`None`: the operator), under the
+    /// tenant's stored-bytes quota (see [`Runtime::storing_as`]).
+    pub fn open_workspace_as(
+        &self,
+        tenant: Option<&str>,
+        request: &crate::workspace::wire::OpenRequest,
+    ) -> Result<crate::workspace::wire::Opened, Diagnostic> {
+        self.storing_as(tenant, request, |tenant| self.workspaces().open_as(self.data(), tenant, request))
+    }
+
+    /// `workspace.write` for `tenant` (`None`: the operator), under the
+    /// tenant's stored-bytes quota (see [`Runtime::storing_as`]).
+    pub fn write_workspace_as(
+        &self,
+        tenant: Option<&str>,
+        request: &crate::workspace::wire::WriteRequest,
+    ) -> Result<crate::workspace::wire::Written, Diagnostic> {
+        self.storing_as(tenant, request, |tenant| self.workspaces().write_as(self.data(), tenant, request))
+    }
+
+    /// A workspace request of `tenant`: refused with `QUOTA_EXCEEDED` when
+    /// the tenant's stored bytes are spent, and the request's bytes counted
+    /// against them once it is done.
+    fn storing_as<T>(
+        &self,
+        tenant: Option<&str>,
+        request: &impl serde::Serialize,
+        store: impl FnOnce(Option<&str>) -> Result<T, Diagnostic>,
+    ) -> Result<T, Diagnostic> {
+        let policy = self.policy();
+        let Some(tenant) = tenant.filter(|_| policy.quotas.of_any_storage()) else {
+            return store(tenant);
+        };
+        let quota = policy.quotas.of(tenant);
+        self.experiments.storage_left(tenant, quota).map_err(storage_failed)?.map_err(|e| {
+            self.metrics.quota_refusal(e.limit);
+            quota_exceeded(&e)
+        })?;
+        let done = store(Some(tenant))?;
+        let bytes = serde_json::to_vec(request).map_or(0, |b| b.len() as u64);
+        if let Err(e) = self.experiments.charge_storage(tenant, bytes) {
+            tracing::warn!(error = %e, "quota usage not recorded");
+        }
+        Ok(done)
+    }
+
+    /// Release a call's place under its tenant's quota with what it spent; a
+    /// store that cannot be written is logged (the call's answer stands).
+    pub(super) fn release_quota(&self, hold: QuotaHold, fuel: u64, stored_bytes: u64, refund: bool) {
+        if let Err(e) = self.experiments.release(hold, fuel, stored_bytes, refund) {
+            tracing::warn!(error = %e, "quota usage not recorded");
+        }
     }
 }

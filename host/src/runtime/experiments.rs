@@ -6,6 +6,7 @@ use std::sync::Mutex;
 
 use crate::digest::Digest;
 use crate::experiments::{Admission, ExperimentBudgets, InvocationRecord, Reservation, Spent, StopReason, judge};
+use crate::quotas::{Exceeded, Quota, Usage, judge as judge_quota, now_ms};
 use crate::store::{DbError, ExperimentStore};
 
 /// A failure of the experiment store.
@@ -23,12 +24,29 @@ pub struct Experiments {
     store: Box<dyn ExperimentStore>,
     spent: Mutex<HashMap<String, Spent>>,
     policies: Mutex<std::collections::HashSet<Digest>>,
+    /// Tenants' usage under their quotas (local stores), loaded on first use.
+    usage: Mutex<HashMap<String, Usage>>,
+}
+
+/// A call's place under its tenant's quota, held until it is released with
+/// what the call spent.
+#[derive(Debug)]
+#[must_use]
+pub struct QuotaHold {
+    tenant: String,
+    /// Its row in a shared store.
+    call: Option<String>,
 }
 
 impl Experiments {
     /// The experiment service over `store`.
     pub fn new(store: Box<dyn ExperimentStore>) -> Self {
-        Experiments { store, spent: Mutex::new(HashMap::new()), policies: Mutex::new(Default::default()) }
+        Experiments {
+            store,
+            spent: Mutex::new(HashMap::new()),
+            policies: Mutex::new(Default::default()),
+            usage: Mutex::new(HashMap::new()),
+        }
     }
 
     /// Admit one invocation of `capability_id` under `budgets`, holding its
@@ -125,6 +143,80 @@ impl Experiments {
     /// A policy remembered by [`Experiments::remember_policy`].
     pub fn policy(&self, digest: &Digest) -> Result<Option<String>, ExperimentError> {
         Ok(self.store.policy(digest)?)
+    }
+
+    /// Admit one call of `tenant` under `quota`, holding its place in flight
+    /// until [`Experiments::release`]; or the quota that refuses it.
+    pub fn admit_quota(&self, tenant: &str, quota: &Quota) -> Result<Result<QuotaHold, Exceeded>, ExperimentError> {
+        if let Some(ledger) = self.store.quota_ledger() {
+            return Ok(ledger
+                .admit(tenant, quota)?
+                .map(|call| QuotaHold { tenant: tenant.to_owned(), call: Some(call) }));
+        }
+        let now = now_ms();
+        let judged = self.with_usage(tenant, now, |usage| judge_quota(usage, quota, now))?;
+        Ok(judged.map(|()| QuotaHold { tenant: tenant.to_owned(), call: None }))
+    }
+
+    /// Release a call's place under its tenant's quota and count what it
+    /// spent. `refund`: the call never ran and will be admitted again (an
+    /// abandoned inline attempt), so its token goes back too.
+    pub fn release(&self, hold: QuotaHold, fuel: u64, stored_bytes: u64, refund: bool) -> Result<(), ExperimentError> {
+        let QuotaHold { tenant, call } = hold;
+        if let Some(ledger) = self.store.quota_ledger() {
+            return Ok(ledger.release(&tenant, call.as_deref(), (fuel, stored_bytes), refund)?);
+        }
+        let now = now_ms();
+        let day = self.with_usage(&tenant, now, |usage| {
+            usage.in_flight = usage.in_flight.saturating_sub(1);
+            if refund {
+                usage.tokens += 1.0;
+            }
+            usage.spend(now, fuel, stored_bytes);
+            usage.day
+        })?;
+        if fuel > 0 || stored_bytes > 0 {
+            self.store.add_tenant_usage(&tenant, day, fuel, stored_bytes)?;
+        }
+        Ok(())
+    }
+
+    /// Whether `tenant` may store more under `quota` (a workspace write).
+    pub fn storage_left(&self, tenant: &str, quota: &Quota) -> Result<Result<(), Exceeded>, ExperimentError> {
+        let Some(limit) = quota.stored_bytes else { return Ok(Ok(())) };
+        let stored = match self.store.quota_ledger() {
+            Some(_) => self.store.tenant_usage(tenant)?.map_or(0, |usage| usage.stored_bytes),
+            None => self.with_usage(tenant, now_ms(), |usage| usage.stored_bytes)?,
+        };
+        Ok(if stored >= limit {
+            Err(Exceeded { limit: crate::quotas::Limit::StoredBytes, value: limit, retry_after: None })
+        } else {
+            Ok(())
+        })
+    }
+
+    /// Count bytes `tenant` stored outside a call (a workspace write).
+    pub fn charge_storage(&self, tenant: &str, stored_bytes: u64) -> Result<(), ExperimentError> {
+        if self.store.quota_ledger().is_none() {
+            let now = now_ms();
+            self.with_usage(tenant, now, |usage| usage.spend(now, 0, stored_bytes))?;
+        }
+        Ok(self.store.add_tenant_usage(tenant, now_ms().div_euclid(86_400_000), 0, stored_bytes)?)
+    }
+
+    /// `f` over a tenant's usage in memory (a local store), loaded from the
+    /// store the first time.
+    fn with_usage<T>(&self, tenant: &str, now: i64, f: impl FnOnce(&mut Usage) -> T) -> Result<T, ExperimentError> {
+        let mut all = self.usage.lock().unwrap_or_else(|e| e.into_inner());
+        if !all.contains_key(tenant) {
+            let recorded = self.store.tenant_usage(tenant)?;
+            let usage = match recorded {
+                Some(r) => Usage { day: r.day, fuel: r.fuel, stored_bytes: r.stored_bytes, ..Usage::fresh(now) },
+                None => Usage::fresh(now),
+            };
+            all.insert(tenant.to_owned(), usage);
+        }
+        Ok(f(all.get_mut(tenant).expect("inserted above")))
     }
 
     /// Every invocation of an experiment, in order (empty when it has none).

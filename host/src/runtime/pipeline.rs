@@ -147,8 +147,9 @@ pub(super) struct Concluded {
 
 /// What `admit` decided for a request that will be recorded.
 pub(super) enum Admitted {
-    /// Run it; `reservation` holds its place in a shared store until it is recorded.
-    Run { reservation: Option<Reservation> },
+    /// Run it; `reservation` holds its place in a shared store until it is
+    /// recorded, `hold` its place under its tenant's quota.
+    Run { reservation: Option<Reservation>, hold: Option<super::QuotaHold> },
     /// An experiment budget is spent: recorded, not run.
     Stopped(Box<Concluded>),
 }
@@ -237,18 +238,31 @@ impl Runtime {
             Ok(validated) => validated,
             Err(refusal) => return Ok(self.refused(request, refusal, started)),
         };
-        let (concluded, reservation) = match self.admit(&validated) {
+        let (concluded, reservation, hold) = match self.admit(&validated) {
             Err(refusal) => return Ok(self.refused(request, refusal, started)),
-            Ok(Admitted::Stopped(concluded)) => (*concluded, None),
-            Ok(Admitted::Run { reservation }) => match self.execute(&validated, run) {
-                Ok(concluded) => (concluded, reservation),
+            Ok(Admitted::Stopped(concluded)) => (*concluded, None, None),
+            Ok(Admitted::Run { reservation, hold }) => match self.execute(&validated, run) {
+                Ok(concluded) => (concluded, reservation, hold),
                 Err(Abandoned) => {
                     self.experiments.withdraw(&validated.experiment, &request.capability_id);
+                    if let Some(hold) = hold {
+                        self.release_quota(hold, 0, 0, true);
+                    }
                     return Err(Abandoned);
                 }
             },
         };
-        Ok(self.record(&validated, concluded, reservation.as_ref(), started))
+        let result = self.record(&validated, concluded, reservation.as_ref(), started);
+        if let Some(hold) = hold {
+            // What the tenant stored: the episode (its input and complete
+            // result) and the artifacts the call wrote.
+            let stored = result
+                .transport
+                .as_ref()
+                .map_or(0, |t| result.artifacts.iter().fold(t.logical_bytes, |sum, a| sum.saturating_add(a.bytes)));
+            self.release_quota(hold, result.fuel_consumed, stored, false);
+        }
+        Ok(result)
     }
 
     /// The answer to a refused request: a diagnostic, and nothing written.

@@ -45,7 +45,7 @@ impl Runtime {
         let accounting = Accounting {
             wall_time_us: started.elapsed().as_micros() as u64,
             fuel_consumed: result.fuel_consumed,
-            experiment: Some(validated.experiment.clone()),
+            experiment: Some(self.experiment_named(request).to_owned()),
             ordinal: None,
             stop_reason: Some(stop),
         };
@@ -64,7 +64,7 @@ impl Runtime {
             wire_bytes: crate::limits::json_size(&result) as u64 + result.text.len() as u64,
             policy_digest: policy.digest(),
         };
-        let body = || serde_json::to_string(&**policy).unwrap_or_default();
+        let body = || policy.recorded().to_string();
         if let Err(e) = self.experiments.remember_policy(&line.policy_digest, body) {
             tracing::warn!(error = %e, "policy not remembered");
         }

@@ -15,13 +15,19 @@ use super::Runtime;
 use super::pipeline::{Call, Refusal, Resolved, Target};
 
 impl Runtime {
+    /// The experiment a request names, as its caller named it (this
+    /// runtime's default when it names none).
+    pub(super) fn experiment_named<'r>(&'r self, request: &'r InvokeRequest) -> &'r str {
+        request.experiment.as_deref().unwrap_or(&self.default_experiment)
+    }
+
     pub(super) fn resolve<'a>(
         &'a self,
         request: &'a InvokeRequest,
         policy: Arc<Policy>,
     ) -> Result<Resolved<'a>, Refusal> {
-        let experiment = request.experiment.clone().unwrap_or_else(|| self.default_experiment.clone());
-        if !crate::experiments::valid_id(&experiment) {
+        let named = self.experiment_named(request);
+        let Some(experiment) = crate::experiments::key_named(named, request.tenant.as_deref()) else {
             let d = Diagnostic::new(
                 Code::InvalidRequest,
                 Stage::Request,
@@ -30,7 +36,7 @@ impl Runtime {
             )
             .with("path", "experiment");
             return Err(Refusal::new(request.mode, d));
-        }
+        };
         let input_bytes = json_size(&request.input);
         if input_bytes > MAX_INPUT_BYTES {
             let d = Diagnostic::new(

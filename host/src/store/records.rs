@@ -3,6 +3,7 @@
 
 use crate::digest::Digest;
 use crate::experiments::{Admission, ExperimentBudgets, InvocationRecord, Reservation, Spent};
+use crate::quotas::{Exceeded, Quota, Usage};
 
 use super::DbError;
 
@@ -61,6 +62,31 @@ pub trait ExperimentStore: Send + Sync {
     fn reservations(&self) -> Option<&dyn Reservations> {
         None
     }
+    /// A tenant's recorded usage: its day's fuel and its stored bytes
+    /// ([`crate::quotas::Usage`] with nothing in flight and a full bucket);
+    /// `None` when nothing was recorded for it.
+    fn tenant_usage(&self, tenant: &str) -> Result<Option<Usage>, DbError>;
+    /// Add `fuel` to a tenant's fuel of the UTC day `day` (the count starts
+    /// again on a new day) and `stored_bytes` to its stored bytes.
+    fn add_tenant_usage(&self, tenant: &str, day: i64, fuel: u64, stored_bytes: u64) -> Result<(), DbError>;
+    /// How a store shared by several hosts judges tenants' quotas; `None`
+    /// for a local store, whose bucket and calls in flight this process keeps
+    /// in memory.
+    fn quota_ledger(&self) -> Option<&dyn QuotaLedger> {
+        None
+    }
+}
+
+/// Quotas in a store shared by several hosts: one judgement at a time per
+/// tenant, on the database's clock, with a row per call in flight, so a
+/// quota is exact across hosts.
+pub trait QuotaLedger: Send + Sync {
+    /// Admit one call of `tenant` under `quota`: its place in flight (an id
+    /// to release), or the quota that refuses it.
+    fn admit(&self, tenant: &str, quota: &Quota) -> Result<Result<String, Exceeded>, DbError>;
+    /// Release a call's place (when it had one) and add what it spent;
+    /// `refund`: the call never ran, its token goes back to the bucket.
+    fn release(&self, tenant: &str, call: Option<&str>, spent: (u64, u64), refund: bool) -> Result<(), DbError>;
 }
 
 /// Admission in a store shared by several hosts: a reservation row per

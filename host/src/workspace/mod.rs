@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 use crate::contract::{Code, Diagnostic, Stage};
 use crate::digest::{Digest, canonical_json};
 use crate::store::{Appended, DataDir, Remembered, RevisionRow, StoreFailure, WorkspaceStore};
+use crate::tenants::tenant_tag;
 use model::{State, WriteError, card_id, parse_numbered, revision_id};
 use query::{Queried, Selection};
 use wire::{Assigned, OpenRequest, Opened, QueryRequest, QueryView, Recorded, StaleWarnings, WriteRequest, Written};
@@ -135,7 +136,7 @@ impl Workspaces {
         let state = State::open(&request.title, &request.statement).map_err(from_write)?;
         let payload = payload_digest(request);
         // A tenant's keys and workspaces are its own: the same key opens
-        // another workspace for another tenant (see `tenant_tag`).
+        // another workspace for another tenant (see `crate::tenants::tenant_tag`).
         let (key, workspace_id) = match tenant.map(tenant_tag) {
             None => (
                 request.idempotency_key.clone(),
@@ -411,17 +412,6 @@ fn conflict(head: u64) -> Diagnostic {
         "query the workspace at the head, then write again against it",
     )
     .with("current_head", revision_id(head))
-}
-
-/// The tag that ends the ids of a tenant's workspaces: `ws-<16 hex>-<tag>`,
-/// 16 hex digits of a digest of the tenant's name. A tenant opens only ids
-/// with its own tag, and reaches only ids with its own tag, so another
-/// tenant's workspace answers `WORKSPACE_NOT_FOUND` whatever id is presented,
-/// and the same idempotency key opens a different workspace per tenant. The
-/// operator (stdio, the CLI, HTTP without authentication) opens untagged ids
-/// and reaches every workspace.
-pub fn tenant_tag(tenant: &str) -> String {
-    Digest::of(format!("jacobian-tenant\0{tenant}").as_bytes()).to_hex()[..16].to_owned()
 }
 
 /// Whether `tenant` (`None`: the operator) may read or write `workspace_id`.

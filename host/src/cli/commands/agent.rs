@@ -113,7 +113,8 @@ pub fn invoke(place: Place, args: InvokeArgs) -> anyhow::Result<()> {
     let input: serde_json::Value = serde_json::from_str(&text).context("the input file is not valid JSON")?;
     let runtime = open(data_dir, &store)?;
     let text_view = view.map(|v| from_name(&v, "view")).transpose()?;
-    let request = InvokeRequest { capability_id: id, mode, input, budget: None, view: text_view, experiment };
+    let request =
+        InvokeRequest { capability_id: id, mode, input, budget: None, view: text_view, experiment, tenant: None };
     let result = runtime.invoke(&request);
     if text_view.is_some() {
         println!("{}", result.text);

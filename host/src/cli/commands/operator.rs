@@ -153,12 +153,16 @@ pub fn tokens(place: Place, args: TokensArgs) -> anyhow::Result<()> {
             let (token, record) = api_tokens::mint(&tenant, set, now, lifetime.map(|l| now.saturating_add(l)))?;
             rt.block_on(tokens.create(&record)).map_err(unavailable)?;
             let shown = serde_json::json!({"token": token, "id": record.id, "tenant": record.tenant,
+                "tenant_tag": jacobian::tenants::tenant_tag(&record.tenant),
                 "scopes": record.scopes, "expires_at": record.expires_at});
             println!("{shown}");
         }
         TokenAction::List => {
             for record in rt.block_on(tokens.list()).map_err(unavailable)? {
-                println!("{}", serde_json::to_string(&record)?);
+                // With the tenant's tag: its workspace ids end in it, its experiments are kept as `<id>@<tag>`.
+                let mut shown = serde_json::to_value(&record)?;
+                shown["tenant_tag"] = jacobian::tenants::tenant_tag(&record.tenant).into();
+                println!("{shown}");
             }
         }
         TokenAction::Revoke { id } => {

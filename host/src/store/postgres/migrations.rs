@@ -5,7 +5,7 @@ use crate::store::{DbError, MigrationReport};
 use super::{PgOpenError, Postgres, RESERVATION_TTL_SQL, SESSION_TTL_SQL, begin, pg, query_error};
 
 /// The schema version this binary writes and understands.
-pub const SCHEMA_VERSION: i32 = 6;
+pub const SCHEMA_VERSION: i32 = 7;
 
 /// Every schema version, in order: (version, description, SQL).
 const MIGRATIONS: &[(i32, &str, &str)] = &[
@@ -135,6 +135,28 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         created_at TIMESTAMPTZ NOT NULL DEFAULT now()
     );",
     ),
+    (
+        7,
+        "tenant quotas: each tenant's fuel of the day and stored bytes, its invocation bucket, and a row per \
+         call in flight, judged on every host under one lock per tenant",
+        "CREATE TABLE tenant_usage (
+        tenant TEXT PRIMARY KEY,
+        day BIGINT NOT NULL,
+        fuel BIGINT NOT NULL,
+        stored_bytes BIGINT NOT NULL
+    );
+    CREATE TABLE tenant_buckets (
+        tenant TEXT PRIMARY KEY,
+        tokens DOUBLE PRECISION NOT NULL,
+        refilled_ms BIGINT NOT NULL
+    );
+    CREATE TABLE tenant_calls (
+        id TEXT PRIMARY KEY,
+        tenant TEXT NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL DEFAULT now()
+    );
+    CREATE INDEX tenant_calls_by_tenant ON tenant_calls (tenant);",
+    ),
 ];
 
 /// The advisory lock key migrators take (one migration at a time per database).
@@ -196,6 +218,13 @@ impl Postgres {
                 if up_to >= 6 {
                     tx.batch_execute(&format!(
                         "DELETE FROM mcp_session_owners WHERE created_at < now() - {SESSION_TTL_SQL};"
+                    ))
+                    .await
+                    .map_err(query_error)?;
+                }
+                if up_to >= 7 {
+                    tx.batch_execute(&format!(
+                        "DELETE FROM tenant_calls WHERE created_at < now() - {RESERVATION_TTL_SQL};"
                     ))
                     .await
                     .map_err(query_error)?;

@@ -29,7 +29,7 @@ use rusqlite::{Connection, TransactionBehavior, params};
 use super::{DbError, MigrationReport, OpenError, SchemaTooNew};
 
 /// The schema version this binary writes and understands.
-pub const SCHEMA_VERSION: i32 = 3;
+pub const SCHEMA_VERSION: i32 = 4;
 
 /// Every schema version, in order: (version, description, SQL).
 const MIGRATIONS: &[(i32, &str, &str)] = &[
@@ -102,6 +102,16 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
           AND json_extract(b, '$.check_with.certificate_artifact') LIKE 'artifact://sha256/%';",
     ),
     (3, "API tokens: operator-issued bearer tokens for serve --http, stored by digest", API_TOKENS),
+    (
+        4,
+        "tenant usage: each tenant's fuel of the day and stored bytes, judged against its quota",
+        "CREATE TABLE tenant_usage (
+        tenant TEXT PRIMARY KEY,
+        day INTEGER NOT NULL,
+        fuel INTEGER NOT NULL,
+        stored_bytes INTEGER NOT NULL
+    ) STRICT;",
+    ),
 ];
 
 /// The API token table (the same columns in PostgreSQL).

@@ -4,6 +4,7 @@ use rusqlite::{OptionalExtension, params};
 
 use crate::digest::Digest;
 use crate::experiments::{InvocationRecord, Spent, StopReason};
+use crate::quotas::Usage;
 use crate::store::{CertificateRecord, DbError, EpisodeStore, ExperimentStore, RECORD_COLUMNS, certificate_record};
 
 use super::{Role, Sqlite};
@@ -108,6 +109,31 @@ impl ExperimentStore for Sqlite {
         Ok(ordinal as u64)
     }
 
+    fn tenant_usage(&self, tenant: &str) -> Result<Option<Usage>, DbError> {
+        let conn = self.lock(Role::Experiments);
+        let mut statement =
+            conn.prepare_cached("SELECT day, fuel, stored_bytes FROM tenant_usage WHERE tenant = ?1")?;
+        let row = statement
+            .query_row(params![tenant], |row| Ok((row.get::<_, i64>(0)?, row.get::<_, i64>(1)?, row.get::<_, i64>(2)?)))
+            .optional()?;
+        Ok(row.map(|(day, fuel, stored)| Usage {
+            day,
+            fuel: fuel.max(0) as u64,
+            stored_bytes: stored.max(0) as u64,
+            ..Usage::fresh(day * 86_400_000)
+        }))
+    }
+
+    fn add_tenant_usage(&self, tenant: &str, day: i64, fuel: u64, stored_bytes: u64) -> Result<(), DbError> {
+        self.write(Role::Experiments).prepare_cached(ADD_TENANT_USAGE)?.execute(params![
+            tenant,
+            day,
+            fuel.min(i64::MAX as u64) as i64,
+            stored_bytes.min(i64::MAX as u64) as i64
+        ])?;
+        Ok(())
+    }
+
     fn put_policy(&self, digest: &Digest, body: &str) -> Result<(), DbError> {
         self.write(Role::Experiments).execute(
             "INSERT OR IGNORE INTO experiment_policies (digest, body) VALUES (?1, ?2)",
@@ -152,6 +178,13 @@ impl ExperimentStore for Sqlite {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 }
+
+/// Add a call's fuel (to its day's, or starting a new day) and stored bytes to a tenant's usage.
+const ADD_TENANT_USAGE: &str = "INSERT INTO tenant_usage (tenant, day, fuel, stored_bytes) VALUES (?1, ?2, ?3, ?4)
+    ON CONFLICT (tenant) DO UPDATE SET
+        fuel = CASE WHEN day = excluded.day THEN fuel + excluded.fuel ELSE excluded.fuel END,
+        day = excluded.day,
+        stored_bytes = stored_bytes + excluded.stored_bytes";
 
 #[cfg(test)]
 mod tests {

@@ -1,0 +1,264 @@
+//! Quotas per tenant (`[quotas]` in `policy.toml`): invocations per minute
+//! (a token bucket), fuel per UTC day, calls in flight, and stored bytes.
+//! A call over a quota is refused before it runs with `QUOTA_EXCEEDED`,
+//! naming the quota, its limit and, where waiting helps, `retry_after` in
+//! seconds; nothing is stored for it.
+//!
+//! Quotas bind tenants, the callers an authenticated HTTP deployment names
+//! ([`crate::auth::Principal::tenant`]). The operator (stdio, the CLI, HTTP
+//! without authentication) has none.
+//!
+//! One judgement ([`judge`]) serves both stores: a local store keeps the
+//! bucket and the calls in flight in memory and the day's fuel and stored
+//! bytes in its database; a shared store judges under a per-tenant lock
+//! with the database's clock, so a quota is exact across hosts.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Milliseconds in a UTC day.
+const DAY_MS: i64 = 86_400_000;
+
+/// The operator's quotas: one for every tenant, and any tenant's own.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Quotas {
+    /// The quota of a tenant not named in `tenants`.
+    #[serde(default, skip_serializing_if = "Quota::is_unlimited")]
+    pub default: Quota,
+    /// A tenant's own quota, in place of the default (whole: a field left
+    /// out is unlimited for that tenant).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tenants: BTreeMap<String, Quota>,
+}
+
+impl Quotas {
+    /// Whether no tenant has any quota.
+    pub fn is_unlimited(&self) -> bool {
+        self.default.is_unlimited() && self.tenants.values().all(Quota::is_unlimited)
+    }
+
+    /// Whether any tenant's stored bytes are limited.
+    pub fn of_any_storage(&self) -> bool {
+        self.default.stored_bytes.is_some() || self.tenants.values().any(|q| q.stored_bytes.is_some())
+    }
+
+    /// The quota of `tenant`.
+    pub fn of(&self, tenant: &str) -> &Quota {
+        self.tenants.get(tenant).unwrap_or(&self.default)
+    }
+}
+
+/// One tenant's quota; an absent field is unlimited.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Quota {
+    /// Invocations admitted per minute: a bucket of this many, refilled
+    /// continuously at this rate per minute.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invocations_per_minute: Option<u64>,
+    /// Fuel per UTC day. Admission needs some left; the call that crosses
+    /// the line runs to its own budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fuel_per_day: Option<u64>,
+    /// Calls of the tenant running at once (on every host together).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrent_calls: Option<u64>,
+    /// Bytes the tenant's calls and workspace writes have stored: the
+    /// episodes (input and complete result) and the written workspace
+    /// requests. Admission needs some left; it does not recover by waiting.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stored_bytes: Option<u64>,
+}
+
+impl Quota {
+    /// Whether this quota limits nothing.
+    pub fn is_unlimited(&self) -> bool {
+        *self == Quota::default()
+    }
+}
+
+/// Which quota refused a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, strum::Display)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum Limit {
+    InvocationsPerMinute,
+    FuelPerDay,
+    ConcurrentCalls,
+    StoredBytes,
+}
+
+/// A refusal: the quota, its limit, and when a retry may succeed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exceeded {
+    pub limit: Limit,
+    pub value: u64,
+    /// Seconds until a retry may be admitted; `None` when waiting does not help.
+    pub retry_after: Option<u64>,
+}
+
+impl Exceeded {
+    /// What the refusal says.
+    pub fn message(&self) -> String {
+        let what = match self.limit {
+            Limit::InvocationsPerMinute => format!("{} invocations per minute", self.value),
+            Limit::FuelPerDay => format!("{} fuel per day", self.value),
+            Limit::ConcurrentCalls => format!("{} calls at once", self.value),
+            Limit::StoredBytes => format!("{} stored bytes", self.value),
+        };
+        format!("the tenant's quota of {what} is spent")
+    }
+}
+
+/// A tenant's usage, as the judgement sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Usage {
+    /// Tokens in the invocation bucket (infinite: never judged, so full).
+    pub tokens: f64,
+    /// When the bucket was last refilled, ms since the epoch.
+    pub refilled_ms: i64,
+    /// The UTC day (days since the epoch) `fuel` counts.
+    pub day: i64,
+    /// Fuel spent that day.
+    pub fuel: u64,
+    /// Bytes stored, ever.
+    pub stored_bytes: u64,
+    /// Calls admitted and not yet released.
+    pub in_flight: u64,
+}
+
+impl Usage {
+    /// The usage of a tenant seen for the first time at `now_ms`.
+    pub fn fresh(now_ms: i64) -> Usage {
+        Usage {
+            tokens: f64::INFINITY,
+            refilled_ms: now_ms,
+            day: now_ms.div_euclid(DAY_MS),
+            fuel: 0,
+            stored_bytes: 0,
+            in_flight: 0,
+        }
+    }
+
+    /// Add what a finished call spent (on `now_ms`'s day).
+    pub fn spend(&mut self, now_ms: i64, fuel: u64, stored_bytes: u64) {
+        self.roll(now_ms);
+        self.fuel = self.fuel.saturating_add(fuel);
+        self.stored_bytes = self.stored_bytes.saturating_add(stored_bytes);
+    }
+
+    fn roll(&mut self, now_ms: i64) {
+        let today = now_ms.div_euclid(DAY_MS);
+        if today != self.day {
+            self.day = today;
+            self.fuel = 0;
+        }
+    }
+}
+
+/// Admit one call under `quota` at `now_ms` (taking a token and a place in
+/// flight), or say which quota refuses it. The judgement of both stores.
+pub fn judge(usage: &mut Usage, quota: &Quota, now_ms: i64) -> Result<(), Exceeded> {
+    usage.roll(now_ms);
+    if let Some(rate) = quota.invocations_per_minute {
+        let elapsed = (now_ms - usage.refilled_ms).max(0) as f64;
+        usage.tokens = (usage.tokens + elapsed * rate as f64 / 60_000.0).min(rate as f64);
+        usage.refilled_ms = now_ms;
+    }
+    if let Some(limit) = quota.concurrent_calls
+        && usage.in_flight >= limit
+    {
+        return Err(Exceeded { limit: Limit::ConcurrentCalls, value: limit, retry_after: Some(1) });
+    }
+    if let Some(limit) = quota.stored_bytes
+        && usage.stored_bytes >= limit
+    {
+        return Err(Exceeded { limit: Limit::StoredBytes, value: limit, retry_after: None });
+    }
+    if let Some(limit) = quota.fuel_per_day
+        && usage.fuel >= limit
+    {
+        let until_tomorrow = (usage.day + 1) * DAY_MS - now_ms;
+        let retry_after = Some((until_tomorrow as u64).div_ceil(1000).max(1));
+        return Err(Exceeded { limit: Limit::FuelPerDay, value: limit, retry_after });
+    }
+    if let Some(rate) = quota.invocations_per_minute {
+        if usage.tokens < 1.0 {
+            let wait_ms = if rate == 0 { None } else { Some((1.0 - usage.tokens) * 60_000.0 / rate as f64) };
+            let retry_after = wait_ms.map(|ms| ((ms / 1000.0).ceil() as u64).max(1));
+            return Err(Exceeded { limit: Limit::InvocationsPerMinute, value: rate, retry_after });
+        }
+        usage.tokens -= 1.0;
+    }
+    usage.in_flight += 1;
+    Ok(())
+}
+
+/// Milliseconds since the epoch on this machine's clock.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bucket_of_n_admits_n_then_one_per_refill() {
+        let quota = Quota { invocations_per_minute: Some(3), ..Quota::default() };
+        let mut usage = Usage::fresh(0);
+        for _ in 0..3 {
+            judge(&mut usage, &quota, 0).expect("within the bucket");
+        }
+        let refused = judge(&mut usage, &quota, 0).unwrap_err();
+        assert_eq!((refused.limit, refused.retry_after), (Limit::InvocationsPerMinute, Some(20)));
+        assert!(judge(&mut usage, &quota, 19_999).is_err(), "one token takes 20 s at 3 per minute");
+        judge(&mut usage, &quota, 20_000).expect("refilled one");
+        assert!(judge(&mut usage, &quota, 20_000).is_err());
+        // The bucket never holds more than its size.
+        for _ in 0..3 {
+            judge(&mut usage, &quota, 3_600_000).expect("full again");
+        }
+        assert!(judge(&mut usage, &quota, 3_600_000).is_err());
+    }
+
+    #[test]
+    fn fuel_per_day_recovers_at_utc_midnight_and_stored_bytes_never() {
+        let quota = Quota { fuel_per_day: Some(100), stored_bytes: Some(1_000), ..Quota::default() };
+        let noon = 10 * DAY_MS + DAY_MS / 2;
+        let mut usage = Usage::fresh(noon);
+        judge(&mut usage, &quota, noon).unwrap();
+        usage.in_flight -= 1;
+        usage.spend(noon, 150, 10);
+        let refused = judge(&mut usage, &quota, noon).unwrap_err();
+        assert_eq!((refused.limit, refused.retry_after), (Limit::FuelPerDay, Some(43_200)));
+        judge(&mut usage, &quota, 11 * DAY_MS).expect("a new day");
+        usage.in_flight -= 1;
+        usage.spend(11 * DAY_MS, 0, 990);
+        let refused = judge(&mut usage, &quota, 30 * DAY_MS).unwrap_err();
+        assert_eq!((refused.limit, refused.retry_after), (Limit::StoredBytes, None));
+    }
+
+    #[test]
+    fn calls_in_flight_are_bounded_and_free_their_place() {
+        let quota = Quota { concurrent_calls: Some(2), ..Quota::default() };
+        let mut usage = Usage::fresh(0);
+        judge(&mut usage, &quota, 0).unwrap();
+        judge(&mut usage, &quota, 0).unwrap();
+        assert_eq!(judge(&mut usage, &quota, 0).unwrap_err().limit, Limit::ConcurrentCalls);
+        usage.in_flight -= 1;
+        judge(&mut usage, &quota, 0).expect("a place was freed");
+    }
+
+    #[test]
+    fn a_named_tenant_has_its_own_quota_whole() {
+        let text = "[default]\ninvocations_per_minute = 10\nfuel_per_day = 5\n[tenants.big]\nfuel_per_day = 50\n";
+        let quotas: Quotas = toml::from_str(text).unwrap();
+        assert_eq!(quotas.of("small").invocations_per_minute, Some(10));
+        assert_eq!(quotas.of("big"), &Quota { fuel_per_day: Some(50), ..Quota::default() });
+        assert!(toml::from_str::<Quotas>("[default]\nfuel_per_hour = 1\n").is_err(), "unknown fields are refused");
+    }
+}
