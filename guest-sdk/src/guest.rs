@@ -6,9 +6,9 @@ use serde_json::Value;
 
 use crate::Check;
 use crate::protocol::{
-    ArtifactDraft, BundleDescriptor, BundleKind, CapabilityDescriptor, CheckRequest, CheckerDescriptor, Example,
-    InputKind, InvokeRequest, Mode, Outcome, PROTOCOL_VERSION, ProducerAssurance, Provider, Qualifier, Refusal, Scope,
-    Verdict, VerificationRoute,
+    Accepted, ArtifactDraft, BundleDescriptor, BundleKind, CapabilityDescriptor, CheckRequest, CheckerDescriptor,
+    Example, InputKind, InvokeRequest, Mode, Outcome, PROTOCOL_VERSION, ProducerAssurance, Provider, Qualifier,
+    Refusal, Scope, Verdict, VerificationRoute,
 };
 
 pub use schemars;
@@ -40,6 +40,10 @@ pub trait Capability {
     const CHECKS: &'static [Check] = &[];
     /// Artifact types (`schema_uri`s) it produces.
     const ARTIFACT_TYPES: &'static [&'static str] = &[];
+    /// The input fields that take artifacts, as `(field, schema_uri)`: how
+    /// an agent holding an artifact finds this capability, and which earlier
+    /// capability's output feeds it.
+    const ACCEPTS: &'static [(&'static str, &'static str)] = &[];
 
     /// The typed request.
     type Input: DeserializeOwned + Serialize + schemars::JsonSchema;
@@ -77,6 +81,9 @@ pub trait Checker {
     const CERTIFICATE_FORMATS: &'static [&'static str];
     /// Artifact types (`schema_uri`s) it reads.
     const ARTIFACT_TYPES: &'static [&'static str] = &[];
+    /// The input fields that take artifacts, as `(field, schema_uri)` (a
+    /// field may take several types).
+    const ACCEPTS: &'static [(&'static str, &'static str)] = &[];
     /// Declared input kind.
     const INPUT_KIND: InputKind = InputKind::TypedArtifact;
 
@@ -370,6 +377,7 @@ pub mod __private {
             examples,
             checker_roles: C::CHECKS.iter().map(|check| check.role.to_owned()).collect(),
             artifact_types: strings(C::ARTIFACT_TYPES),
+            accepts: accepted(C::ACCEPTS),
             checks: C::CHECKS.iter().map(Check::declared).collect(),
         }
     }
@@ -386,7 +394,15 @@ pub mod __private {
             input_schema: schema_of::<K::Input>(),
             certificate_formats: strings(K::CERTIFICATE_FORMATS),
             artifact_types: strings(K::ARTIFACT_TYPES),
+            accepts: accepted(K::ACCEPTS),
         }
+    }
+
+    fn accepted(pairs: &[(&str, &str)]) -> Vec<Accepted> {
+        pairs
+            .iter()
+            .map(|(field, schema_uri)| Accepted { field: (*field).into(), schema_uri: (*schema_uri).into() })
+            .collect()
     }
 
     fn encode(value: &impl Serialize) -> Vec<u8> {

@@ -75,6 +75,16 @@ pub struct Example {
     pub input: Value,
 }
 
+/// An input field that takes an artifact, and the artifact type it takes.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(deny_unknown_fields)]
+pub struct Accepted {
+    /// The top-level input field whose value is the artifact's URI.
+    pub field: String,
+    /// The artifact type (`schema_uri`) the field takes.
+    pub schema_uri: String,
+}
+
 /// One capability of a capability bundle.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -103,6 +113,10 @@ pub struct CapabilityDescriptor {
     pub checker_roles: Vec<String>,
     /// Artifact types this capability produces, as `schema_uri`s.
     pub artifact_types: Vec<String>,
+    /// The input fields that take artifacts, and of which type. (Empty in
+    /// descriptors written before they were declared.)
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub accepts: Vec<Accepted>,
     /// The checkers its results are routed to: a result's route must name
     /// one of these roles, with its verify capability and one of its formats.
     /// (Empty in descriptors written before routes were declared: then only
@@ -147,6 +161,10 @@ pub struct CheckerDescriptor {
     pub certificate_formats: Vec<String>,
     /// Artifact types it reads, as `schema_uri`s.
     pub artifact_types: Vec<String>,
+    /// The input fields that take artifacts, and of which type. (Empty in
+    /// descriptors written before they were declared.)
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub accepts: Vec<Accepted>,
 }
 
 /// What `describe()` returns.

@@ -45,7 +45,8 @@ pub struct DescribeRequest {
     /// returns routing_status NO_ROUTE unless a provider accepts it.
     #[serde(default)]
     pub input_kind: Option<InputKind>,
-    /// Only capabilities producing or reading this exact artifact schema_uri.
+    /// Only capabilities taking or producing this exact artifact schema_uri:
+    /// those that take it first (`artifact_match` says which, and in which field).
     #[serde(default)]
     pub artifact_type: Option<String>,
     /// Results per page, 1..=20 (default 5).
@@ -126,8 +127,12 @@ pub struct Transport {
     pub output_complete_in_text: bool,
     /// SHA-256 of the complete result's canonical JSON.
     pub full_result_digest: Digest,
-    /// The durable complete result.
-    pub full_result_episode_uri: String,
+    /// Whether the complete result was stored as an episode. A result that
+    /// is not (a refused request, a budget or quota stop, a cancelled or
+    /// unstarted call) carries its whole self in text instead.
+    pub stored: bool,
+    /// The durable complete result; null when it was not stored.
+    pub full_result_episode_uri: Option<String>,
 }
 
 /// Per-call budget overrides; each must not exceed the operator's.
@@ -399,6 +404,36 @@ pub struct VerificationRecord {
     pub checked: Vec<String>,
     /// What remains open.
     pub remaining_obligations: Vec<String>,
+}
+
+impl VerificationRecord {
+    /// A record that concludes nothing yet: no reason, bindings, checks or
+    /// obligations, for the checker `checker_digest` at `checker_version`.
+    pub fn not_concluded(
+        checker_role: String,
+        (checker_digest, checker_version): (Digest, String),
+        checker_authorized: bool,
+        certificate_format: String,
+        certificate_artifacts: Vec<String>,
+    ) -> Self {
+        VerificationRecord {
+            status: VerificationStatus::NotConcluded,
+            reason: String::new(),
+            checker_role,
+            checker_digest,
+            checker_version,
+            checker_authorized,
+            certificate_format,
+            certificate_artifacts,
+            claim_digest: None,
+            candidate_digest: None,
+            semantics_digest: None,
+            scope_digest: None,
+            binding_digest: None,
+            checked: Vec::new(),
+            remaining_obligations: Vec::new(),
+        }
+    }
 }
 
 /// Provider and execution provenance.

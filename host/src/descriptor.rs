@@ -100,6 +100,8 @@ pub fn validate(
         {
             return Err(bad(&format!("capabilities.{i}.checker_roles"), format!("{role} has no declared check")));
         }
+        check_accepts(&c.accepts, &c.input_schema, &format!("capabilities.{i}.accepts"))
+            .map_err(|(p, m)| bad(&p, m))?;
         for (j, example) in c.examples.iter().enumerate() {
             if let Some(error) = validator.iter_errors(&example.input).next() {
                 return Err(bad(
@@ -115,8 +117,31 @@ pub fn validate(
         if k.role.is_empty() {
             return Err(bad(&format!("checkers.{i}.role"), "is empty".into()));
         }
+        check_accepts(&k.accepts, &k.input_schema, &format!("checkers.{i}.accepts")).map_err(|(p, m)| bad(&p, m))?;
     }
     Ok(descriptor)
+}
+
+/// Each accepted field is a top-level property of the input schema, and
+/// names a type: (path, message) of the first that is not.
+fn check_accepts(
+    accepts: &[jacobian_guest::protocol::Accepted],
+    input_schema: &serde_json::Value,
+    path: &str,
+) -> Result<(), (String, String)> {
+    for (j, accepted) in accepts.iter().enumerate() {
+        if input_schema
+            .pointer(&format!("/properties/{}", accepted.field.replace('~', "~0").replace('/', "~1")))
+            .is_none()
+        {
+            let message = format!("{:?} is not a field of the input schema", crate::limits::clip(&accepted.field, 64));
+            return Err((format!("{path}.{j}.field"), message));
+        }
+        if accepted.schema_uri.is_empty() || accepted.schema_uri.len() > crate::limits::MAX_ID_BYTES {
+            return Err((format!("{path}.{j}.schema_uri"), "is empty or longer than 128 bytes".into()));
+        }
+    }
+    Ok(())
 }
 
 /// Compile a JSON Schema (draft 2020-12 as schemars emits it).

@@ -11,7 +11,6 @@
 use std::sync::Arc;
 
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
     CallToolResult, ContentBlock, GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
@@ -22,7 +21,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use serde_json::{Value, json};
 
-use crate::contract::{CapabilityResult, DescribeRequest, Diagnostic, InvokeRequest, Status};
+use crate::contract::{CapabilityResult, Code, DescribeRequest, Diagnostic, InvokeRequest, Stage, Status};
 use crate::engine::CallControl;
 use crate::resources;
 use crate::runtime::Runtime;
@@ -129,6 +128,10 @@ capability_id: view SUMMARY (default) to judge fit, CONTRACT for the exact input
 invoking, FULL for output schema and audit metadata."
     )]
     async fn describe(&self, Parameters(request): Parameters<DescribeRequest>) -> Result<CallToolResult, McpError> {
+        let request = match request {
+            Ok(request) => request,
+            Err(diagnostic) => return Ok(CallToolResult::structured_error(json!({"diagnostic": diagnostic}))),
+        };
         // Off the async workers: the policy it binds may be read from a database.
         let runtime = self.runtime.clone();
         blocking(move || runtime.describe(&request)).await
@@ -147,9 +150,14 @@ never conclusions.",
     )]
     async fn invoke(
         &self,
-        Parameters(mut request): Parameters<InvokeRequest>,
+        Parameters(request): Parameters<InvokeRequest>,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
+        let mut request = match request {
+            Ok(request) => request,
+            // A result like every refused invocation's, with nothing stored.
+            Err(diagnostic) => return Ok(invoke_tool_result(&self.runtime.refuse_arguments(diagnostic))),
+        };
         if request.experiment.is_none() {
             request.experiment = Some(self.default_experiment(&context));
         }
@@ -241,6 +249,10 @@ assurance: everything recorded is AGENT_RECORDED and UNVERIFIED."
         Parameters(request): Parameters<OpenRequest>,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
+        let request = match request {
+            Ok(request) => request,
+            Err(diagnostic) => return Ok(CallToolResult::structured_error(json!({"diagnostic": diagnostic}))),
+        };
         let (runtime, tenant) = (self.runtime.clone(), tenant_of(&context));
         blocking(move || runtime.open_workspace_as(tenant.as_deref(), &request)).await
     }
@@ -249,7 +261,7 @@ assurance: everything recorded is AGENT_RECORDED and UNVERIFIED."
         name = "workspace.write",
         description = "Append one revision to a workspace against an exact base_revision (it must still be the head; \
 otherwise REVISION_CONFLICT names the head and nothing is written). Every write carries an idempotency_key. Entries, \
-in order: finding {client_ref, kind, title, body, depends_on, assumptions}, attempt {target, method, outcome, \
+in order: finding {client_ref, kind, title, body, depends_on, assumptions} (kind GOAL records a sub-goal), attempt {target, method, outcome, \
 summary}, mark {card, mark, reason, replacement}, focus {cards}, scratch {text}. References are card ids or client_refs \
 of earlier entries of the same write. Marks need a reason; CLOSED applies to GOAL or OPEN_QUESTION only; a RETRACTED or \
 SUPERSEDED card must be restored with ACTIVE before CLOSED or ARCHIVED. Attempt outcome COMPLETED never means \
@@ -260,6 +272,10 @@ VERIFIED and never closes a goal. Drafts cannot set verification, assertion or s
         Parameters(request): Parameters<WriteRequest>,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
+        let request = match request {
+            Ok(request) => request,
+            Err(diagnostic) => return Ok(CallToolResult::structured_error(json!({"diagnostic": diagnostic}))),
+        };
         let (runtime, tenant) = (self.runtime.clone(), tenant_of(&context));
         blocking(move || runtime.write_workspace_as(tenant.as_deref(), &request)).await
     }
@@ -277,6 +293,10 @@ RETRACTED or SUPERSEDED card; no warning says nothing about truth)."
         Parameters(request): Parameters<QueryRequest>,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
+        let request = match request {
+            Ok(request) => request,
+            Err(diagnostic) => return Ok(CallToolResult::structured_error(json!({"diagnostic": diagnostic}))),
+        };
         let (runtime, tenant) = (self.runtime.clone(), tenant_of(&context));
         blocking(move || runtime.workspaces().query_as(runtime.data(), tenant.as_deref(), &request)).await
     }
@@ -290,6 +310,65 @@ fn tenant_of(context: &RequestContext<RoleServer>) -> Option<String> {
         .get::<axum::http::request::Parts>()
         .and_then(|parts| parts.extensions.get::<crate::auth::Principal>())
         .map(|principal| principal.tenant.clone())
+}
+
+/// A tool's arguments, read by this server: arguments that do not fit the
+/// tool's input schema are the tool's own typed answer (`INVALID_REQUEST`,
+/// stage `REQUEST`, the dot-path of the field in `details.path`, every
+/// violation in `details.errors`), never the protocol's free-text error. The
+/// published input schema is `P`'s (the `#[tool]` macro reads it from this
+/// type, by its name).
+pub struct Parameters<P>(pub Result<P, Diagnostic>);
+
+impl<P: schemars::JsonSchema> schemars::JsonSchema for Parameters<P> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        P::schema_name()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        P::json_schema(generator)
+    }
+}
+
+impl<S, P> rmcp::handler::server::common::FromContextPart<rmcp::handler::server::tool::ToolCallContext<'_, S>>
+    for Parameters<P>
+where
+    P: serde::de::DeserializeOwned + schemars::JsonSchema,
+{
+    fn from_context_part(context: &mut rmcp::handler::server::tool::ToolCallContext<S>) -> Result<Self, McpError> {
+        let arguments = Value::Object(context.arguments.take().unwrap_or_default());
+        Ok(Parameters(serde_json::from_value::<P>(arguments.clone()).map_err(|e| argument_error::<P>(&arguments, &e))))
+    }
+}
+
+/// Why `arguments` are not a `P`: the violations of `P`'s schema, with their
+/// paths; else the deserializer's reason (a rule the schema does not state).
+fn argument_error<P: schemars::JsonSchema>(arguments: &Value, error: &serde_json::Error) -> Diagnostic {
+    let schema = serde_json::to_value(schemars::schema_for!(P)).unwrap_or_default();
+    let mut errors: Vec<Value> = crate::descriptor::compile_schema(&schema)
+        .map(|validator| {
+            validator
+                .iter_errors(arguments)
+                .take(20)
+                .map(|e| json!({"path": crate::runtime::argument_path(&e), "message": crate::limits::clip(&e.to_string(), 512)}))
+                .collect()
+        })
+        .unwrap_or_default();
+    if errors.is_empty() {
+        let reason = error.to_string();
+        // serde names the field of an unknown or missing one: `field`.
+        let path = reason.split('`').nth(1).filter(|_| reason.contains(" field `")).unwrap_or("");
+        errors.push(json!({"path": path, "message": crate::limits::clip(&reason, 512)}));
+    }
+    let first = errors[0].clone();
+    Diagnostic::new(
+        Code::InvalidRequest,
+        Stage::Request,
+        format!("the tool arguments do not fit the tool's input schema: {}", first["message"].as_str().unwrap_or("")),
+        "read the tool's input schema (tools/list) and send only the fields it names",
+    )
+    .with("path", first["path"].clone())
+    .with("errors", errors)
 }
 
 /// Run a store-touching tool call on a blocking thread and shape its tool result.

@@ -33,7 +33,9 @@ pub const RESOURCES: &[ResourceInfo] = &[
     ResourceInfo {
         uri: "capability://catalog",
         name: "capability catalog",
-        description: "The complete installed, policy-visible capability inventory with catalog and policy digests.",
+        description: "The installed, policy-visible capability inventory with catalog and policy digests: per \
+capability its kind, modes, provider name, version and component digest, compact input schema, and the artifact types \
+it takes (by field) and produces. Pages of at most 64 KiB (at least one entry each); read next for the rest.",
         mime_type: "application/json",
     },
 ];
@@ -136,8 +138,14 @@ pub fn read_as(runtime: &Runtime, uri: &str, tenant: Option<&str>) -> Result<Res
     };
     match uri {
         "jacobian://instructions" => Ok(ResourceText { mime_type: "text/markdown", text: INSTRUCTIONS.to_owned() }),
-        "capability://catalog" => {
-            let inventory = runtime.catalog().inventory(&runtime.binding());
+        _ if uri == CATALOG_URI || uri.starts_with(CATALOG_PAGE_PREFIX) => {
+            let start = match uri.strip_prefix(CATALOG_PAGE_PREFIX) {
+                None => 0,
+                Some(cursor) => cursor.parse::<usize>().map_err(|_| {
+                    not_found(uri, "a catalog page is capability://catalog?cursor=<n>, from a page's next".into())
+                })?,
+            };
+            let inventory = runtime.catalog().inventory(&runtime.binding(), start);
             Ok(ResourceText { mime_type: "application/json", text: json!(inventory).to_string() })
         }
         "reference://catalog" => {
@@ -179,6 +187,11 @@ pub fn read_as(runtime: &Runtime, uri: &str, tenant: Option<&str>) -> Result<Res
         _ => Err(not_found(uri, format!("no resource {:?}", uri.chars().take(200).collect::<String>()))),
     }
 }
+
+/// The inventory's first page.
+const CATALOG_URI: &str = "capability://catalog";
+/// A later page of the inventory: `capability://catalog?cursor=<n>`.
+const CATALOG_PAGE_PREFIX: &str = "capability://catalog?cursor=";
 
 /// The URI scheme prefix of experiments.
 pub const EXPERIMENT_URI_PREFIX: &str = "experiment://";

@@ -68,7 +68,7 @@ fn a_new_pack_carries_the_component_of_every_episode_even_a_refused_one_and_repl
     assert_eq!((d.code, d.stage), (Code::InvalidInput, Stage::Validation));
     let paths: Vec<&str> = d.details["errors"].as_array().unwrap().iter().filter_map(|e| e["path"].as_str()).collect();
     assert_eq!(paths, ["input.generators", "input.generator"]);
-    assert!(misspelled.transport.is_none());
+    assert!(!misspelled.transport.unwrap().stored);
     // Refused by the components themselves: episodes, whose components the pack carries.
     let syntax =
         call("polynomial.compute.groebner_basis", json!({"generators": ["x^"], "vars": ["x"], "order": "lex"}));
@@ -76,7 +76,7 @@ fn a_new_pack_carries_the_component_of_every_episode_even_a_refused_one_and_repl
     for refused in [&syntax, &prose] {
         assert_eq!(refused.status, Status::Failed);
         assert_eq!(refused.diagnostic.as_ref().unwrap().code, Code::InvalidInput);
-        assert!(refused.provenance.is_some() && refused.transport.is_some(), "{:?}", refused.diagnostic);
+        assert!(refused.provenance.is_some() && refused.transport.as_ref().unwrap().stored, "{:?}", refused.diagnostic);
     }
     let archive = Archive::build(&runtime, "exp-refusals").expect("archives");
     assert_eq!(archive.episodes.len(), 2, "the schema refusal is in no experiment");

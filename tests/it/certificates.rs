@@ -87,7 +87,20 @@ fn certificates_of_every_format_reach_their_checker() {
     let unrouted = invoke(&runtime, "certificate.verify", Mode::Verify, json!({"certificate": cases[0].0}));
     assert_eq!(unrouted.status, Status::Completed);
     assert_eq!(unrouted.assurance, Assurance::None);
-    assert!(unrouted.verification.is_none());
+    let record = unrouted.verification.as_ref().expect("the router's own record");
+    assert_eq!((record.status, record.checker_authorized), (VerificationStatus::NotConcluded, false));
+    assert_eq!(record.checker_digest, jacobian::catalog::router_component(), "no checker's digest");
+    assert!(record.remaining_obligations[0].contains("format lrat"), "{record:?}");
+    // It names no component, so an archive of its experiment carries none for it.
+    let alone = runtime.invoke(&jacobian::contract::InvokeRequest {
+        capability_id: "certificate.verify".into(),
+        input: json!({"certificate": cases[0].0}),
+        experiment: Some("unrouted".into()),
+        ..Default::default()
+    });
+    assert_eq!(alone.verification.map(|v| v.status), Some(VerificationStatus::NotConcluded));
+    let pack = jacobian::archive::Archive::build(&runtime, "unrouted").expect("archives");
+    assert_eq!(pack.episodes.len(), 1);
     assert!(unrouted.obligations[0].contains("format lrat"), "{:?}", unrouted.obligations);
     drop(dir);
 }

@@ -52,7 +52,7 @@ async fn search_reports_lexical_signals_and_fit_deterministically() {
     assert_eq!(first["routing_status"], "UNCONSTRAINED");
     let top = &first["results"][0];
     assert_eq!(top["capability_id"], SEARCH);
-    assert_eq!(top["lexical_fit"], "STRONG");
+    assert_eq!(top["lexical_fit"], "STRONG_LEXICAL_MATCH");
     assert_eq!(top["query_coverage_milli"], 1000, "{top}");
     assert!(top["matched_on"].as_array().unwrap().contains(&json!("tags")), "{top}");
     assert!(first["catalog_digest"].as_str().unwrap().starts_with("sha256:"));
@@ -60,7 +60,11 @@ async fn search_reports_lexical_signals_and_fit_deterministically() {
 
     let weak = describe(&client, json!({"query": "lexicographic zebra"})).await;
     assert_eq!(weak["portfolio_fit"], "ONLY_WEAK_LEXICAL_MATCHES", "{weak}");
-    assert!(weak["results"].as_array().unwrap().iter().all(|r| r["lexical_fit"] == "WEAK"));
+    assert!(weak["results"].as_array().unwrap().iter().all(|r| r["lexical_fit"] == "WEAK_LEXICAL_MATCH"));
+    assert_eq!(first["routing_basis"]["reason"], "NO_INPUT_KIND");
+    let (stop_words, is_error) = call(&client, "capability.describe", json!({"query": "the of and"})).await;
+    assert!(is_error, "a query of stop words is not silently a browse: {stop_words}");
+    assert_eq!(stop_words["diagnostic"]["details"]["path"], "query", "{stop_words}");
     let none = describe(&client, json!({"query": "zebra giraffe"})).await;
     assert_eq!(none["portfolio_fit"], "NO_LEXICAL_MATCHES");
     assert_eq!(none["results"], json!([]));
@@ -82,6 +86,10 @@ async fn natural_language_proof_has_no_route_whether_declared_or_phrased() {
     // Routing is separate from lexical fit: the words still match the magma capabilities.
     assert_ne!(phrased["portfolio_fit"], "NO_LEXICAL_MATCHES");
     let typed = describe(&client, json!({"input_kind": "TYPED_ARTIFACT", "limit": 20})).await;
+    assert_eq!(typed["routing_status"], "ROUTE_AVAILABLE", "{typed}");
+    assert_eq!(typed["routing_basis"]["reason"], "DECLARED_INPUT_KIND");
+    assert_eq!(typed["routing_basis"]["input_kind"], "TYPED_ARTIFACT");
+    assert!(typed["routing_basis"]["providers"].as_array().unwrap().contains(&json!(VERIFY)), "{typed}");
     let typed: Vec<&Value> = typed["results"].as_array().unwrap().iter().collect();
     assert!(typed.iter().all(|r| r["input_kind"] == "TYPED_ARTIFACT"));
     assert!(typed.iter().any(|r| r["capability_id"] == VERIFY));
@@ -175,8 +183,18 @@ async fn policy_hides_capabilities_by_id_domain_tag_mode_and_profile() {
         assert!(!ids.contains(*hidden), "{policy}: {hidden} still listed");
         let by_id = describe(&client, json!({"capability_id": hidden})).await;
         assert_eq!(by_id["diagnostic"]["code"], "CAPABILITY_NOT_FOUND", "{policy}");
-        let catalog: Value = serde_json::from_str(&read(&client, "capability://catalog").await).unwrap();
-        assert!(!catalog["capabilities"].as_array().unwrap().iter().any(|c| c["capability_id"] == *hidden));
+        let mut page = Some("capability://catalog".to_owned());
+        let mut listed = 0;
+        while let Some(uri) = page {
+            let catalog: Value = serde_json::from_str(&read(&client, &uri).await).unwrap();
+            let entries = catalog["capabilities"].as_array().unwrap();
+            assert!(!entries.iter().any(|c| c["capability_id"] == *hidden), "{policy}: {hidden} in the inventory");
+            assert!(uri.len() + serde_json::to_vec(&catalog).unwrap().len() <= 64 * 1024 + 64, "{uri}: bounded");
+            listed += entries.len();
+            page = catalog["next"].as_str().map(str::to_owned);
+            assert_eq!(page.is_some(), listed < catalog["total"].as_u64().unwrap() as usize);
+        }
+        assert!(listed > 35, "{policy}: every page read");
         let (result, is_error) =
             call(&client, "capability.invoke", json!({"capability_id": hidden, "input": {}})).await;
         assert!(is_error);
@@ -240,7 +258,16 @@ async fn every_registered_vocabulary_member_is_in_the_exported_schemas() {
     schema_vocabulary(&output, &mut exported);
     schema_vocabulary(&serde_json::to_value(invoke.input_schema.as_ref()).unwrap(), &mut exported);
     schema_vocabulary(&serde_json::to_value(describe_tool.input_schema.as_ref()).unwrap(), &mut exported);
+    for name in ["workspace.open", "workspace.write", "workspace.query"] {
+        let tool = tools.iter().find(|t| t.name == name).expect("workspace tool");
+        schema_vocabulary(&serde_json::to_value(tool.input_schema.as_ref()).unwrap(), &mut exported);
+    }
+    use jacobian::workspace::wire::{AttemptOutcome, FindingKind, MarkKind, QueryView};
     let registries: Vec<(&str, Vec<String>)> = vec![
+        ("finding kind", names::<FindingKind>()),
+        ("attempt outcome", names::<AttemptOutcome>()),
+        ("mark", names::<MarkKind>()),
+        ("query view", names::<QueryView>()),
         ("status", names::<Status>()),
         ("assurance", names::<Assurance>()),
         ("qualifier", names::<Qualifier>()),
@@ -463,4 +490,89 @@ fn a_route_to_a_role_checker_or_format_the_producer_did_not_declare_is_malformed
         })
         .unwrap();
     assert_eq!(json!(described)["checker_roles"], json!(["test.hostile.route", "acme.lint"]));
+}
+
+/// Holding an artifact, an agent finds what takes it (and in which field)
+/// before what makes it; CONTRACT says where inputs come from and where
+/// outputs go.
+#[tokio::test(flavor = "multi_thread")]
+async fn discovery_by_an_artifact_held_finds_its_consumers_first() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let client = serve(dir.path()).await;
+    let matches = |page: &Value| -> Vec<(String, String, String)> {
+        page["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let m = &r["artifact_match"];
+                let text = |v: &Value| v.as_str().unwrap_or("").to_owned();
+                (text(&r["capability_id"]), text(&m["relation"]), text(&m["field"]))
+            })
+            .collect()
+    };
+    let cnf = describe(&client, json!({"artifact_type": "jacobian:sat/cnf@1", "limit": 20})).await;
+    let expected = [
+        ("sat.certificate.construct", "ACCEPTS", "cnf"),
+        ("sat.certificate.verify", "ACCEPTS", "cnf"),
+        ("sat.solve", "ACCEPTS", "cnf"),
+        ("sat.cnf.construct", "PRODUCES", ""),
+    ];
+    let expected: Vec<(String, String, String)> =
+        expected.iter().map(|(a, b, c)| ((*a).into(), (*b).into(), (*c).into())).collect();
+    assert_eq!(matches(&cnf), expected, "{cnf}");
+    let graph = describe(&client, json!({"artifact_type": "jacobian:graph/simple@1", "limit": 20})).await;
+    let found = matches(&graph);
+    assert_eq!(found[0], ("graph.induced_tree.maximum".into(), "ACCEPTS".into(), "graph".into()), "{graph}");
+    assert!(found.contains(&("graph.construct.explicit".into(), "PRODUCES".into(), String::new())), "{graph}");
+    // A certificate is taken by its checker and by the router.
+    let lrat = describe(&client, json!({"artifact_type": "jacobian:sat/lrat@1", "limit": 20})).await;
+    let takers: Vec<String> = matches(&lrat)
+        .into_iter()
+        .filter(|(_, r, _)| r == "ACCEPTS")
+        .map(|(id, _, field)| format!("{id}.{field}"))
+        .collect();
+    assert_eq!(takers, ["certificate.verify.certificate", "sat.certificate.verify.certificate"], "{lrat}");
+
+    let (contract, _) =
+        call(&client, "capability.describe", json!({"capability_id": "sat.solve", "view": "CONTRACT"})).await;
+    let related = contract["related_operations"].as_array().expect("related operations").clone();
+    let has = |id: &str, relation: &str, field: &str| {
+        related.iter().any(|r| {
+            r["capability_id"] == id && r["relation"] == relation && r["field"].as_str().unwrap_or("") == field
+        })
+    };
+    assert!(has("sat.cnf.construct", "INPUT_FROM", "cnf"), "{related:?}");
+    assert!(has("sat.certificate.verify", "OUTPUT_TO", "certificate"), "{related:?}");
+    assert!(has("certificate.verify", "OUTPUT_TO", "certificate"), "{related:?}");
+    assert!(has("sat.certificate.verify", "CHECKED_BY", ""), "{related:?}");
+    assert_eq!(contract["accepts"], json!([{"field": "cnf", "schema_uri": "jacobian:sat/cnf@1"}]));
+    // The inventory says as much per entry, without a describe per capability.
+    let inventory: Value = serde_json::from_str(&read(&client, "capability://catalog").await).unwrap();
+    let solve = inventory["capabilities"].as_array().unwrap().iter().find(|c| c["capability_id"] == "sat.solve");
+    let solve = solve.expect("sat.solve on the first page");
+    assert_eq!(solve["accepts"], contract["accepts"]);
+    assert_eq!(solve["input_schema"], contract["input_schema"], "the same compact schema as CONTRACT");
+    assert_eq!(solve["component_digest"], contract["provider"]["digest"]);
+    assert!(solve["provider"].is_string() && solve["provider_version"].is_string(), "{solve}");
+    assert_eq!(inventory["total"].as_u64(), Some(inventory["capabilities"].as_array().unwrap().len() as u64));
+    client.cancel().await.expect("shutdown");
+}
+
+/// A declared artifact field must be a field of the input schema.
+#[test]
+fn an_accepted_field_outside_the_input_schema_is_refused_at_install() {
+    let seed = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../fuzz/seeds/descriptor/checker.json")).unwrap();
+    let mut descriptor: Value = serde_json::from_slice(&seed[1..]).unwrap();
+    descriptor["checkers"][0]["accepts"] = json!([{"field": "nope", "schema_uri": "jacobian:sat/cnf@1"}]);
+    let error = jacobian::descriptor::validate(
+        descriptor.to_string().as_bytes(),
+        jacobian_guest::protocol::BundleKind::Checker,
+        &Default::default(),
+    )
+    .expect_err("refused");
+    assert_eq!(
+        error.to_string(),
+        "descriptor field checkers.0.accepts.0.field: \"nope\" is not a field of the input schema"
+    );
 }

@@ -251,6 +251,20 @@ fn the_official_python_sdk_drives_the_server_and_metrics_leak_nothing() {
     assert_eq!(seen["experiment"]["invocations"].as_array().unwrap().len(), 5);
     assert_eq!(seen["accounting_total"]["invocations"], 5);
     assert_eq!(seen["archive"]["episodes"], 5);
+    for (name, path) in [
+        ("unknown_field", "experimnet"),
+        ("wrong_type", "budget.fuel"),
+        ("missing", "base_revision"),
+        ("describe_limit", "limit"),
+    ] {
+        let bad = &seen["bad_arguments"][name];
+        assert_eq!(
+            (&bad["is_error"], &bad["code"], &bad["stage"], &bad["path"]),
+            (&json!(true), &json!("INVALID_REQUEST"), &json!("REQUEST"), &json!(path)),
+            "{name}: {bad}"
+        );
+        assert!(bad["text"].as_str().is_some_and(|t| t.contains(path)), "{name}: a text-only client reads it: {bad}");
+    }
 
     // Metrics after the run: counted, but no question text, ids or paths.
     let (_, _, metrics) = server.request("GET", "/metrics", &[("X-Request-ID", "scrape-me-123")]);
@@ -607,4 +621,27 @@ fn an_archive_bomb_over_mcp_is_refused_within_bounded_memory() {
         "input": {"dimacs": "p cnf 1 1\n1 0\n"}}),
     );
     assert!(!is_error, "{answer}");
+}
+
+/// An agent that knows only the tools and the instructions composes three
+/// chains through the official Python SDK, choosing every capability from
+/// `capability.describe` answers (`tests/it/python/agent_client.py`).
+#[test]
+fn an_agent_composes_chains_from_describe_answers_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path());
+    let output = python_client("agent_client.py", &server).output().expect("python3");
+    assert!(output.status.success(), "the agent failed: {}", String::from_utf8_lossy(&output.stderr));
+    let seen: Value = serde_json::from_slice(&output.stdout).expect("the agent's observations");
+    assert_eq!(seen["sat"]["chain"], json!(["sat.cnf.construct", "sat.solve", "sat.certificate.verify"]), "{seen}");
+    // x1 ∨ x2, ¬x1 ∨ x2, x1 ∨ ¬x2, ¬x1 ∨ ¬x2 has no model.
+    assert_eq!((seen["sat"]["answer"].as_str(), seen["sat"]["assurance"].as_str()), (Some("UNSAT"), Some("VERIFIED")));
+    assert_eq!(
+        seen["graph"]["chain"],
+        json!(["graph.construct.explicit", "graph.induced_tree.maximum", "graph.induced_tree.maximum.verify"]),
+        "{seen}"
+    );
+    assert_eq!(seen["graph"]["assurance"], "VERIFIED", "{seen}");
+    assert_eq!(seen["claim"]["chain"], json!(["claim.proposition.construct", "claim.conjunction.split"]), "{seen}");
+    assert_eq!(seen["claim"]["parts"], 2, "p ∧ (q → r) splits in two: {seen}");
 }

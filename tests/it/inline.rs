@@ -62,7 +62,9 @@ fn a_quick_call_answered_inline_is_the_ordinary_answer() {
         assert_eq!(support::without_accounting(&inline), support::without_accounting(&ordinary));
         assert_eq!(inline.fuel_consumed, ordinary.fuel_consumed);
         assert!(inline.fuel_consumed > 0 && inline.fuel_consumed < InlineLimits::DEFAULT.fuel);
-        let uri = |r: &CapabilityResult| r.transport.as_ref().expect("transport").full_result_episode_uri.clone();
+        let uri = |r: &CapabilityResult| {
+            r.transport.as_ref().expect("transport").full_result_episode_uri.clone().expect("stored")
+        };
         assert_eq!(uri(&inline), uri(&ordinary), "one episode, stored once");
     }
     // Both ways are recorded in the experiment, in order.

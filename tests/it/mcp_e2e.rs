@@ -151,8 +151,16 @@ async fn malformed_tool_arguments_get_typed_errors() {
         .await;
     let refused = wrong_field.expect("a tool-level error, not a broken session");
     assert_eq!(refused.is_error, Some(true));
-    let message = format!("{:?}", refused.content);
-    assert!(message.contains("unknown field `capability`"), "{message}");
+    // In the grammar: a typed diagnostic naming both fields at fault.
+    let diagnostic = &refused.structured_content.as_ref().expect("structured")["diagnostic"];
+    assert_eq!(
+        (&diagnostic["code"], &diagnostic["stage"]),
+        (&json!("INVALID_REQUEST"), &json!("REQUEST")),
+        "{diagnostic}"
+    );
+    let paths: Vec<&str> =
+        diagnostic["details"]["errors"].as_array().unwrap().iter().filter_map(|e| e["path"].as_str()).collect();
+    assert!(paths.contains(&"capability") && paths.contains(&"capability_id"), "{diagnostic}");
     client.cancel().await.expect("shutdown");
 }
 

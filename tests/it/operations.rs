@@ -120,7 +120,8 @@ fn identical_runs_have_byte_identical_episodes_with_ordinal_traces() {
         let (lt, rt) = (l.transport.as_ref().unwrap(), r.transport.as_ref().unwrap());
         assert_eq!(lt.full_result_digest, rt.full_result_digest, "{}", l.capability_id);
         let bytes = |runtime: &Runtime, uri: &str| jacobian::resources::read(runtime, uri).unwrap().text;
-        let (lb, rb) = (bytes(&first, &lt.full_result_episode_uri), bytes(&second, &rt.full_result_episode_uri));
+        let uri = |t: &jacobian::contract::Transport| t.full_result_episode_uri.clone().expect("stored");
+        let (lb, rb) = (bytes(&first, &uri(lt)), bytes(&second, &uri(rt)));
         assert_eq!(lb, rb);
         let episode: Value = serde_json::from_str(&lb).unwrap();
         let trace = episode["trace"].as_array().unwrap();
@@ -224,7 +225,7 @@ fn cancelling_a_running_invocation_interrupts_the_guest_and_stores_nothing() {
     let budget = result.provenance.as_ref().unwrap().budgets.fuel;
     assert!(result.fuel_consumed < budget, "interrupted before its budget: {} of {budget}", result.fuel_consumed);
     assert_eq!(result.accounting.stop_reason, Some(StopReason::Cancelled));
-    assert!(result.transport.is_none(), "no episode is stored for a cancelled call");
+    assert!(!result.transport.as_ref().unwrap().stored, "no episode is stored for a cancelled call");
     assert_eq!(count_files(&dir.path().join("artifacts")), artifacts);
     let progress = reports.lock().unwrap().clone();
     assert!(!progress.is_empty(), "progress was reported while the guest ran");
@@ -421,8 +422,8 @@ fn compare_reports_a_typed_byte_stable_field_diff_of_payloads() {
     let seven =
         invoke_in(&runtime, "exp-c", "graph.enumerate.nonisomorphic", None, json!({"order": 7, "family": "trees"}));
     let episode = |r: &CapabilityResult| {
-        let uri = &r.transport.as_ref().unwrap().full_result_episode_uri;
-        jacobian::resources::read(&runtime, uri).unwrap().text
+        let uri = r.transport.as_ref().unwrap().full_result_episode_uri.clone().expect("stored");
+        jacobian::resources::read(&runtime, &uri).unwrap().text
     };
     let (a, b) = (work.path().join("a.json"), work.path().join("b.json"));
     std::fs::write(&a, episode(&six)).unwrap();
@@ -559,7 +560,7 @@ fn quota_refusal(result: &CapabilityResult) -> &jacobian::contract::Diagnostic {
     let d = result.diagnostic.as_ref().unwrap_or_else(|| panic!("not refused: {:?}", result.status));
     assert_eq!(d.code, Code::QuotaExceeded, "{}", d.message);
     assert_eq!(result.fuel_consumed, 0, "it did not run");
-    assert!(result.transport.is_none() && result.accounting.ordinal.is_none(), "nothing stored or recorded");
+    assert!(!result.transport.as_ref().unwrap().stored && result.accounting.ordinal.is_none(), "nothing stored");
     d
 }
 

@@ -63,7 +63,9 @@ fn refuse_all(runtime: &Runtime, cnf: &str) {
         let d = result.diagnostic.as_ref().expect("refused");
         assert_eq!((d.code, d.stage, d.details["path"].as_str()), (*code, *stage, Some(*path)), "{}", d.message);
         assert!(d.message.len() < 4096, "a 1 MiB id is not quoted back whole: {} bytes", d.message.len());
-        assert!(result.transport.is_none(), "no episode");
+        let transport = result.transport.as_ref().expect("every result has its transport");
+        assert!(!transport.stored && transport.full_result_episode_uri.is_none(), "no episode");
+        assert!(transport.output_complete_in_text && transport.model_visible_bytes == result.text.len() as u64);
         assert_eq!((result.accounting.experiment.as_deref(), result.accounting.ordinal), (None, None));
         assert!(!result.text.is_empty(), "the refusal is readable as text");
     }

@@ -138,7 +138,6 @@ fn bad_entries_are_typed_errors_naming_the_field_and_write_nothing() {
             "MARK_NOT_ALLOWED",
             "entries.0.mark",
         ),
-        (json!([{"type": "finding", "kind": "GOAL", "title": "a second goal"}]), "INVALID_REQUEST", "entries.0.kind"),
         (
             json!([{"type": "mark", "card": "card-2", "mark": "SUPERSEDED", "reason": "r"}]),
             "INVALID_REQUEST",
@@ -264,7 +263,8 @@ fn context_is_a_bounded_dependency_first_closure_and_queries_read_past_revisions
     assert_eq!(context["truncated"], true);
     let ids: Vec<&str> =
         context["dependencies"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap()).collect();
-    assert_eq!(ids, (2..12).map(|n| format!("card-{n}")).collect::<Vec<_>>(), "dependencies first, bounded");
+    // Bounded to the ten nearest premises (the remotest ancestors are dropped), listed dependencies first.
+    assert_eq!(ids, (21..31).map(|n| format!("card-{n}")).collect::<Vec<_>>(), "the nearest, dependencies first");
     assert_eq!(context["recent_target_attempts"][0]["outcome"], "INCONCLUSIVE");
     let missing = runtime.workspaces().query(
         runtime.data(),
@@ -294,6 +294,7 @@ fn context_is_a_bounded_dependency_first_closure_and_queries_read_past_revisions
     let past = json!(past);
     assert_eq!(past["revision_id"], "rev-0");
     assert_eq!(past["head_revision_id"], "rev-1");
+    assert_eq!(past["at_head"], false, "a past revision says it is not the head");
     assert_eq!(past["result"]["cards_total"], 1);
     // The state survives a restart: folded again from SQLite.
     let reopened = support::open(_dir.path().to_path_buf());
@@ -351,4 +352,38 @@ fn text_limits_hold_at_the_exact_boundary() {
         assert_eq!(error.details["path"], path);
         assert_eq!(head(&runtime, &ws), "rev-1", "nothing written");
     }
+}
+
+#[test]
+fn sub_goals_join_the_frontier_close_and_stay_visible_while_stale() {
+    let (runtime, _dir) = support::runtime();
+    let ws = open(&runtime, "sub-goals")["workspace_id"].as_str().unwrap().to_owned();
+    let entries = json!([
+        {"type": "finding", "client_ref": "lemma", "kind": "CLAIM", "title": "x*y = y*x in every model"},
+        {"type": "finding", "client_ref": "sub", "kind": "GOAL", "title": "find a non-associative model",
+         "depends_on": ["lemma"]},
+        {"type": "finding", "client_ref": "side", "kind": "GOAL", "title": "bound the smallest order"},
+    ]);
+    write(&runtime, &ws, "rev-0", "w1", entries).expect("GOAL findings are sub-goals");
+    let frontier = query(&runtime, &ws, QueryView::Frontier, None, None);
+    let titles: Vec<&str> =
+        frontier["items"].as_array().unwrap().iter().map(|i| i["title"].as_str().unwrap()).collect();
+    assert_eq!(frontier["total"], 3, "the problem card and two open sub-goals: {frontier}");
+    assert!(titles.contains(&"find a non-associative model") && titles.contains(&"bound the smallest order"));
+    // A closed sub-goal leaves the frontier; the problem card is still card-1.
+    let close = json!([{"type": "mark", "card": "card-4", "mark": "CLOSED", "reason": "bounded by 3"}]);
+    write(&runtime, &ws, "rev-1", "w2", close).expect("CLOSED applies to a sub-goal");
+    assert_eq!(query(&runtime, &ws, QueryView::Frontier, None, None)["total"], 2);
+    assert_eq!(query(&runtime, &ws, QueryView::Resume, None, None)["problem"]["id"], "card-1");
+    // Its premise retracted, the sub-goal is an active stale goal: on the frontier and in STALE until marked.
+    let retract = json!([{"type": "mark", "card": "card-2", "mark": "RETRACTED", "reason": "wrong"}]);
+    write(&runtime, &ws, "rev-2", "w3", retract).unwrap();
+    let stale = query(&runtime, &ws, QueryView::Stale, None, None);
+    assert_eq!((stale["total"].as_u64(), &stale["stale"][0]["card"]), (Some(1), &json!("card-3")), "{stale}");
+    let frontier = query(&runtime, &ws, QueryView::Frontier, None, None);
+    let sub = frontier["items"].as_array().unwrap().iter().find(|i| i["id"] == "card-3").expect("visible");
+    assert_eq!(sub["stale"], true, "{sub}");
+    let archive = json!([{"type": "mark", "card": "card-3", "mark": "ARCHIVED", "reason": "premise gone"}]);
+    write(&runtime, &ws, "rev-3", "w4", archive).unwrap();
+    assert_eq!(query(&runtime, &ws, QueryView::Stale, None, None)["total"], 0, "an archived goal is no longer active");
 }

@@ -149,6 +149,7 @@ the pieces that reconstruct the source exactly. A syntactic step: assurance COMP
         &["claim", "conjunction", "split", "decomposition", "propositional_structure"];
     const INPUT_KIND: InputKind = InputKind::TypedArtifact;
     const ARTIFACT_TYPES: &'static [&'static str] = &[SCHEMA];
+    const ACCEPTS: &'static [(&'static str, &'static str)] = &[("claim", SCHEMA)];
     type Input = ClaimInput;
     type Output = PartsOutput;
 
@@ -174,6 +175,7 @@ own structure artifact, with the pieces that reconstruct the source. Syntactic o
         &["claim", "implication", "obligations", "decomposition", "propositional_structure"];
     const INPUT_KIND: InputKind = InputKind::TypedArtifact;
     const ARTIFACT_TYPES: &'static [&'static str] = &[SCHEMA];
+    const ACCEPTS: &'static [(&'static str, &'static str)] = &[("claim", SCHEMA)];
     type Input = ClaimInput;
     type Output = PartsOutput;
 

@@ -142,6 +142,7 @@ graph.induced_tree.maximum.verify (orders up to 14).";
     const INPUT_KIND: InputKind = InputKind::TypedArtifact;
     const CHECKS: &'static [Check] = &[INDUCED_TREE_CHECK];
     const ARTIFACT_TYPES: &'static [&'static str] = &[TREE_SCHEMA];
+    const ACCEPTS: &'static [(&'static str, &'static str)] = &[("graph", GRAPH_SCHEMA)];
     type Input = TreeInput;
     type Output = TreeOutput;
 

@@ -101,6 +101,7 @@ binds the proof to the CNF artifact. Whether the proof is valid is decided by sa
     const INPUT_KIND: InputKind = InputKind::TypedArtifact;
     const CHECKS: &'static [Check] = &[LRAT_CHECK];
     const ARTIFACT_TYPES: &'static [&'static str] = &[LRAT_SCHEMA];
+    const ACCEPTS: &'static [(&'static str, &'static str)] = &[("cnf", CNF_SCHEMA)];
     type Input = CertificateInput;
     type Output = CertificateOutput;
 
@@ -168,6 +169,7 @@ max_conflicts runs out the answer is UNKNOWN, never a guess.";
     const INPUT_KIND: InputKind = InputKind::TypedArtifact;
     const CHECKS: &'static [Check] = &[ANSWER_CHECK];
     const ARTIFACT_TYPES: &'static [&'static str] = &[LRAT_SCHEMA, MODEL_SCHEMA];
+    const ACCEPTS: &'static [(&'static str, &'static str)] = &[("cnf", CNF_SCHEMA)];
     type Input = SolveInput;
     type Output = SolveOutput;
 

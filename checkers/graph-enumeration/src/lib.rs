@@ -56,6 +56,7 @@ connected graphs, 16 for trees; larger orders are UNSUPPORTED.";
         &["graph", "enumeration", "isomorphism", "canonical_form", "burnside", "verification", "checker"];
     const CERTIFICATE_FORMATS: &'static [&'static str] = &["graph-enumeration/1"];
     const ARTIFACT_TYPES: &'static [&'static str] = &[SCHEMA];
+    const ACCEPTS: &'static [(&'static str, &'static str)] = &[("enumeration", SCHEMA)];
     type Input = VerifyInput;
 
     fn check(input: VerifyInput) -> Result<Verdict, Refusal> {

@@ -52,6 +52,7 @@ tree. Graphs of order above 14 get UNSUPPORTED, never a guess.";
     const TAGS: &'static [&'static str] = &["graph", "induced_tree", "verification", "checker", "exhaustive"];
     const CERTIFICATE_FORMATS: &'static [&'static str] = &["induced-tree-optimum/1"];
     const ARTIFACT_TYPES: &'static [&'static str] = &[GRAPH_SCHEMA, RESULT_SCHEMA];
+    const ACCEPTS: &'static [(&'static str, &'static str)] = &[("graph", GRAPH_SCHEMA), ("certificate", RESULT_SCHEMA)];
     type Input = VerifyInput;
 
     fn check(input: VerifyInput) -> Result<Verdict, Refusal> {

@@ -41,6 +41,7 @@ rational arithmetic with its own parser. It runs no Buchberger algorithm of its 
         &["polynomial", "groebner", "certificate", "verification", "checker", "ideal"];
     const CERTIFICATE_FORMATS: &'static [&'static str] = &["groebner-certificate/1"];
     const ARTIFACT_TYPES: &'static [&'static str] = &[SCHEMA];
+    const ACCEPTS: &'static [(&'static str, &'static str)] = &[("certificate", SCHEMA)];
 
     type Input = VerifyInput;
 

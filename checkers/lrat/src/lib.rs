@@ -49,6 +49,8 @@ Accepts LRAT from any tool. Shares no code with the solver.";
     const TAGS: &'static [&'static str] = &["sat", "lrat", "proof", "certificate", "verification", "checker", "cnf"];
     const CERTIFICATE_FORMATS: &'static [&'static str] = &["lrat", "model"];
     const ARTIFACT_TYPES: &'static [&'static str] = &[CNF_SCHEMA, LRAT_SCHEMA, MODEL_SCHEMA];
+    const ACCEPTS: &'static [(&'static str, &'static str)] =
+        &[("cnf", CNF_SCHEMA), ("certificate", LRAT_SCHEMA), ("certificate", MODEL_SCHEMA)];
 
     type Input = VerifyInput;
 

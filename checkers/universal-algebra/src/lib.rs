@@ -57,6 +57,7 @@ acceptance refutes the stated implication and says nothing else.";
     const TAGS: &'static [&'static str] = &["universal_algebra", "magma", "countermodel", "verification", "checker"];
     const CERTIFICATE_FORMATS: &'static [&'static str] = &["cayley-table-witness/1"];
     const ARTIFACT_TYPES: &'static [&'static str] = &[COUNTERMODEL_SCHEMA];
+    const ACCEPTS: &'static [(&'static str, &'static str)] = &[("countermodel", COUNTERMODEL_SCHEMA)];
 
     type Input = VerifyInput;
 

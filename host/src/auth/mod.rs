@@ -230,6 +230,7 @@ fn operation_of(method: Option<&str>, params: Option<Named<'_, '_>>) -> Operatio
         },
         Some("resources/read" | "resources/subscribe" | "resources/unsubscribe") => match uri {
             Some("jacobian://instructions" | "capability://catalog") => Operation::Any,
+            Some(uri) if uri.starts_with("capability://catalog?cursor=") => Operation::Any,
             Some(uri) if uri.starts_with("artifact://") => Operation::Any,
             // The reference pack runs a capability to answer.
             Some("reference://catalog") => Operation::Invoke,

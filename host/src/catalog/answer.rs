@@ -129,9 +129,14 @@ pub struct ContractView {
     pub examples: Vec<Example>,
     /// Artifact types produced or read.
     pub artifact_types: Vec<String>,
+    /// The input fields that take artifacts, and their types.
+    pub accepts: Vec<jacobian_guest::protocol::Accepted>,
+    /// The artifact types its results carry.
+    pub produces: Vec<String>,
     /// Certificate formats.
     pub certificate_formats: Vec<String>,
-    /// Capabilities that check this one's results, or whose results this one checks.
+    /// Capabilities that check this one's results or whose results this one
+    /// checks, that make what it takes or take what it makes.
     pub related_operations: Vec<Related>,
     /// How it runs.
     pub runtime: RuntimeNotes,
@@ -153,6 +158,13 @@ pub struct Related {
     pub capability_id: String,
     /// How it relates.
     pub relation: Relation,
+    /// The artifact type that links them (INPUT_FROM, OUTPUT_TO).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schema_uri: Option<String>,
+    /// The input field that takes it: this one's for INPUT_FROM, the
+    /// other's for OUTPUT_TO (when the descriptor says).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
 }
 
 /// How two capabilities relate.
@@ -167,6 +179,10 @@ pub enum Relation {
     RoutedBy,
     /// A verifier the router routes to.
     RoutesTo,
+    /// A capability whose results carry an artifact this one takes.
+    InputFrom,
+    /// A capability that takes an artifact this one's results carry.
+    OutputTo,
 }
 
 /// How a capability runs.
@@ -254,7 +270,7 @@ pub enum RoutingStatus {
 /// Why a routing status was given.
 #[derive(Debug, Clone, Serialize)]
 pub struct RoutingBasis {
-    /// DECLARED_INPUT_KIND, UNAMBIGUOUS_PHRASE, or why nothing was constrained.
+    /// DECLARED_INPUT_KIND, UNAMBIGUOUS_PHRASE, or NO_INPUT_KIND (nothing constrained the route).
     pub reason: &'static str,
     /// The phrase that implied the input kind.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -262,9 +278,12 @@ pub struct RoutingBasis {
     /// The input kind declared or implied.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub input_kind: Option<InputKind>,
-    /// The capabilities that accept it.
+    /// The capabilities that accept it (the first twenty by id).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub providers: Option<Vec<String>>,
+    /// How many capabilities accept it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub providers_total: Option<usize>,
     /// Why there is no route.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explanation: Option<&'static str>,
@@ -292,6 +311,30 @@ pub struct CatalogItem {
     /// Why a search returned it (searches only).
     #[serde(flatten)]
     pub relevance: Option<Relevance>,
+    /// How it relates to the `artifact_type` asked for (only then).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub artifact_match: Option<ArtifactMatch>,
+}
+
+/// How a capability relates to an artifact type: it takes one (in `field`)
+/// or its results carry one.
+#[derive(Debug, Clone, Serialize)]
+pub struct ArtifactMatch {
+    /// ACCEPTS or PRODUCES.
+    pub relation: ArtifactRelation,
+    /// The input field that takes it (ACCEPTS; absent when the descriptor does not say).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+}
+
+/// Whether a capability takes or makes an artifact type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ArtifactRelation {
+    /// An input field takes it: a next step for whoever holds one.
+    Accepts,
+    /// Its results carry one: where such an artifact comes from.
+    Produces,
 }
 
 /// Why a search returned an entry.
@@ -305,17 +348,18 @@ pub struct Relevance {
     pub relevance_score: u32,
     /// Share of the query's terms matched, in thousandths.
     pub query_coverage_milli: u32,
-    /// STRONG or WEAK.
+    /// STRONG_LEXICAL_MATCH or WEAK_LEXICAL_MATCH (the contract's classes).
     pub lexical_fit: LexicalFit,
 }
 
-/// A match's strength.
+/// A match's strength, in the contract's words.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum LexicalFit {
     /// Most terms, in the id, tags or title.
+    #[serde(rename = "STRONG_LEXICAL_MATCH")]
     Strong,
-    /// Anything less.
+    /// Anything less: its place in the ranking is no sign of fit.
+    #[serde(rename = "WEAK_LEXICAL_MATCH")]
     Weak,
 }
 
@@ -328,6 +372,33 @@ pub struct Inventory {
     pub policy_profile: String,
     /// Digest of the policy bound.
     pub policy_digest: Digest,
-    /// Every visible entry, in id order.
-    pub capabilities: Vec<CatalogItem>,
+    /// Visible entries in id order, from the page's start, within
+    /// [`super::INVENTORY_PAGE_BYTES`].
+    pub capabilities: Vec<InventoryItem>,
+    /// How many entries are visible in all.
+    pub total: usize,
+    /// The URI of the next page, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next: Option<String>,
+}
+
+/// One entry of the inventory: the compact entry, who provides it, and
+/// enough to call it without a `describe` per capability.
+#[derive(Debug, Clone, Serialize)]
+pub struct InventoryItem {
+    /// The compact entry.
+    #[serde(flatten)]
+    pub item: CatalogItem,
+    /// Provider name.
+    pub provider: String,
+    /// Provider version.
+    pub provider_version: String,
+    /// The component's digest.
+    pub component_digest: Digest,
+    /// The validation-equivalent input schema (annotations removed).
+    pub input_schema: Value,
+    /// The input fields that take artifacts, and their types.
+    pub accepts: Vec<jacobian_guest::protocol::Accepted>,
+    /// The artifact types its results carry.
+    pub produces: Vec<String>,
 }

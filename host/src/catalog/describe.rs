@@ -35,8 +35,10 @@ fn project(catalog: &Catalog, binding: &Binding, e: &CatalogEntry, view: View) -
         input_schema: strip_annotations(&e.input_schema),
         examples: e.examples.clone(),
         artifact_types: e.artifact_types.clone(),
+        accepts: e.accepts.clone(),
+        produces: e.produces.clone(),
         certificate_formats: e.certificate_formats.clone(),
-        related_operations: related(catalog, e),
+        related_operations: related(catalog, binding, e),
         runtime: RuntimeNotes {
             modes: binding.modes(e).to_vec(),
             sandbox: "one fresh WebAssembly instance per call; no filesystem, network, environment or host clock",
@@ -84,11 +86,14 @@ fn project(catalog: &Catalog, binding: &Binding, e: &CatalogEntry, view: View) -
 }
 
 /// Producers whose results name a role this verifier fills, or verifiers
-/// for the roles this producer names.
-fn related(catalog: &Catalog, e: &CatalogEntry) -> Vec<Related> {
-    catalog
-        .entries()
-        .filter(|other| other.id != e.id && other.kind != e.kind)
+/// for the roles this producer names; then, by artifact type, the
+/// capabilities that make what this one takes (INPUT_FROM) and that take
+/// what this one makes (OUTPUT_TO).
+fn related(catalog: &Catalog, binding: &Binding, e: &CatalogEntry) -> Vec<Related> {
+    // Only what the policy shows: a hidden capability is absent here too.
+    let visible = || catalog.entries().filter(|other| other.id != e.id && binding.visible(other));
+    let mut related: Vec<Related> = visible()
+        .filter(|other| other.kind != e.kind)
         .filter(|other| other.checker_roles.iter().any(|r| e.checker_roles.contains(r)))
         .map(|other| Related {
             capability_id: other.id.clone(),
@@ -98,8 +103,34 @@ fn related(catalog: &Catalog, e: &CatalogEntry) -> Vec<Related> {
                 (EntryKind::Producer, _) => Relation::CheckedBy,
                 (EntryKind::Verifier, _) => Relation::ChecksResultsOf,
             },
+            schema_uri: None,
+            field: None,
         })
-        .collect()
+        .collect();
+    let field = |f: &str| (!f.is_empty()).then(|| f.to_owned());
+    for other in visible() {
+        for accepted in &e.accepts {
+            if other.produces.contains(&accepted.schema_uri) {
+                related.push(Related {
+                    capability_id: other.id.clone(),
+                    relation: Relation::InputFrom,
+                    schema_uri: Some(accepted.schema_uri.clone()),
+                    field: field(&accepted.field),
+                });
+            }
+        }
+        for made in &e.produces {
+            if let Some(taken_by) = other.accepts_type(made) {
+                related.push(Related {
+                    capability_id: other.id.clone(),
+                    relation: Relation::OutputTo,
+                    schema_uri: Some(made.clone()),
+                    field: field(taken_by),
+                });
+            }
+        }
+    }
+    related
 }
 
 /// Top-level fields of an object schema: name, type, required, description.
@@ -127,7 +158,7 @@ fn field_summary(schema: &Value) -> Vec<FieldSummary> {
 }
 
 /// The validation-equivalent schema: annotations, defaults and examples removed.
-fn strip_annotations(schema: &Value) -> Value {
+pub(super) fn strip_annotations(schema: &Value) -> Value {
     match schema {
         Value::Object(map) => Value::Object(
             map.iter()

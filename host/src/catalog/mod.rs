@@ -10,14 +10,14 @@ pub mod answer;
 mod describe;
 mod search;
 
-pub use answer::{CatalogItem, DescribeAnswer, Inventory};
+pub use answer::{CatalogItem, DescribeAnswer, Inventory, InventoryItem};
 pub use describe::describe;
 pub use search::{stem, terms};
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use jacobian_guest::protocol::{DeclaredCheck, Example, InputKind, Mode, Provider};
+use jacobian_guest::protocol::{Accepted, DeclaredCheck, Example, InputKind, Mode, Provider};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -72,6 +72,10 @@ pub struct CatalogEntry {
     pub checks: Vec<DeclaredCheck>,
     /// Artifact types produced or read.
     pub artifact_types: Vec<String>,
+    /// The input fields that take artifacts, and their types.
+    pub accepts: Vec<Accepted>,
+    /// The artifact types its results carry (producers).
+    pub produces: Vec<String>,
     /// Certificate formats (verifiers).
     pub certificate_formats: Vec<String>,
     /// Component providing it.
@@ -129,6 +133,8 @@ impl Catalog {
                         checker_roles: c.checker_roles.clone(),
                         checks: c.checks.clone(),
                         artifact_types: c.artifact_types.clone(),
+                        accepts: c.accepts.clone(),
+                        produces: c.artifact_types.clone(),
                         certificate_formats: Vec::new(),
                         component: record.digest,
                         tier: record.tier,
@@ -158,6 +164,8 @@ impl Catalog {
                         checker_roles: vec![k.role.clone()],
                         checks: Vec::new(),
                         artifact_types: k.artifact_types.clone(),
+                        accepts: k.accepts.clone(),
+                        produces: Vec::new(),
                         certificate_formats: k.certificate_formats.clone(),
                         component: record.digest,
                         tier: record.tier,
@@ -193,15 +201,43 @@ impl Catalog {
     }
 
     /// The complete machine-readable inventory (`capability://catalog`).
-    pub fn inventory(&self, binding: &Binding) -> Inventory {
-        Inventory {
+    pub fn inventory(&self, binding: &Binding, start: usize) -> Inventory {
+        let visible: Vec<&CatalogEntry> = self.entries.values().filter(|e| binding.visible(e)).collect();
+        let mut page = Inventory {
             catalog_digest: self.digest,
             policy_profile: binding.profile.clone(),
             policy_digest: binding.policy_digest,
-            capabilities: self.entries.values().filter(|e| binding.visible(e)).map(|e| compact(e, binding)).collect(),
+            capabilities: Vec::new(),
+            total: visible.len(),
+            next: None,
+        };
+        let mut bytes = serde_json::to_vec(&page).map_or(0, |b| b.len()) + 64;
+        for e in visible.iter().skip(start) {
+            let item = InventoryItem {
+                item: compact(e, binding),
+                provider: clip(&e.provider.name, 80),
+                provider_version: clip(&e.provider.version, 40),
+                component_digest: e.component,
+                input_schema: describe::strip_annotations(&e.input_schema),
+                accepts: e.accepts.clone(),
+                produces: e.produces.clone(),
+            };
+            let size = serde_json::to_vec(&item).map_or(0, |b| b.len()) + 1;
+            // At least one entry per page, whatever its size: the cursor always moves.
+            if !page.capabilities.is_empty() && bytes + size > INVENTORY_PAGE_BYTES {
+                break;
+            }
+            bytes += size;
+            page.capabilities.push(item);
         }
+        let next = start + page.capabilities.len();
+        page.next = (next < visible.len()).then(|| format!("capability://catalog?cursor={next}"));
+        page
     }
 }
+
+/// The most bytes of one page of `capability://catalog`.
+pub const INVENTORY_PAGE_BYTES: usize = 64 << 10;
 
 /// The host's `certificate.verify`, present when any checker is installed.
 fn router_entry(entries: &BTreeMap<String, CatalogEntry>) -> Option<CatalogEntry> {
@@ -215,6 +251,17 @@ fn router_entry(entries: &BTreeMap<String, CatalogEntry>) -> Option<CatalogEntry
         all.dedup();
         all
     };
+    // It takes the certificates producers route to checkers: the types a
+    // producer with declared checks makes and some checker reads.
+    let mut accepts: Vec<Accepted> = entries
+        .values()
+        .filter(|e| e.kind == EntryKind::Producer && !e.checks.is_empty())
+        .flat_map(|e| e.produces.iter())
+        .filter(|t| checkers.iter().any(|k| k.accepts_type(t).is_some()))
+        .map(|t| Accepted { field: "certificate".into(), schema_uri: t.clone() })
+        .collect();
+    accepts.sort();
+    accepts.dedup();
     let input_schema = json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "type": "object",
@@ -248,8 +295,10 @@ never a pass; an artifact that was not made as a certificate is refused."
         checker_roles: union(|e| &e.checker_roles),
         checks: Vec::new(),
         artifact_types: union(|e| &e.artifact_types),
+        accepts,
+        produces: Vec::new(),
         certificate_formats: union(|e| &e.certificate_formats),
-        component: Digest::of(b"jacobian:host/certificate.verify"),
+        component: router_component(),
         tier: Tier::Bundled,
         provider: Provider {
             name: "jacobian".into(),
@@ -261,6 +310,12 @@ never a pass; an artifact that was not made as a certificate is refused."
         input_validator: Arc::new(validator),
         output_validator: None,
     })
+}
+
+/// The digest standing for `certificate.verify`, which the host provides
+/// (no component has it: it names the host's router, never a checker).
+pub fn router_component() -> Digest {
+    Digest::of(b"jacobian:host/certificate.verify")
 }
 
 /// What discovery responses bind: the active policy, the modes it leaves
@@ -300,9 +355,25 @@ fn full_listing(e: &CatalogEntry) -> Value {
         "id": e.id, "kind": e.kind, "title": e.title, "outcome": e.outcome, "description": e.description,
         "tags": e.tags, "modes": e.modes, "input_kind": e.input_kind, "input_schema": e.input_schema,
         "output_schema": e.output_schema, "examples": e.examples, "checker_roles": e.checker_roles,
-        "artifact_types": e.artifact_types, "certificate_formats": e.certificate_formats,
+        "artifact_types": e.artifact_types, "accepts": e.accepts, "produces": e.produces,
+        "certificate_formats": e.certificate_formats,
         "component": e.component.to_string(), "provider": e.provider,
     })
+}
+
+impl CatalogEntry {
+    /// The input field that takes an artifact of type `schema_uri`, if any
+    /// ("" for a checker whose descriptor predates declared fields and
+    /// lists the type among those it reads).
+    pub fn accepts_type(&self, schema_uri: &str) -> Option<&str> {
+        match self.accepts.iter().find(|a| a.schema_uri == schema_uri) {
+            Some(accepted) => Some(&accepted.field),
+            None => (self.kind == EntryKind::Verifier
+                && self.accepts.is_empty()
+                && self.artifact_types.iter().any(|t| t == schema_uri))
+            .then_some(""),
+        }
+    }
 }
 
 /// The compact search/browse entry. Long publisher-supplied strings are
@@ -318,6 +389,7 @@ pub fn compact(e: &CatalogEntry, binding: &Binding) -> CatalogItem {
         input_kind: e.input_kind,
         availability: binding.availability(e),
         relevance: None,
+        artifact_match: None,
     }
 }
 

@@ -9,7 +9,10 @@
 use jacobian_guest::protocol::InputKind;
 use serde_json::json;
 
-use super::answer::{CatalogItem, CatalogPage, Form, LexicalFit, PortfolioFit, Relevance, RoutingBasis, RoutingStatus};
+use super::answer::{
+    ArtifactMatch, ArtifactRelation, CatalogItem, CatalogPage, Form, LexicalFit, PortfolioFit, Relevance, RoutingBasis,
+    RoutingStatus,
+};
 use super::{Binding, Catalog, CatalogEntry, DescribeError, compact};
 use crate::contract::{DESCRIBE_CONTRACT, DescribeRequest, SCOPE_RULE};
 use crate::digest::Digest;
@@ -124,13 +127,21 @@ pub fn search(catalog: &Catalog, binding: &Binding, request: &DescribeRequest) -
         return Err(DescribeError::field("query", "is longer than 1024 bytes".into()));
     }
     let query = terms(&query_text);
+    if query.is_empty() && !query_text.trim().is_empty() {
+        return Err(DescribeError::field(
+            "query",
+            "has only stop words or punctuation, so it matches nothing; name what the capability does, or omit query \
+             to browse"
+                .into(),
+        ));
+    }
     let searching = !query.is_empty();
 
     let candidates = catalog.entries().filter(|e| binding.visible(e)).filter(|e| {
         request.domain.as_ref().is_none_or(|d| e.id.split('.').next() == Some(d.as_str()) || e.tags.contains(d))
             && request.mode.is_none_or(|m| binding.modes(e).contains(&m))
             && request.input_kind.is_none_or(|k| e.input_kind == k)
-            && request.artifact_type.as_ref().is_none_or(|t| e.artifact_types.contains(t))
+            && request.artifact_type.as_ref().is_none_or(|t| artifact_match(e, t).is_some())
     });
     let mut hits: Vec<Hit<'_>> = if searching {
         candidates.filter_map(|e| score(e, &query)).collect()
@@ -146,7 +157,12 @@ pub fn search(catalog: &Catalog, binding: &Binding, request: &DescribeRequest) -
             })
             .collect()
     };
-    hits.sort_by(|a, b| b.score.cmp(&a.score).then_with(|| a.entry.id.cmp(&b.entry.id)));
+    // Holding an artifact, what takes it comes first, then where it comes from.
+    let relation =
+        |hit: &Hit<'_>| request.artifact_type.as_ref().and_then(|t| artifact_match(hit.entry, t)).map(|m| m.relation);
+    hits.sort_by(|a, b| {
+        relation(a).cmp(&relation(b)).then(b.score.cmp(&a.score)).then_with(|| a.entry.id.cmp(&b.entry.id))
+    });
 
     let (routing_status, routing_basis) = routing(catalog, binding, request, &query_text);
     let portfolio_fit = if !searching {
@@ -190,6 +206,7 @@ pub fn search(catalog: &Catalog, binding: &Binding, request: &DescribeRequest) -
                 query_coverage_milli: hit.coverage_milli,
                 lexical_fit: if hit.strong { LexicalFit::Strong } else { LexicalFit::Weak },
             }),
+            artifact_match: request.artifact_type.as_ref().and_then(|t| artifact_match(hit.entry, t)),
             ..compact(hit.entry, binding)
         })
         .collect();
@@ -220,6 +237,15 @@ pub fn search(catalog: &Catalog, binding: &Binding, request: &DescribeRequest) -
     }
 }
 
+/// How `e` relates to the artifact type `t`: it takes one (first), or makes one.
+fn artifact_match(e: &CatalogEntry, t: &str) -> Option<ArtifactMatch> {
+    if let Some(field) = e.accepts_type(t) {
+        let field = (!field.is_empty()).then(|| field.to_owned());
+        return Some(ArtifactMatch { relation: ArtifactRelation::Accepts, field });
+    }
+    e.produces.iter().any(|p| p == t).then_some(ArtifactMatch { relation: ArtifactRelation::Produces, field: None })
+}
+
 fn routing(
     catalog: &Catalog,
     binding: &Binding,
@@ -228,32 +254,43 @@ fn routing(
 ) -> (RoutingStatus, RoutingBasis) {
     let lowered = query.to_ascii_lowercase();
     let phrase = PROSE_PHRASES.iter().find(|p| lowered.contains(*p)).copied();
-    let declared = request.input_kind == Some(InputKind::NaturalLanguageProof);
-    if !declared && phrase.is_none() {
-        let basis = RoutingBasis {
-            reason: "no input kind was declared or implied",
-            phrase: None,
-            input_kind: None,
-            providers: None,
-            explanation: None,
-        };
-        return (RoutingStatus::Unconstrained, basis);
-    }
-    let providers: Vec<String> = catalog
-        .entries()
-        .filter(|e| binding.visible(e) && e.input_kind == InputKind::NaturalLanguageProof)
-        .map(|e| e.id.clone())
-        .collect();
+    // A declared input kind constrains the route; without one, a phrase that
+    // can only mean proof prose implies it.
+    let (reason, kind) = match (request.input_kind, phrase) {
+        (Some(kind), _) => ("DECLARED_INPUT_KIND", kind),
+        (None, Some(_)) => ("UNAMBIGUOUS_PHRASE", InputKind::NaturalLanguageProof),
+        (None, None) => {
+            let basis = RoutingBasis {
+                reason: "NO_INPUT_KIND",
+                phrase: None,
+                input_kind: None,
+                providers: None,
+                providers_total: None,
+                explanation: Some("no input_kind was given and the query implies none: every input kind is searched"),
+            };
+            return (RoutingStatus::Unconstrained, basis);
+        }
+    };
+    let providers: Vec<String> =
+        catalog.entries().filter(|e| binding.visible(e) && e.input_kind == kind).map(|e| e.id.clone()).collect();
     let none = providers.is_empty();
-    let basis = RoutingBasis {
-        reason: if declared { "DECLARED_INPUT_KIND" } else { "UNAMBIGUOUS_PHRASE" },
-        phrase: if declared { None } else { phrase },
-        input_kind: Some(InputKind::NaturalLanguageProof),
-        providers: Some(providers),
-        explanation: none.then_some(
+    let providers_total = providers.len();
+    let explanation = match kind {
+        _ if !none => None,
+        InputKind::NaturalLanguageProof => Some(
             "no installed capability accepts natural-language proof prose; formal artifacts (e.g. a \
              PROPOSITIONAL_STRUCTURE or a Cayley table) are a different input kind",
         ),
+        _ => Some("no installed capability the policy shows accepts this input kind"),
+    };
+    let basis = RoutingBasis {
+        reason,
+        phrase: if reason == "UNAMBIGUOUS_PHRASE" { phrase } else { None },
+        input_kind: Some(kind),
+        // The first twenty by id, and how many there are: the page stays bounded.
+        providers: Some(providers.into_iter().take(20).collect()),
+        providers_total: Some(providers_total),
+        explanation,
     };
     (if none { RoutingStatus::NoRoute } else { RoutingStatus::RouteAvailable }, basis)
 }

@@ -172,6 +172,23 @@ pub(super) fn error_path(error: &jsonschema::ValidationError<'_>) -> String {
     }
 }
 
+/// The dot-path of the tool argument a schema error is about (`budget.fuel`,
+/// `experiment`): [`error_path`] without a root.
+/// An error of an `anyOf`/`oneOf` (an optional field is `anyOf [schema,
+/// null]`) names the field inside it that is wrong: its deepest branch error.
+pub fn argument_path(error: &jsonschema::ValidationError<'_>) -> String {
+    use jsonschema::error::ValidationErrorKind::{AnyOf, OneOfNotValid};
+    if let AnyOf { context } | OneOfNotValid { context } = error.kind() {
+        let depth = |e: &jsonschema::ValidationError<'_>| e.instance_path().to_string().len();
+        if let Some(inner) = context.iter().flatten().max_by_key(|e| depth(e))
+            && depth(inner) > depth(error)
+        {
+            return argument_path(inner);
+        }
+    }
+    error_path(error).strip_prefix("input").unwrap_or_default().trim_start_matches('.').to_owned()
+}
+
 /// `/a/0/b` under `root` → `root.a.0.b`.
 pub(super) fn dot_path(root: &str, pointer: &str) -> String {
     let mut path = root.to_owned();

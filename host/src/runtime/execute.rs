@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use crate::catalog::{CatalogEntry, EntryKind};
 use crate::contract::{
     ArtifactRef, Assurance, CheckRoute, Diagnostic, InvokeRequest, Provenance, RESULT_CONTRACT, Relation, Relationship,
+    VerificationRecord,
 };
 use crate::digest::Digest;
 use crate::engine::{Attempt, CallControl, CallReport, Entry};
@@ -319,7 +320,27 @@ fn unrouted_answer(request: &InvokeRequest, unrouted: &Unrouted) -> Concluded {
          {schema_uri})",
         record.checker_role, record.certificate_format
     );
-    let completed = Completed { output: Some(output), obligations: vec![obligation], ..Completed::default() };
+    // The router's own record: nothing was concluded, by no checker (the
+    // digest is the host's router, never a checker's, and is not authorized).
+    // The version is fixed, not the host's: the same episode from every host release.
+    let mut verification = VerificationRecord::not_concluded(
+        record.checker_role.clone(),
+        (crate::catalog::router_component(), "certificate.verify/1".into()),
+        false,
+        record.certificate_format.clone(),
+        vec![certificate.clone()],
+    );
+    verification.reason = format!(
+        "no visible checker is authorized by the operator for role {} and reads format {} of schema {schema_uri}",
+        record.checker_role, record.certificate_format
+    );
+    verification.remaining_obligations = vec![obligation.clone()];
+    let completed = Completed {
+        output: Some(output),
+        obligations: vec![obligation],
+        verification: Some(verification),
+        ..Completed::default()
+    };
     let parts = ResultParts {
         capability_id: request.capability_id.clone(),
         mode: Some(Mode::Verify),

@@ -45,6 +45,7 @@ use crate::registry::{InstallRecord, Installed};
 use crate::store::{DataDir, DbError, EpisodeStore, PolicyStamp, SessionStore};
 use crate::workspace::Workspaces;
 
+pub use diagnostics::argument_path;
 pub use experiments::{ExperimentError, Experiments, QuotaHold};
 pub use open::{GivenComponent, LoadFailure, OpenError, Portfolio, RuntimeConfig, open_state, open_tokens};
 pub use record::episode_value;
@@ -204,7 +205,10 @@ impl Runtime {
         let mut routes = BTreeSet::new();
         for episode in episodes {
             out.extend(digest_at(episode, "/provenance/provider_digest"));
-            out.extend(digest_at(episode, "/verification/checker_digest"));
+            // The router's own NOT_CONCLUDED record names no component.
+            out.extend(
+                digest_at(episode, "/verification/checker_digest").filter(|d| *d != crate::catalog::router_component()),
+            );
             if episode["verification"].is_object()
                 && let Some(checker) = digest_at(episode, "/provenance/provider_digest")
             {

@@ -33,7 +33,7 @@ use crate::store::CertificateRecord;
 
 use super::Runtime;
 use super::diagnostics::names_an_artifact;
-use super::result::{ResultParts, build, deliver, unrecorded_text};
+use super::result::{ResultParts, build, deliver, unrecorded};
 
 /// How long a capability whose inline attempt went beyond its bounds is not
 /// run inline again: its calls run as ordinary calls meanwhile.
@@ -259,10 +259,17 @@ impl Runtime {
             let stored = result
                 .transport
                 .as_ref()
+                .filter(|t| t.stored)
                 .map_or(0, |t| result.artifacts.iter().fold(t.logical_bytes, |sum, a| sum.saturating_add(a.bytes)));
             self.release_quota(hold, result.fuel_consumed, stored, false);
         }
         Ok(result)
+    }
+
+    /// The answer to `capability.invoke` arguments that are no request (the
+    /// edge could not read them): refused like any request, nothing written.
+    pub fn refuse_arguments(&self, diagnostic: Diagnostic) -> CapabilityResult {
+        self.refused(&InvokeRequest::default(), Refusal::new(None, diagnostic), Instant::now())
     }
 
     /// The answer to a refused request: a diagnostic, and nothing written.
@@ -273,8 +280,8 @@ impl Runtime {
             stop_reason: Some(StopReason::Failed),
             ..Accounting::default()
         };
-        let text = unrecorded_text(&result);
-        deliver(&mut result, None, text, accounting);
+        let (transport, text) = unrecorded(&result, request.view.unwrap_or_default());
+        deliver(&mut result, transport, text, accounting);
         self.count(&result, StopReason::Failed);
         result
     }

@@ -18,7 +18,7 @@ use crate::experiments::{InvocationRecord, Reservation, StopReason};
 use super::Runtime;
 use super::diagnostics::storage_failed;
 use super::pipeline::{Concluded, Validated};
-use super::result::{ResultParts, build, deliver, unrecorded_text};
+use super::result::{ResultParts, build, deliver, unrecorded};
 
 impl Runtime {
     pub(super) fn record(
@@ -38,9 +38,9 @@ impl Runtime {
                 // An answer without its durable record is no answer.
                 result = build(ResultParts::failed(&result.capability_id, result.mode, failed));
                 stop = StopReason::Unavailable;
-                (None, unrecorded_text(&result))
+                unrecorded(&result, view)
             }
-            None => (None, unrecorded_text(&result)),
+            None => unrecorded(&result, view),
         };
         let accounting = Accounting {
             wall_time_us: started.elapsed().as_micros() as u64,
@@ -50,7 +50,7 @@ impl Runtime {
             stop_reason: Some(stop),
         };
         deliver(&mut result, transport, text, accounting);
-        let transport = result.transport.as_ref();
+        let transport = result.transport.as_ref().filter(|t| t.stored);
         let policy = &validated.policy;
         let line = InvocationRecord {
             ordinal: 0,
@@ -97,7 +97,8 @@ impl Runtime {
             model_visible_bytes: projection.text.len() as u64,
             output_complete_in_text: projection.output_complete,
             full_result_digest: digest,
-            full_result_episode_uri: uri,
+            stored: true,
+            full_result_episode_uri: Some(uri),
         };
         Ok((transport, projection.text))
     }

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::contract::{
     Accounting, ArtifactRef, Assurance, CapabilityResult, CheckRoute, Diagnostic, LogLine, Provenance, RESULT_CONTRACT,
-    Relationship, SCOPE_RULE, Status, Transport, VerificationRecord,
+    Relationship, ResultView, SCOPE_RULE, Status, Transport, VerificationRecord,
 };
 
 /// Everything an invocation concluded, before it is recorded.
@@ -129,13 +129,26 @@ pub(crate) fn deliver(
     result.accounting = accounting;
 }
 
-/// The text view of a result that is not stored (a refused request, a
-/// budget stop, a cancellation, no slot): the result itself, which is small.
-pub(crate) fn unrecorded_text(result: &CapabilityResult) -> String {
+/// The transport and text view of a result that is not stored (a refused
+/// request, a budget or quota stop, a cancellation, no slot): the text is the
+/// result itself, which is small, so it is complete in text whatever the
+/// view; the transport says so and that no episode holds it.
+pub(crate) fn unrecorded(result: &CapabilityResult, view: ResultView) -> (Option<Transport>, String) {
     let mut value = serde_json::to_value(result).unwrap_or_default();
     if let Some(map) = value.as_object_mut() {
         map.remove("accounting");
         map.remove("transport");
     }
-    serde_json::to_string(&value).unwrap_or_default()
+    let text = serde_json::to_string(&value).unwrap_or_default();
+    let canonical = crate::digest::canonical_json(&value);
+    let transport = Transport {
+        view,
+        logical_bytes: canonical.len() as u64,
+        model_visible_bytes: text.len() as u64,
+        output_complete_in_text: true,
+        full_result_digest: crate::digest::Digest::of(&canonical),
+        stored: false,
+        full_result_episode_uri: None,
+    };
+    (Some(transport), text)
 }

@@ -41,23 +41,13 @@ impl Runtime {
             Judging::Nothing | Judging::Mixed(_) | Judging::Unbound(_) => (own_role.clone(), String::new()),
         };
         let authorized = self.checker_authorized_for(policy, entry, &role);
-        let mut record = VerificationRecord {
-            status: VerificationStatus::NotConcluded,
-            reason: String::new(),
-            checker_role: role.clone(),
-            checker_digest: entry.component,
-            checker_version: entry.provider.version.clone(),
-            checker_authorized: authorized,
-            certificate_format: format.clone(),
-            certificate_artifacts: prepared.references.clone(),
-            claim_digest: None,
-            candidate_digest: None,
-            semantics_digest: None,
-            scope_digest: None,
-            binding_digest: None,
-            checked: Vec::new(),
-            remaining_obligations: Vec::new(),
-        };
+        let mut record = VerificationRecord::not_concluded(
+            role.clone(),
+            (entry.component, entry.provider.version.clone()),
+            authorized,
+            format.clone(),
+            prepared.references.clone(),
+        );
         let refusal = match &judged {
             Judging::Nothing => Some((
                 format!(

@@ -318,6 +318,7 @@ impl Workspaces {
             view: request.view,
             revision_id: revision_id(state.revision),
             head_revision_id: revision_id(head),
+            at_head: state.revision == head,
             result: query::view(&state, selection, limit),
             provenance: Recorded::default(),
         })

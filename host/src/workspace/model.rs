@@ -236,9 +236,7 @@ impl State {
             };
             match entry {
                 Entry::Finding { client_ref, kind, title, body, depends_on, assumptions } => {
-                    if *kind == FindingKind::Goal {
-                        return Err(refuse(Code::InvalidRequest, at("kind"), "GOAL is created only by workspace.open"));
-                    }
+                    // A GOAL finding is a sub-goal: card-1 stays the problem card.
                     check_text(&at("title"), title, 1, MAX_TITLE)?;
                     check_text(&at("body"), body, 0, MAX_BODY)?;
                     let mut links = [(depends_on, "depends_on", Vec::new()), (assumptions, "assumptions", Vec::new())];

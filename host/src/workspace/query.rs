@@ -1,6 +1,6 @@
 //! The deterministic, bounded views of `workspace.query`.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 
@@ -221,6 +221,9 @@ pub struct Queried {
     pub revision_id: String,
     /// The branch head when it was read.
     pub head_revision_id: String,
+    /// Whether the view shows the head: `false` for a past revision (asked
+    /// for by `revision_id`), which later writes may have changed since.
+    pub at_head: bool,
     /// The view itself.
     pub result: ViewResult,
     /// Recorded by the agent, unverified.
@@ -398,13 +401,13 @@ pub fn view(state: &State, selection: Selection<'_>, limit: usize) -> ViewResult
         }
         Selection::Context(card) => {
             let target = card.number;
-            let closure = dependency_first_closure(state, target);
-            let total = closure.len();
+            let closure = dependency_first_closure(state, target, limit);
+            let total = closure.total;
             ViewResult::Context(Box::new(Context {
                 target: card_full(card, &stale),
                 dependencies: closure
+                    .kept
                     .iter()
-                    .take(limit)
                     .filter_map(|n| state.card(*n))
                     .map(|c| card_full(c, &stale))
                     .collect(),
@@ -426,22 +429,45 @@ pub fn view(state: &State, selection: Selection<'_>, limit: usize) -> ViewResult
     }
 }
 
-/// Every card the target reaches through explicit links, dependencies
-/// before their dependents (ties by card number), excluding the target.
-pub fn dependency_first_closure(state: &State, target: u64) -> Vec<u64> {
-    let mut reached = BTreeSet::new();
-    let mut stack = vec![target];
-    while let Some(n) = stack.pop() {
-        if let Some(card) = state.card(n) {
-            for d in card.depends_on.iter().chain(&card.assumptions) {
-                if reached.insert(*d) {
-                    stack.push(*d);
+/// The cards a target reaches through explicit links.
+pub struct Closure {
+    /// Up to the limit, nearest to the target first (fewest links, then
+    /// the newer card), listed dependencies before their dependents.
+    pub kept: Vec<u64>,
+    /// How many cards it reaches.
+    pub total: usize,
+}
+
+/// Every card the target reaches through explicit links, excluding the
+/// target. A bounded view keeps the nearest: the direct premises before their
+/// own premises, so truncation drops the remotest ancestors first.
+pub fn dependency_first_closure(state: &State, target: u64, limit: usize) -> Closure {
+    // Breadth first: each card at its least number of links from the target.
+    let mut depth: BTreeMap<u64, usize> = BTreeMap::new();
+    let mut frontier = vec![target];
+    let mut level = 0;
+    while !frontier.is_empty() {
+        level += 1;
+        let mut next = Vec::new();
+        for n in frontier {
+            if let Some(card) = state.card(n) {
+                for d in card.depends_on.iter().chain(&card.assumptions) {
+                    if *d != target && !depth.contains_key(d) {
+                        depth.insert(*d, level);
+                        next.push(*d);
+                    }
                 }
             }
         }
+        frontier = next;
     }
-    reached.remove(&target);
+    let total = depth.len();
+    let mut nearest: Vec<(usize, std::cmp::Reverse<u64>)> =
+        depth.into_iter().map(|(n, d)| (d, std::cmp::Reverse(n))).collect();
+    nearest.sort();
     // Links only point to older cards, so ascending card number is a
     // dependency-first order.
-    reached.into_iter().collect()
+    let mut kept: Vec<u64> = nearest.into_iter().take(limit).map(|(_, std::cmp::Reverse(n))| n).collect();
+    kept.sort_unstable();
+    Closure { kept, total }
 }

@@ -42,7 +42,7 @@ pub enum Entry {
         /// Name later entries of this write use to refer to it.
         #[serde(default)]
         client_ref: Option<String>,
-        /// Kind (GOAL is reserved for the problem card).
+        /// Kind (a GOAL finding is a sub-goal; the problem card is card-1).
         kind: FindingKind,
         /// Title.
         title: String,
@@ -98,7 +98,7 @@ pub enum Entry {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema, EnumIter)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum FindingKind {
-    /// The canonical problem card (created only by workspace.open).
+    /// A goal: the problem card (card-1, made by workspace.open) or a sub-goal.
     Goal,
     /// A question to be closed.
     OpenQuestion,

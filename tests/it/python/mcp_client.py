@@ -91,6 +91,23 @@ async def main(url: str, secret: str) -> None:
                            "components": len(pack["components"]), "artifacts": len(pack["artifacts"])}
         with open(sys.argv[3], "w") as out:
             json.dump(pack, out)
+
+        # Arguments outside a tool's input schema: the tool's typed diagnostic, not a protocol error.
+        bad = {}
+        for name, tool, arguments in [
+            ("unknown_field", "capability.invoke", {"capability_id": "sat.solve", "input": {}, "experimnet": "x"}),
+            ("wrong_type", "capability.invoke",
+             {"capability_id": "sat.solve", "input": {}, "budget": {"fuel": "lots"}}),
+            ("missing", "workspace.write",
+             {"workspace_id": "ws-0", "idempotency_key": "k", "entries": [{"type": "scratch", "text": "x"}]}),
+            ("describe_limit", "capability.describe", {"limit": "five"}),
+        ]:
+            result = await client.call_tool(tool, arguments)
+            diagnostic = (result.structured_content or {}).get("diagnostic") or {}
+            bad[name] = {"is_error": result.is_error, "code": diagnostic.get("code"),
+                         "stage": diagnostic.get("stage"), "path": (diagnostic.get("details") or {}).get("path"),
+                         "text": result.content[0].text if result.content else ""}
+        seen["bad_arguments"] = bad
     print(json.dumps(seen))
 
 

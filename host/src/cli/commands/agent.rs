@@ -80,7 +80,14 @@ pub fn demo(explicit_data_dir: Option<PathBuf>) -> anyhow::Result<()> {
 pub fn catalog(place: Place) -> anyhow::Result<()> {
     let Place { data_dir, store, .. } = place;
     let runtime = open(data_dir, &store)?;
-    let inventory = runtime.catalog().inventory(&runtime.binding());
+    // Every page, as one inventory.
+    let binding = runtime.binding();
+    let mut inventory = runtime.catalog().inventory(&binding, 0);
+    while inventory.next.take().is_some() {
+        let more = runtime.catalog().inventory(&binding, inventory.capabilities.len());
+        inventory.next = more.next;
+        inventory.capabilities.extend(more.capabilities);
+    }
     // Through a Value, as every answer is printed: keys sorted.
     println!("{}", serde_json::to_string_pretty(&serde_json::to_value(&inventory)?)?);
     Ok(())

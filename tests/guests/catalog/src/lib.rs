@@ -33,6 +33,7 @@ fn descriptor(i: usize) -> CapabilityDescriptor {
         examples: vec![Example { title: "no input".into(), input: json!({}) }],
         checker_roles: Vec::new(),
         artifact_types: if i == 7 { vec!["jacobian:stress/thing@1".into()] } else { Vec::new() },
+        accepts: Vec::new(),
         checks: Vec::new(),
     }
 }
