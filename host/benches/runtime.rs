@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use jacobian::budgets::BudgetPreset;
 use jacobian::contract::InvokeRequest;
 use jacobian::digest::Digest;
 use jacobian::engine::{ArtifactAccess, CallBudgets, CallControl, EngineConfig, Entry, Sandbox};
@@ -1161,8 +1162,56 @@ from the precompiled cache p50 {:.1} ms, max {:.1} ms (10 starts)",
     );
 }
 
+/// The guest's fuel per second on this machine, against the rate budget
+/// presets are reckoned with (`budgets::FUEL_PER_SECOND`), on three kinds of
+/// guest work; and each preset's seconds on this machine at the measured rate.
+fn preset_figures() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let runtime = open(dir.path());
+    let work = [
+        ("graph.enumerate.nonisomorphic", json!({"order": 9, "family": "connected"})),
+        (
+            "universal_algebra.search.countermodel",
+            json!({"hypotheses": ["commutative"], "target": "associative", "min_order": 3, "max_order": 4}),
+        ),
+        (
+            "polynomial.compute.groebner_basis",
+            json!({"generators": ["x^2 + y^2 + z^2 - 1", "x*y - z", "x + y + z"], "vars": ["x", "y", "z"], "order": "grevlex"}),
+        ),
+    ];
+    let nominal = jacobian::budgets::FUEL_PER_SECOND as f64;
+    let mut rates = Vec::new();
+    for (id, input) in work {
+        call(&runtime, id, input.clone());
+        let start = Instant::now();
+        let result = call(&runtime, id, input);
+        let seconds = start.elapsed().as_secs_f64();
+        let rate = result.fuel_consumed as f64 / seconds;
+        // Short calls measure the call, not the guest's rate.
+        if result.fuel_consumed >= 1_000_000_000 {
+            rates.push(rate);
+        }
+        println!(
+            "presets: {id}: {} fuel in {seconds:.3} s, {:.2e} fuel/s ({:.2}x the rate presets assume)",
+            result.fuel_consumed,
+            rate,
+            rate / nominal
+        );
+    }
+    let slowest = rates.iter().copied().fold(f64::INFINITY, f64::min);
+    let fuel = jacobian::policy::Budgets::default().fuel;
+    for preset in [BudgetPreset::Quick, BudgetPreset::Standard, BudgetPreset::Deep] {
+        let f = preset.fuel(fuel);
+        println!(
+            "presets: {preset:?}: {f} fuel = {:.3} s as CONTRACT shows it, at most {:.3} s at this machine's slowest rate",
+            f as f64 / nominal,
+            f as f64 / slowest
+        );
+    }
+}
+
 /// `cargo bench --bench runtime [-- SECTION…]`: every section, or those named (enumeration,
-/// induced_tree, startup, compile, instantiate, invoke, http, guests, workspace, sat, groebner, split).
+/// induced_tree, startup, compile, instantiate, invoke, http, guests, workspace, sat, groebner, split, presets).
 /// `core_profile`, named alone, runs 30,000 core invokes for a profiler.
 fn main() {
     let wanted: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
@@ -1216,6 +1265,9 @@ fn main() {
         drop(runtime_with_echo(dir.path()));
         http_figures(dir.path());
         http_auth_figures(dir.path());
+    }
+    if run("presets") {
+        preset_figures();
     }
     if run("attack") {
         attack_figures(false);

@@ -148,6 +148,10 @@ pub struct BudgetRequest {
     /// Largest component answer in bytes.
     #[serde(default)]
     pub output_bytes: Option<u64>,
+    /// A named share of the operator's budgets (QUICK, STANDARD, DEEP);
+    /// the fields above, when given, win over it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preset: Option<crate::budgets::BudgetPreset>,
 }
 
 /// Whether the call produced its operation output.
@@ -404,36 +408,6 @@ pub struct VerificationRecord {
     pub checked: Vec<String>,
     /// What remains open.
     pub remaining_obligations: Vec<String>,
-}
-
-impl VerificationRecord {
-    /// A record that concludes nothing yet: no reason, bindings, checks or
-    /// obligations, for the checker `checker_digest` at `checker_version`.
-    pub fn not_concluded(
-        checker_role: String,
-        (checker_digest, checker_version): (Digest, String),
-        checker_authorized: bool,
-        certificate_format: String,
-        certificate_artifacts: Vec<String>,
-    ) -> Self {
-        VerificationRecord {
-            status: VerificationStatus::NotConcluded,
-            reason: String::new(),
-            checker_role,
-            checker_digest,
-            checker_version,
-            checker_authorized,
-            certificate_format,
-            certificate_artifacts,
-            claim_digest: None,
-            candidate_digest: None,
-            semantics_digest: None,
-            scope_digest: None,
-            binding_digest: None,
-            checked: Vec::new(),
-            remaining_obligations: Vec::new(),
-        }
-    }
 }
 
 /// Provider and execution provenance.

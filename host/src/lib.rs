@@ -5,6 +5,7 @@
 pub mod archive;
 #[cfg(feature = "sandbox")]
 pub mod auth;
+pub mod budgets;
 #[cfg(feature = "sandbox")]
 pub mod bundled;
 #[cfg(feature = "sandbox")]

@@ -264,6 +264,7 @@ async fn every_registered_vocabulary_member_is_in_the_exported_schemas() {
     }
     use jacobian::workspace::wire::{AttemptOutcome, FindingKind, MarkKind, QueryView};
     let registries: Vec<(&str, Vec<String>)> = vec![
+        ("budget preset", names::<jacobian::budgets::BudgetPreset>()),
         ("finding kind", names::<FindingKind>()),
         ("attempt outcome", names::<AttemptOutcome>()),
         ("mark", names::<MarkKind>()),
@@ -575,4 +576,29 @@ fn an_accepted_field_outside_the_input_schema_is_refused_at_install() {
         error.to_string(),
         "descriptor field checkers.0.accepts.0.field: \"nope\" is not a field of the input schema"
     );
+}
+
+/// A budget preset is a share of the operator's fuel, shown in CONTRACT with
+/// its typical seconds, and a call under it stops at that fuel.
+#[tokio::test(flavor = "multi_thread")]
+async fn budget_presets_are_shown_in_contract_and_bound_a_call() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let client = serve(dir.path()).await;
+    let id = "graph.enumerate.nonisomorphic";
+    let (contract, _) = call(&client, "capability.describe", json!({"capability_id": id, "view": "CONTRACT"})).await;
+    let presets = contract["runtime"]["budget_presets"].as_array().expect("presets").clone();
+    let names: Vec<&str> = presets.iter().filter_map(|p| p["preset"].as_str()).collect();
+    assert_eq!(names, ["QUICK", "STANDARD", "DEEP"]);
+    let quick = presets[0]["fuel"].as_u64().unwrap();
+    assert_eq!(presets[2]["fuel"].as_u64().unwrap(), quick * 100, "{presets:?}");
+    assert!(presets.iter().all(|p| p["typical_seconds"].as_f64().is_some_and(|s| s > 0.0)), "{presets:?}");
+    // The connected graphs on 9 vertices: about a second of guest work, far more than a QUICK budget.
+    let input = json!({"order": 9, "family": "connected"});
+    let (stopped, is_error) =
+        call(&client, "capability.invoke", json!({"capability_id": id, "input": input, "budget": {"preset": "QUICK"}}))
+            .await;
+    assert!(is_error, "{stopped}");
+    assert_eq!(stopped["diagnostic"]["code"], "FUEL_EXHAUSTED", "{stopped}");
+    assert_eq!(stopped["provenance"]["budgets"]["fuel"].as_u64(), Some(quick), "{stopped}");
+    client.cancel().await.expect("shutdown");
 }

@@ -198,6 +198,23 @@ pub struct RuntimeNotes {
     pub deterministic: &'static str,
     /// The most it can conclude.
     pub assurance: &'static str,
+    /// What each `budget.preset` comes to under the operator's budgets.
+    pub budget_presets: Vec<PresetView>,
+}
+
+/// One budget preset under the operator's budgets.
+#[derive(Debug, Clone, Serialize)]
+pub struct PresetView {
+    /// QUICK, STANDARD or DEEP.
+    pub preset: crate::budgets::BudgetPreset,
+    /// Fuel.
+    pub fuel: u64,
+    /// Linear memory in bytes.
+    pub memory_bytes: u64,
+    /// Largest answer in bytes.
+    pub output_bytes: u64,
+    /// Seconds of guest compute that fuel lasts, at the benchmark machine's rate.
+    pub typical_seconds: f64,
 }
 
 /// A page of search (with a query) or browse (without) results.

@@ -4,7 +4,8 @@
 use serde_json::Value;
 
 use super::answer::{
-    ContractView, DescribeAnswer, FieldSummary, FullView, Projection, ProviderView, Related, Relation, RuntimeNotes,
+    ContractView, DescribeAnswer, FieldSummary, FullView, PresetView, Projection, ProviderView, Related, Relation,
+    RuntimeNotes,
 };
 use super::{Binding, Catalog, CatalogEntry, DescribeError, EntryKind};
 use crate::contract::{DESCRIBE_CONTRACT, DescribeRequest, SCOPE_RULE, View};
@@ -49,6 +50,7 @@ fn project(catalog: &Catalog, binding: &Binding, e: &CatalogEntry, view: View) -
                 EntryKind::Verifier => "VERIFIED only when this checker is operator-authorized and accepts",
                 EntryKind::Router => "the routed checker's verdict: VERIFIED only from an operator-authorized checker",
             },
+            budget_presets: presets(&binding.budgets),
         },
     });
     Projection {
@@ -131,6 +133,24 @@ fn related(catalog: &Catalog, binding: &Binding, e: &CatalogEntry) -> Vec<Relate
         }
     }
     related
+}
+
+/// What each budget preset comes to under the operator's budgets.
+fn presets(budgets: &crate::policy::Budgets) -> Vec<PresetView> {
+    use strum::IntoEnumIterator;
+    crate::budgets::BudgetPreset::iter()
+        .map(|preset| {
+            let fuel = preset.fuel(budgets.fuel);
+            PresetView {
+                preset,
+                fuel,
+                memory_bytes: budgets.memory_bytes,
+                output_bytes: budgets.output_bytes,
+                // Milliseconds, as a number of seconds.
+                typical_seconds: (fuel as f64 * 1000.0 / crate::budgets::FUEL_PER_SECOND as f64).round() / 1000.0,
+            }
+        })
+        .collect()
 }
 
 /// Top-level fields of an object schema: name, type, required, description.

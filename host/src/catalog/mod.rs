@@ -329,6 +329,8 @@ pub struct Binding {
     pub modes: BTreeMap<String, Vec<Mode>>,
     /// Whether each verifier's checker is authorized, by capability id.
     pub authorized: BTreeMap<String, bool>,
+    /// The operator's budgets of one call.
+    pub budgets: crate::policy::Budgets,
 }
 
 impl Binding {

@@ -13,7 +13,6 @@ use serde_json::{Value, json};
 use crate::catalog::{CatalogEntry, EntryKind};
 use crate::contract::{
     ArtifactRef, Assurance, CheckRoute, Diagnostic, InvokeRequest, Provenance, RESULT_CONTRACT, Relation, Relationship,
-    VerificationRecord,
 };
 use crate::digest::Digest;
 use crate::engine::{Attempt, CallControl, CallReport, Entry};
@@ -323,7 +322,7 @@ fn unrouted_answer(request: &InvokeRequest, unrouted: &Unrouted) -> Concluded {
     // The router's own record: nothing was concluded, by no checker (the
     // digest is the host's router, never a checker's, and is not authorized).
     // The version is fixed, not the host's: the same episode from every host release.
-    let mut verification = VerificationRecord::not_concluded(
+    let mut verification = super::result::not_concluded(
         record.checker_role.clone(),
         (crate::catalog::router_component(), "certificate.verify/1".into()),
         false,

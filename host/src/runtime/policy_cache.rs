@@ -76,7 +76,13 @@ impl Runtime {
             .collect();
         let modes =
             self.catalog.entries().map(|e| (e.id.clone(), policy.allowed_modes(&e.id, &e.tags, &e.modes))).collect();
-        Binding { profile: policy.profile.clone(), policy_digest: policy.digest(), modes, authorized }
+        Binding {
+            profile: policy.profile.clone(),
+            policy_digest: policy.digest(),
+            modes,
+            authorized,
+            budgets: policy.budgets,
+        }
     }
 
     /// Whether `policy` authorizes the checker behind a verifier entry for its own role.

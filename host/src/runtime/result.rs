@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::contract::{
     Accounting, ArtifactRef, Assurance, CapabilityResult, CheckRoute, Diagnostic, LogLine, Provenance, RESULT_CONTRACT,
-    Relationship, ResultView, SCOPE_RULE, Status, Transport, VerificationRecord,
+    Relationship, ResultView, SCOPE_RULE, Status, Transport, VerificationRecord, VerificationStatus,
 };
 
 /// Everything an invocation concluded, before it is recorded.
@@ -151,4 +151,32 @@ pub(crate) fn unrecorded(result: &CapabilityResult, view: ResultView) -> (Option
         full_result_episode_uri: None,
     };
     (Some(transport), text)
+}
+
+/// A record that concludes nothing yet: no reason, bindings, checks or
+/// obligations, for the checker `checker_digest` at `checker_version`.
+pub(super) fn not_concluded(
+    checker_role: String,
+    (checker_digest, checker_version): (crate::digest::Digest, String),
+    checker_authorized: bool,
+    certificate_format: String,
+    certificate_artifacts: Vec<String>,
+) -> VerificationRecord {
+    VerificationRecord {
+        status: VerificationStatus::NotConcluded,
+        reason: String::new(),
+        checker_role,
+        checker_digest,
+        checker_version,
+        checker_authorized,
+        certificate_format,
+        certificate_artifacts,
+        claim_digest: None,
+        candidate_digest: None,
+        semantics_digest: None,
+        scope_digest: None,
+        binding_digest: None,
+        checked: Vec::new(),
+        remaining_obligations: Vec::new(),
+    }
 }

@@ -50,6 +50,20 @@ fn budgets_may_be_lowered_but_never_raised() {
 }
 
 #[test]
+fn budget_presets_are_shares_of_the_operator_fuel_and_explicit_fields_win() {
+    use crate::budgets::BudgetPreset;
+    let policy = Policy::default();
+    let fuel = |request: BudgetRequest| resolve_budgets(&policy, Some(request)).expect("within the policy").fuel;
+    let preset = |p| BudgetRequest { preset: Some(p), ..Default::default() };
+    assert_eq!(fuel(preset(BudgetPreset::Quick)), policy.budgets.fuel / 100);
+    assert_eq!(fuel(preset(BudgetPreset::Standard)), policy.budgets.fuel / 10);
+    assert_eq!(fuel(preset(BudgetPreset::Deep)), policy.budgets.fuel);
+    assert_eq!(fuel(BudgetRequest { fuel: Some(7), ..preset(BudgetPreset::Deep) }), 7, "an explicit field wins");
+    let memory = resolve_budgets(&policy, Some(preset(BudgetPreset::Quick))).unwrap().memory_bytes;
+    assert_eq!(memory, policy.budgets.memory_bytes, "memory stays the operator's");
+}
+
+#[test]
 fn the_verification_binding_changes_when_any_bound_part_changes() {
     let record = VerificationRecord {
         status: VerificationStatus::Verified,

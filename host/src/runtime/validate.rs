@@ -128,6 +128,9 @@ impl Runtime {
 pub(super) fn resolve_budgets(policy: &Policy, request: Option<BudgetRequest>) -> Result<CallBudgets, Diagnostic> {
     let mut budgets: CallBudgets = policy.budgets.into();
     let Some(request) = request else { return Ok(budgets) };
+    if let Some(preset) = request.preset {
+        budgets.fuel = preset.fuel(policy.budgets.fuel);
+    }
     for (field, asked, limit, slot) in [
         ("fuel", request.fuel, policy.budgets.fuel, &mut budgets.fuel),
         ("memory_bytes", request.memory_bytes, policy.budgets.memory_bytes, &mut budgets.memory_bytes),

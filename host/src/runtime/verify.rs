@@ -20,7 +20,7 @@ use super::Runtime;
 use super::diagnostics::{malformed, storage_failed};
 use super::execute::{Answer, facts};
 use super::pipeline::{Abandoned, Certificate, Prepared, Run};
-use super::result::{Completed, RunFacts};
+use super::result::{Completed, RunFacts, not_concluded};
 
 impl Runtime {
     /// Run a checker if the policy authorizes it, and bind its verdict.
@@ -41,7 +41,7 @@ impl Runtime {
             Judging::Nothing | Judging::Mixed(_) | Judging::Unbound(_) => (own_role.clone(), String::new()),
         };
         let authorized = self.checker_authorized_for(policy, entry, &role);
-        let mut record = VerificationRecord::not_concluded(
+        let mut record = not_concluded(
             role.clone(),
             (entry.component, entry.provider.version.clone()),
             authorized,
