@@ -128,13 +128,9 @@ capability_id: view SUMMARY (default) to judge fit, CONTRACT for the exact input
 invoking, FULL for output schema and audit metadata."
     )]
     async fn describe(&self, Parameters(request): Parameters<DescribeRequest>) -> Result<CallToolResult, McpError> {
-        let request = match request {
-            Ok(request) => request,
-            Err(diagnostic) => return Ok(CallToolResult::structured_error(json!({"diagnostic": diagnostic}))),
-        };
         // Off the async workers: the policy it binds may be read from a database.
         let runtime = self.runtime.clone();
-        blocking(move || runtime.describe(&request)).await
+        blocking(move || runtime.describe(&request?)).await
     }
 
     #[tool(
@@ -249,12 +245,8 @@ assurance: everything recorded is AGENT_RECORDED and UNVERIFIED."
         Parameters(request): Parameters<OpenRequest>,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let request = match request {
-            Ok(request) => request,
-            Err(diagnostic) => return Ok(CallToolResult::structured_error(json!({"diagnostic": diagnostic}))),
-        };
         let (runtime, tenant) = (self.runtime.clone(), tenant_of(&context));
-        blocking(move || runtime.open_workspace_as(tenant.as_deref(), &request)).await
+        blocking(move || runtime.open_workspace_as(tenant.as_deref(), &request?)).await
     }
 
     #[tool(
@@ -272,12 +264,8 @@ VERIFIED and never closes a goal. Drafts cannot set verification, assertion or s
         Parameters(request): Parameters<WriteRequest>,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let request = match request {
-            Ok(request) => request,
-            Err(diagnostic) => return Ok(CallToolResult::structured_error(json!({"diagnostic": diagnostic}))),
-        };
         let (runtime, tenant) = (self.runtime.clone(), tenant_of(&context));
-        blocking(move || runtime.write_workspace_as(tenant.as_deref(), &request)).await
+        blocking(move || runtime.write_workspace_as(tenant.as_deref(), &request?)).await
     }
 
     #[tool(
@@ -293,12 +281,8 @@ RETRACTED or SUPERSEDED card; no warning says nothing about truth)."
         Parameters(request): Parameters<QueryRequest>,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let request = match request {
-            Ok(request) => request,
-            Err(diagnostic) => return Ok(CallToolResult::structured_error(json!({"diagnostic": diagnostic}))),
-        };
         let (runtime, tenant) = (self.runtime.clone(), tenant_of(&context));
-        blocking(move || runtime.workspaces().query_as(runtime.data(), tenant.as_deref(), &request)).await
+        blocking(move || runtime.workspaces().query_as(runtime.data(), tenant.as_deref(), &request?)).await
     }
 }
 
