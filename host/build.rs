@@ -30,6 +30,7 @@ const GROUPS: &[&[Guest]] = &[
         Guest::test("jacobian-test-echo"),
         Guest::test("jacobian-test-hostile"),
         Guest::test("jacobian-test-overreach"),
+        Guest::test("jacobian-test-recipe"),
         Guest::test("jacobian-test-sneaky"),
     ],
     &[

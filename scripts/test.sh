@@ -48,7 +48,7 @@ cargo clippy --release --locked --all-targets -- -D warnings
 guest_clippy() {
   cargo clippy --profile guest --locked --target wasm32-wasip2 --target-dir target/guests "$@" -- -D warnings
 }
-guest_clippy -p jacobian-claim -p jacobian-graph -p jacobian-knowledge -p jacobian-polynomial -p jacobian-sat -p jacobian-universal-algebra -p jacobian-test-bloated -p jacobian-test-catalog -p jacobian-test-echo -p jacobian-test-hostile -p jacobian-test-overreach -p jacobian-test-sneaky
+guest_clippy -p jacobian-claim -p jacobian-graph -p jacobian-knowledge -p jacobian-polynomial -p jacobian-sat -p jacobian-universal-algebra -p jacobian-test-bloated -p jacobian-test-catalog -p jacobian-test-echo -p jacobian-test-hostile -p jacobian-test-overreach -p jacobian-test-recipe -p jacobian-test-sneaky
 guest_clippy -p jacobian-graph-enumeration-checker -p jacobian-graph-induced-tree-checker -p jacobian-groebner-checker -p jacobian-sat-checker -p jacobian-universal-algebra-checker -p jacobian-test-yes-checker
 # The crate without the sandbox, as the fuzz targets link it.
 cargo clippy --release --locked -p jacobian --no-default-features --lib -- -D warnings

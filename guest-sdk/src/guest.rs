@@ -50,8 +50,16 @@ pub trait Capability {
     /// The typed operation output.
     type Output: Serialize + schemars::JsonSchema;
 
-    /// Published examples: each is validated against the input schema at install.
+    /// Published examples: each is validated against the input schema and
+    /// run at install.
     fn examples() -> Vec<(&'static str, Self::Input)> {
+        Vec::new()
+    }
+
+    /// Published recipes, for inputs that take artifacts: the steps that make
+    /// them and the input that refers to them (see [`crate::Recipe`]). Each is
+    /// run, steps first, at install.
+    fn recipes() -> Vec<crate::Recipe<Self::Input>> {
         Vec::new()
     }
 
@@ -88,7 +96,20 @@ pub trait Checker {
     const INPUT_KIND: InputKind = InputKind::TypedArtifact;
 
     /// The typed request.
-    type Input: DeserializeOwned + schemars::JsonSchema;
+    type Input: DeserializeOwned + Serialize + schemars::JsonSchema;
+
+    /// Published examples of plain inputs (a checker's inputs usually name
+    /// artifacts: publish [`Checker::recipes`] instead).
+    fn examples() -> Vec<(&'static str, Self::Input)> {
+        Vec::new()
+    }
+
+    /// Published recipes: the producer calls that make the evidence, then
+    /// this checker's input referring to it (see [`crate::Recipe`]). Each is
+    /// run, steps first, at install.
+    fn recipes() -> Vec<crate::Recipe<Self::Input>> {
+        Vec::new()
+    }
 
     /// Judge the evidence named by `input`.
     fn check(input: Self::Input) -> Result<Verdict, Refusal>;
@@ -356,14 +377,17 @@ pub mod __private {
         items.iter().map(|s| (*s).to_owned()).collect()
     }
 
-    pub fn capability_descriptor<C: Capability>() -> CapabilityDescriptor {
-        let examples = C::examples()
+    fn examples<I: Serialize>(plain: Vec<(&'static str, I)>, recipes: Vec<crate::Recipe<I>>) -> Vec<Example> {
+        plain
             .into_iter()
-            .map(|(title, input)| Example {
-                title: title.to_owned(),
-                input: serde_json::to_value(input).unwrap_or(Value::Null),
-            })
-            .collect();
+            .map(|(title, input)| crate::Recipe::new(title).then(input))
+            .chain(recipes)
+            .map(crate::Recipe::into_example)
+            .collect()
+    }
+
+    pub fn capability_descriptor<C: Capability>() -> CapabilityDescriptor {
+        let examples = examples(C::examples(), C::recipes());
         CapabilityDescriptor {
             id: C::ID.to_owned(),
             title: C::TITLE.to_owned(),
@@ -395,6 +419,7 @@ pub mod __private {
             certificate_formats: strings(K::CERTIFICATE_FORMATS),
             artifact_types: strings(K::ARTIFACT_TYPES),
             accepts: accepted(K::ACCEPTS),
+            examples: examples(K::examples(), K::recipes()),
         }
     }
 

@@ -119,6 +119,66 @@ impl Check {
     }
 }
 
+/// An example whose input takes artifacts that earlier calls make: the
+/// steps run first, in order, and [`artifact_of`] names one of their
+/// artifacts in a later input. The host runs the whole recipe at install,
+/// and agents read it in the capability's `CONTRACT`.
+///
+/// ```
+/// use jacobian_guest::{Recipe, artifact_of};
+/// use serde_json::json;
+///
+/// let recipe = Recipe::new("solve a two-clause formula")
+///     .step("sat.cnf.construct", json!({"dimacs": "p cnf 1 2\n1 0\n-1 0\n"}))
+///     .then(json!({"cnf": artifact_of(0, "cnf")}));
+/// let example = recipe.into_example();
+/// assert_eq!(example.steps[0].capability_id, "sat.cnf.construct");
+/// assert_eq!(example.input["cnf"], "$steps.0.artifacts.cnf");
+/// ```
+#[derive(Debug, Clone)]
+pub struct Recipe<I = ()> {
+    title: &'static str,
+    steps: Vec<protocol::Step>,
+    input: I,
+}
+
+impl Recipe {
+    /// A recipe with no steps yet.
+    pub fn new(title: &'static str) -> Self {
+        Recipe { title, steps: Vec::new(), input: () }
+    }
+
+    /// Add a call of `capability_id` (this bundle's or another installed
+    /// one's) with `input`, which may refer to the steps before it.
+    pub fn step(mut self, capability_id: &str, input: impl serde::Serialize) -> Self {
+        let input = serde_json::to_value(input).unwrap_or(serde_json::Value::Null);
+        self.steps.push(protocol::Step { capability_id: capability_id.to_owned(), input });
+        self
+    }
+
+    /// The input of the call the recipe shows.
+    pub fn then<I>(self, input: I) -> Recipe<I> {
+        Recipe { title: self.title, steps: self.steps, input }
+    }
+}
+
+impl<I: serde::Serialize> Recipe<I> {
+    /// The published form.
+    pub fn into_example(self) -> Example {
+        Example {
+            title: self.title.to_owned(),
+            steps: self.steps,
+            input: serde_json::to_value(self.input).unwrap_or(serde_json::Value::Null),
+        }
+    }
+}
+
+/// In a recipe, the URI of the artifact with `role` in step `step`'s result
+/// (`$steps.N.artifacts.ROLE`, replaced by the artifact's URI when it runs).
+pub fn artifact_of(step: usize, role: &str) -> String {
+    protocol::step_reference(step, role)
+}
+
 impl Scope {
     /// Every case within the stated bounds was examined.
     pub fn exhaustive(statement: impl Into<String>) -> Self {

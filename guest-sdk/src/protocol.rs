@@ -66,16 +66,60 @@ pub struct Provider {
 }
 
 /// A validated invocation example published by a capability or checker.
+///
+/// Where an input takes an artifact, the example is a recipe: `steps` are
+/// the calls that make the artifacts, in order, and a string of the form
+/// `$steps.N.artifacts.ROLE` in a later step's input or in `input` stands
+/// for the URI of the artifact with that role in step `N`'s result. The
+/// health probe runs every step and the call itself at install.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Example {
     /// What the example shows.
     pub title: String,
-    /// The `input` object of the call; it must validate against the input schema.
+    /// The calls that come first, whose artifacts `input` refers to.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<Step>,
+    /// The `input` object of the call; it must validate against the input
+    /// schema once its step references are replaced by artifact URIs.
     pub input: Value,
 }
 
+/// One earlier call of a recipe.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    /// The capability to invoke (this bundle's or any installed one's).
+    pub capability_id: String,
+    /// Its input; it may refer to the artifacts of the steps before it.
+    pub input: Value,
+}
+
+/// The prefix of a step reference.
+pub const STEP_REFERENCE_PREFIX: &str = "$steps.";
+
+/// The reference to the artifact with `role` in step `step`'s result.
+pub fn step_reference(step: usize, role: &str) -> String {
+    format!("{STEP_REFERENCE_PREFIX}{step}.artifacts.{role}")
+}
+
+/// Read a step reference: `Some(Ok((step, role)))` for a well-formed one,
+/// `Some(Err(why))` for a string that starts like one but is not, `None`
+/// for any other string.
+pub fn parse_step_reference(text: &str) -> Option<Result<(usize, &str), String>> {
+    let rest = text.strip_prefix(STEP_REFERENCE_PREFIX)?;
+    let malformed = || Err(format!("{text:?} is not of the form $steps.N.artifacts.ROLE"));
+    let Some((step, role)) = rest.split_once(".artifacts.") else { return Some(malformed()) };
+    match step.parse::<usize>() {
+        Ok(n) if !role.is_empty() && step.bytes().all(|b| b.is_ascii_digit()) => Some(Ok((n, role))),
+        _ => Some(malformed()),
+    }
+}
+
 /// An input field that takes an artifact, and the artifact type it takes.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 #[serde(deny_unknown_fields)]
 pub struct Accepted {
@@ -165,6 +209,10 @@ pub struct CheckerDescriptor {
     /// descriptors written before they were declared.)
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub accepts: Vec<Accepted>,
+    /// Invocation examples, usually recipes whose steps make the evidence.
+    /// (Empty in descriptors written before checkers published examples.)
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub examples: Vec<Example>,
 }
 
 /// What `describe()` returns.
@@ -276,6 +324,22 @@ pub struct ArtifactDraft {
     pub schema_uri: String,
     /// The artifact's JSON content.
     pub content: Value,
+}
+
+impl ArtifactDraft {
+    /// The stored form of this artifact, made by the call `lineage` names:
+    /// the envelope whose canonical JSON the store hashes.
+    pub fn into_envelope(self, lineage: &Lineage) -> Value {
+        let mut envelope = serde_json::json!({
+            "artifact_version": ARTIFACT_VERSION,
+            "schema_uri": self.schema_uri,
+            "role": self.role,
+            "lineage": lineage,
+        });
+        // Moved, not copied: an artifact can be megabytes of JSON.
+        envelope["content"] = self.content;
+        envelope
+    }
 }
 
 /// Where a producer's result should be checked.

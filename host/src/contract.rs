@@ -58,7 +58,7 @@ pub struct DescribeRequest {
 }
 
 /// Exact projection of one capability.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema, EnumIter)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum View {
     /// Outcome, modes, tags, availability, field summaries.

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use jacobian_guest::protocol::{BundleDescriptor, BundleKind, PROTOCOL_VERSION};
+use jacobian_guest::protocol::{BundleDescriptor, BundleKind, Example, PROTOCOL_VERSION, parse_step_reference};
 use serde_json::Value;
 
 use crate::digest::Digest;
@@ -102,24 +102,95 @@ pub fn validate(
         }
         check_accepts(&c.accepts, &c.input_schema, &format!("capabilities.{i}.accepts"))
             .map_err(|(p, m)| bad(&p, m))?;
-        for (j, example) in c.examples.iter().enumerate() {
-            if let Some(error) = validator.iter_errors(&example.input).next() {
-                return Err(bad(
-                    &format!("capabilities.{i}.examples.{j}.input"),
-                    format!("does not validate against the input schema: {}", crate::limits::bounded_text(error)),
-                ));
-            }
-        }
+        check_examples(&c.examples, &validator, &format!("capabilities.{i}.examples")).map_err(|(p, m)| bad(&p, m))?;
     }
     for (i, k) in descriptor.checkers.iter().enumerate() {
         claim(format!("checkers.{i}.capability_id"), &k.capability_id)?;
-        compile_schema(&k.input_schema).map_err(|e| bad(&format!("checkers.{i}.input_schema"), e))?;
+        let validator = compile_schema(&k.input_schema).map_err(|e| bad(&format!("checkers.{i}.input_schema"), e))?;
         if k.role.is_empty() {
             return Err(bad(&format!("checkers.{i}.role"), "is empty".into()));
         }
         check_accepts(&k.accepts, &k.input_schema, &format!("checkers.{i}.accepts")).map_err(|(p, m)| bad(&p, m))?;
+        check_examples(&k.examples, &validator, &format!("checkers.{i}.examples")).map_err(|(p, m)| bad(&p, m))?;
     }
     Ok(descriptor)
+}
+
+/// Most examples one capability or checker may publish: each runs at install.
+pub const MAX_EXAMPLES: usize = 8;
+/// Most steps before the call in one recipe.
+pub const MAX_RECIPE_STEPS: usize = 8;
+
+/// Each example's steps name ids and refer only to steps before them, and its
+/// input validates against the input schema once its references stand for
+/// artifact URIs: (path, message) of the first that does not.
+fn check_examples(examples: &[Example], validator: &jsonschema::Validator, path: &str) -> Result<(), (String, String)> {
+    if examples.len() > MAX_EXAMPLES {
+        return Err((path.to_owned(), format!("lists {} examples, at most {MAX_EXAMPLES}", examples.len())));
+    }
+    // What a reference becomes for schema validation: a well-formed URI.
+    let placeholder = |_: usize, _: &str| Ok(format!("artifact://sha256/{}", "0".repeat(64)));
+    for (j, example) in examples.iter().enumerate() {
+        let here = format!("{path}.{j}");
+        if example.steps.len() > MAX_RECIPE_STEPS {
+            let message = format!("has {} steps, at most {MAX_RECIPE_STEPS}", example.steps.len());
+            return Err((format!("{here}.steps"), message));
+        }
+        for (n, step) in example.steps.iter().enumerate() {
+            if !valid_id(&step.capability_id) {
+                let message = format!("{:?} is not a namespaced id", crate::limits::clip(&step.capability_id, 64));
+                return Err((format!("{here}.steps.{n}.capability_id"), message));
+            }
+            resolve_step_references(&step.input, n, &format!("{here}.steps.{n}.input"), &placeholder)?;
+        }
+        let input =
+            resolve_step_references(&example.input, example.steps.len(), &format!("{here}.input"), &placeholder)?;
+        if let Some(error) = validator.iter_errors(&input).next() {
+            let message = format!("does not validate against the input schema: {}", crate::limits::bounded_text(error));
+            return Err((format!("{here}.input"), message));
+        }
+    }
+    Ok(())
+}
+
+/// `value` with every step reference (`$steps.N.artifacts.ROLE`, `N` below
+/// `steps_before`) replaced by what `artifact` says step `N`'s artifact with
+/// that role is; (path, message) of the first reference that is malformed,
+/// points ahead, or names no artifact.
+pub fn resolve_step_references(
+    value: &Value,
+    steps_before: usize,
+    path: &str,
+    artifact: &dyn Fn(usize, &str) -> Result<String, String>,
+) -> Result<Value, (String, String)> {
+    Ok(match value {
+        Value::String(text) => match parse_step_reference(text) {
+            None => value.clone(),
+            Some(Err(message)) => return Err((path.to_owned(), message)),
+            Some(Ok((step, _))) if step >= steps_before => {
+                let message = format!("refers to step {step}, but only steps before {steps_before} have run");
+                return Err((path.to_owned(), message));
+            }
+            Some(Ok((step, role))) => Value::String(artifact(step, role).map_err(|m| (path.to_owned(), m))?),
+        },
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| resolve_step_references(item, steps_before, &format!("{path}.{i}"), artifact))
+                .collect::<Result<_, _>>()?,
+        ),
+        Value::Object(fields) => Value::Object(
+            fields
+                .iter()
+                .map(|(key, item)| {
+                    let resolved = resolve_step_references(item, steps_before, &format!("{path}.{key}"), artifact)?;
+                    Ok::<_, (String, String)>((key.clone(), resolved))
+                })
+                .collect::<Result<_, _>>()?,
+        ),
+        _ => value.clone(),
+    })
 }
 
 /// Each accepted field is a top-level property of the input schema, and

@@ -125,7 +125,8 @@ Without capability_id: query (words), domain, mode, input_kind, artifact_type, l
 next_cursor passed back as cursor. Ranking is lexical retrieval, not advice: read lexical_fit and portfolio_fit, and \
 routing_status (NO_ROUTE means no installed capability accepts that input kind, e.g. informal proof prose). With \
 capability_id: view SUMMARY (default) to judge fit, CONTRACT for the exact input schema and validated examples before \
-invoking, FULL for output schema and audit metadata."
+invoking, FULL for output schema and audit metadata.",
+        output_schema = describe_output_schema()
     )]
     async fn describe(&self, Parameters(request): Parameters<DescribeRequest>) -> Result<CallToolResult, McpError> {
         // Off the async workers: the policy it binds may be read from a database.
@@ -356,6 +357,14 @@ fn argument_error<P: schemars::JsonSchema>(arguments: &Value, error: &serde_json
 }
 
 /// Run a store-touching tool call on a blocking thread and shape its tool result.
+/// `capability.describe`'s output schema: one capability's projection or a
+/// page of results, both objects (said at the root, as MCP clients expect).
+fn describe_output_schema() -> Arc<rmcp::model::JsonObject> {
+    let mut schema = (*rmcp::handler::server::tool::schema_for_output::<crate::catalog::DescribeAnswer>()).clone();
+    schema.insert("type".into(), json!("object"));
+    Arc::new(schema)
+}
+
 async fn blocking<T: serde::Serialize + Send + 'static>(
     call: impl FnOnce() -> Result<T, Diagnostic> + Send + 'static,
 ) -> Result<CallToolResult, McpError> {

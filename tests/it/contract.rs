@@ -258,10 +258,13 @@ async fn every_registered_vocabulary_member_is_in_the_exported_schemas() {
     schema_vocabulary(&output, &mut exported);
     schema_vocabulary(&serde_json::to_value(invoke.input_schema.as_ref()).unwrap(), &mut exported);
     schema_vocabulary(&serde_json::to_value(describe_tool.input_schema.as_ref()).unwrap(), &mut exported);
+    let describe_output = describe_tool.output_schema.as_ref().expect("describe declares its output schema");
+    schema_vocabulary(&serde_json::to_value(describe_output.as_ref()).unwrap(), &mut exported);
     for name in ["workspace.open", "workspace.write", "workspace.query"] {
         let tool = tools.iter().find(|t| t.name == name).expect("workspace tool");
         schema_vocabulary(&serde_json::to_value(tool.input_schema.as_ref()).unwrap(), &mut exported);
     }
+    use jacobian::catalog::answer;
     use jacobian::workspace::wire::{AttemptOutcome, FindingKind, MarkKind, QueryView};
     let registries: Vec<(&str, Vec<String>)> = vec![
         ("budget preset", names::<jacobian::budgets::BudgetPreset>()),
@@ -280,6 +283,16 @@ async fn every_registered_vocabulary_member_is_in_the_exported_schemas() {
         ("result view", names::<ResultView>()),
         ("input kind", names::<InputKind>()),
         ("stop reason", names::<jacobian::experiments::StopReason>()),
+        ("entry kind", names::<jacobian::catalog::EntryKind>()),
+        ("install tier", names::<jacobian::registry::Tier>()),
+        ("availability", names::<answer::Availability>()),
+        ("relation", names::<answer::Relation>()),
+        ("form", names::<answer::Form>()),
+        ("portfolio fit", names::<answer::PortfolioFit>()),
+        ("routing status", names::<answer::RoutingStatus>()),
+        ("artifact relation", names::<answer::ArtifactRelation>()),
+        ("lexical fit", names::<answer::LexicalFit>()),
+        ("describe view", names::<jacobian::contract::View>()),
     ];
     for (registry, members) in registries {
         assert!(!members.is_empty());
@@ -289,6 +302,42 @@ async fn every_registered_vocabulary_member_is_in_the_exported_schemas() {
     }
     // Checker verdicts surface in results as verification statuses.
     assert_eq!(names::<VerdictKind>().len() + 1, names::<VerificationStatus>().len());
+    client.cancel().await.expect("shutdown");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_describe_answer_fits_the_published_output_schema() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let client = serve(dir.path()).await;
+    let tools = client.list_all_tools().await.expect("tools");
+    let tool = tools.iter().find(|t| t.name == "capability.describe").expect("describe tool");
+    let schema = serde_json::to_value(tool.output_schema.as_ref().expect("an output schema").as_ref()).unwrap();
+    assert_eq!(schema["type"], "object", "MCP clients expect an object at the root");
+    let validator = jsonschema::validator_for(&schema).expect("a usable schema");
+    let mut asked = vec![
+        json!({}),
+        json!({"limit": 20}),
+        json!({"query": "countermodel magma law"}),
+        json!({"query": "solve a boolean formula", "mode": "EXPLORE"}),
+        json!({"query": "zebra"}),
+        json!({"input_kind": "NATURAL_LANGUAGE_PROOF", "query": "prove my lemma"}),
+        json!({"artifact_type": "jacobian:sat/cnf@1", "limit": 20}),
+        json!({"domain": "graph", "limit": 3}),
+    ];
+    let inventory: Value = serde_json::from_str(&read(&client, "capability://catalog").await).unwrap();
+    for entry in inventory["capabilities"].as_array().unwrap() {
+        for view in ["SUMMARY", "CONTRACT", "FULL"] {
+            asked.push(json!({"capability_id": entry["capability_id"], "view": view}));
+        }
+    }
+    assert!(asked.len() > 40, "{}", asked.len());
+    for args in asked {
+        let (answer, is_error) = call(&client, "capability.describe", args.clone()).await;
+        assert!(!is_error, "{args}: {answer}");
+        let errors: Vec<String> =
+            validator.iter_errors(&answer).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+        assert!(errors.is_empty(), "{args}: {errors:?}");
+    }
     client.cancel().await.expect("shutdown");
 }
 
@@ -592,6 +641,23 @@ async fn budget_presets_are_shown_in_contract_and_bound_a_call() {
     let quick = presets[0]["fuel"].as_u64().unwrap();
     assert_eq!(presets[2]["fuel"].as_u64().unwrap(), quick * 100, "{presets:?}");
     assert!(presets.iter().all(|p| p["typical_seconds"].as_f64().is_some_and(|s| s > 0.0)), "{presets:?}");
+    // Each capability's seconds are reckoned at its own measured rate, or the portfolio's.
+    for (capability, measured) in
+        [(id, true), ("universal_algebra.search.countermodel", true), ("claim.proposition.construct", false)]
+    {
+        let (contract, _) =
+            call(&client, "capability.describe", json!({"capability_id": capability, "view": "CONTRACT"})).await;
+        let deep = &contract["runtime"]["budget_presets"][2];
+        let rate = jacobian::budgets::fuel_per_second(capability);
+        assert_eq!(deep["rate_measured"], measured, "{deep}");
+        assert_eq!(deep["fuel_per_second"].as_u64(), Some(rate), "{deep}");
+        let seconds = deep["fuel"].as_f64().unwrap() / rate as f64;
+        assert!((deep["typical_seconds"].as_f64().unwrap() - seconds).abs() < 0.001, "{deep}");
+    }
+    assert_ne!(
+        jacobian::budgets::fuel_per_second(id),
+        jacobian::budgets::fuel_per_second("universal_algebra.search.countermodel")
+    );
     // The connected graphs on 9 vertices: about a second of guest work, far more than a QUICK budget.
     let input = json!({"order": 9, "family": "connected"});
     let (stopped, is_error) =

@@ -10,6 +10,7 @@ mod concurrency;
 mod contract;
 mod countermodels;
 mod determinism;
+mod examples;
 mod faults;
 mod graphs;
 mod groebner;

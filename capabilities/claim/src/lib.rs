@@ -7,7 +7,8 @@
 //! anything (assurance COMPUTED).
 
 use jacobian_guest::{
-    Capability, InputKind, Produced, Qualifier, Refusal, Scope, export_capabilities, read_input_artifact,
+    Capability, InputKind, Produced, Qualifier, Recipe, Refusal, Scope, artifact_of, export_capabilities,
+    read_input_artifact,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -153,6 +154,14 @@ the pieces that reconstruct the source exactly. A syntactic step: assurance COMP
     type Input = ClaimInput;
     type Output = PartsOutput;
 
+    fn recipes() -> Vec<Recipe<ClaimInput>> {
+        vec![
+            Recipe::new("p ∧ (q → r) has two conjuncts, the second an implication")
+                .step(ConstructProposition::ID, ConstructInput { formula: "p ∧ (q → r)".into() })
+                .then(ClaimInput { claim: artifact_of(0, "proposition") }),
+        ]
+    }
+
     fn run(input: ClaimInput) -> Result<Produced<PartsOutput>, Refusal> {
         let (source, root) = read_claim(&input.claim)?;
         if root.kind != "AND" {
@@ -178,6 +187,15 @@ own structure artifact, with the pieces that reconstruct the source. Syntactic o
     const ACCEPTS: &'static [(&'static str, &'static str)] = &[("claim", SCHEMA)];
     type Input = ClaimInput;
     type Output = PartsOutput;
+
+    fn recipes() -> Vec<Recipe<ClaimInput>> {
+        vec![
+            Recipe::new("the second conjunct of p ∧ (q → r): assume q, prove r")
+                .step(ConstructProposition::ID, ConstructInput { formula: "p ∧ (q → r)".into() })
+                .step(SplitConjunction::ID, ClaimInput { claim: artifact_of(0, "proposition") })
+                .then(ClaimInput { claim: artifact_of(1, "part-1") }),
+        ]
+    }
 
     fn run(input: ClaimInput) -> Result<Produced<PartsOutput>, Refusal> {
         let (source, root) = read_claim(&input.claim)?;

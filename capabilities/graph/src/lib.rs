@@ -7,7 +7,8 @@
 use jacobian_graph_core::{enumerate, induced_tree, simple};
 
 use jacobian_guest::{
-    Capability, Check, InputKind, Produced, Qualifier, Refusal, Scope, export_capabilities, read_input_artifact,
+    Capability, Check, InputKind, Produced, Qualifier, Recipe, Refusal, Scope, artifact_of, export_capabilities,
+    read_input_artifact,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -68,6 +69,11 @@ pub struct Graph {
 }
 
 pub struct ConstructExplicit;
+
+/// The cycle on five vertices, as a construct request.
+pub fn five_cycle() -> ConstructInput {
+    ConstructInput { vertices: 5, labels: None, edges: vec![[0, 1], [1, 2], [2, 3], [3, 4], [4, 0]] }
+}
 
 impl Capability for ConstructExplicit {
     const ID: &'static str = "graph.construct.explicit";
@@ -145,6 +151,14 @@ graph.induced_tree.maximum.verify (orders up to 14).";
     const ACCEPTS: &'static [(&'static str, &'static str)] = &[("graph", GRAPH_SCHEMA)];
     type Input = TreeInput;
     type Output = TreeOutput;
+
+    fn recipes() -> Vec<Recipe<TreeInput>> {
+        vec![
+            Recipe::new("the 5-cycle's largest induced tree is a path on four vertices")
+                .step(ConstructExplicit::ID, five_cycle())
+                .then(TreeInput { graph: artifact_of(0, "graph"), max_nodes: 10_000 }),
+        ]
+    }
 
     fn run(input: TreeInput) -> Result<Produced<TreeOutput>, Refusal> {
         let envelope = read_input_artifact("graph", &input.graph, GRAPH_SCHEMA)?;

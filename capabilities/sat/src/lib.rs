@@ -4,7 +4,8 @@
 //! `jacobian-sat-core`; this crate is the component around them.
 
 use jacobian_guest::{
-    Capability, Check, InputKind, Produced, Qualifier, Refusal, Scope, export_capabilities, read_input_artifact,
+    Capability, Check, InputKind, Produced, Qualifier, Recipe, Refusal, Scope, artifact_of, export_capabilities,
+    read_input_artifact,
 };
 use jacobian_sat_core::{dimacs, solver};
 use schemars::JsonSchema;
@@ -14,6 +15,12 @@ use serde_json::json;
 const CNF_SCHEMA: &str = "jacobian:sat/cnf@1";
 const LRAT_SCHEMA: &str = "jacobian:sat/lrat@1";
 const MODEL_SCHEMA: &str = "jacobian:sat/model@1";
+/// Three pigeons in two holes (variable 2(i-1)+j: pigeon i in hole j): unsatisfiable.
+pub const PIGEONHOLE_3_2: &str =
+    "p cnf 6 9\n1 2 0\n3 4 0\n5 6 0\n-1 -3 0\n-1 -5 0\n-3 -5 0\n-2 -4 0\n-2 -6 0\n-4 -6 0\n";
+/// x1 and not x1, with the one-line LRAT proof of the empty clause from both.
+pub const CONTRADICTION: (&str, &str) = ("p cnf 1 2\n1 0\n-1 0\n", "3 0 1 2 0\n");
+
 /// The SAT checker, for an LRAT proof.
 const LRAT_CHECK: Check = Check { role: "sat.certificate", verifier: "sat.certificate.verify", formats: &["lrat"] };
 /// The SAT checker, for either answer of the solver.
@@ -105,6 +112,15 @@ binds the proof to the CNF artifact. Whether the proof is valid is decided by sa
     type Input = CertificateInput;
     type Output = CertificateOutput;
 
+    fn recipes() -> Vec<Recipe<CertificateInput>> {
+        let (dimacs, lrat) = CONTRADICTION;
+        vec![
+            Recipe::new("an outside LRAT proof that x1 and not x1 contradict")
+                .step(ConstructCnf::ID, ConstructInput { dimacs: dimacs.into() })
+                .then(CertificateInput { cnf: artifact_of(0, "cnf"), lrat: lrat.into() }),
+        ]
+    }
+
     fn run(input: CertificateInput) -> Result<Produced<CertificateOutput>, Refusal> {
         read_input_artifact("cnf", &input.cnf, CNF_SCHEMA)?;
         let (lemmas, deletions) = dimacs::lrat_syntax(&input.lrat).map_err(|e| Refusal::at("lrat", e))?;
@@ -172,6 +188,18 @@ max_conflicts runs out the answer is UNKNOWN, never a guess.";
     const ACCEPTS: &'static [(&'static str, &'static str)] = &[("cnf", CNF_SCHEMA)];
     type Input = SolveInput;
     type Output = SolveOutput;
+
+    fn recipes() -> Vec<Recipe<SolveInput>> {
+        let solve = |max_conflicts| SolveInput { cnf: artifact_of(0, "cnf"), max_conflicts };
+        vec![
+            Recipe::new("three pigeons do not fit in two holes (UNSAT, with an LRAT proof)")
+                .step(ConstructCnf::ID, ConstructInput { dimacs: PIGEONHOLE_3_2.into() })
+                .then(solve(1000)),
+            Recipe::new("x1 or x2, and not x1 (SAT, with a model)")
+                .step(ConstructCnf::ID, ConstructInput { dimacs: "p cnf 2 2\n1 2 0\n-1 0\n".into() })
+                .then(solve(1000)),
+        ]
+    }
 
     fn run(input: SolveInput) -> Result<Produced<SolveOutput>, Refusal> {
         #[derive(Deserialize)]

@@ -9,9 +9,11 @@
 //! The checking is `jacobian-graph-enumeration-checker-core`.
 
 use jacobian_graph_enumeration_checker_core::{Family, count, distinct_members};
-use jacobian_guest::{Checker, Judged, Refusal, Scope, Verdict, VerdictKind, export_checkers, read_input_artifact};
+use jacobian_guest::{
+    Checker, Judged, Recipe, Refusal, Scope, Verdict, VerdictKind, artifact_of, export_checkers, read_input_artifact,
+};
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 const SCHEMA: &str = "jacobian:graph/enumeration@1";
@@ -21,7 +23,7 @@ const MAX_ORDER: usize = 9;
 const MAX_TREE_ORDER: usize = 16;
 
 /// The enumeration to check.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VerifyInput {
     /// URI of a `jacobian:graph/enumeration@1` artifact.
@@ -58,6 +60,14 @@ connected graphs, 16 for trees; larger orders are UNSUPPORTED.";
     const ARTIFACT_TYPES: &'static [&'static str] = &[SCHEMA];
     const ACCEPTS: &'static [(&'static str, &'static str)] = &[("enumeration", SCHEMA)];
     type Input = VerifyInput;
+
+    fn recipes() -> Vec<Recipe<VerifyInput>> {
+        vec![
+            Recipe::new("the 21 connected graphs on five vertices, each once up to isomorphism")
+                .step("graph.enumerate.nonisomorphic", json!({"order": 5, "family": "connected"}))
+                .then(VerifyInput { enumeration: artifact_of(0, "enumeration") }),
+        ]
+    }
 
     fn check(input: VerifyInput) -> Result<Verdict, Refusal> {
         let envelope = read_input_artifact("enumeration", &input.enumeration, SCHEMA)?;

@@ -4,9 +4,11 @@
 //! never guessed.
 
 use jacobian_graph_induced_tree_checker_core::{Judgement, judge};
-use jacobian_guest::{Checker, Judged, Refusal, Scope, Verdict, VerdictKind, export_checkers, read_input_artifact};
+use jacobian_guest::{
+    Checker, Judged, Recipe, Refusal, Scope, Verdict, VerdictKind, artifact_of, export_checkers, read_input_artifact,
+};
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 const GRAPH_SCHEMA: &str = "jacobian:graph/simple@1";
@@ -14,7 +16,7 @@ const RESULT_SCHEMA: &str = "jacobian:graph/induced-tree-result@1";
 const MAX_ORDER: usize = 14;
 
 /// The graph and the producer's result.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VerifyInput {
     /// URI of the `jacobian:graph/simple@1` artifact.
@@ -54,6 +56,18 @@ tree. Graphs of order above 14 get UNSUPPORTED, never a guess.";
     const ARTIFACT_TYPES: &'static [&'static str] = &[GRAPH_SCHEMA, RESULT_SCHEMA];
     const ACCEPTS: &'static [(&'static str, &'static str)] = &[("graph", GRAPH_SCHEMA), ("certificate", RESULT_SCHEMA)];
     type Input = VerifyInput;
+
+    fn recipes() -> Vec<Recipe<VerifyInput>> {
+        vec![
+            Recipe::new("K(2,3)'s largest induced tree, a star on four vertices, is optimal")
+                .step(
+                    "graph.construct.explicit",
+                    json!({"vertices": 5, "edges": [[0, 2], [0, 3], [0, 4], [1, 2], [1, 3], [1, 4]]}),
+                )
+                .step("graph.induced_tree.maximum", json!({"graph": artifact_of(0, "graph")}))
+                .then(VerifyInput { graph: artifact_of(0, "graph"), certificate: artifact_of(1, "certificate") }),
+        ]
+    }
 
     fn check(input: VerifyInput) -> Result<Verdict, Refusal> {
         let graph_envelope = read_input_artifact("graph", &input.graph, GRAPH_SCHEMA)?;

@@ -11,15 +11,17 @@
 //!    monomial), so it is the unique reduced Gröbner basis of the ideal.
 
 use jacobian_groebner_checker_core::{Certificate, judge};
-use jacobian_guest::{Checker, Judged, Refusal, Scope, Verdict, VerdictKind, export_checkers, read_input_artifact};
+use jacobian_guest::{
+    Checker, Judged, Recipe, Refusal, Scope, Verdict, VerdictKind, artifact_of, export_checkers, read_input_artifact,
+};
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 const SCHEMA: &str = "jacobian:polynomial/groebner-certificate@1";
 
 /// The certificate to check.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VerifyInput {
     /// URI of a `jacobian:polynomial/groebner-certificate@1` artifact.
@@ -44,6 +46,17 @@ rational arithmetic with its own parser. It runs no Buchberger algorithm of its 
     const ACCEPTS: &'static [(&'static str, &'static str)] = &[("certificate", SCHEMA)];
 
     type Input = VerifyInput;
+
+    fn recipes() -> Vec<Recipe<VerifyInput>> {
+        vec![
+            Recipe::new("the circle meets the diagonal: the basis of (x^2 + y^2 - 1, x - y), grevlex")
+                .step(
+                    "polynomial.compute.groebner_basis",
+                    json!({"generators": ["x^2 + y^2 - 1", "x - y"], "vars": ["x", "y"], "order": "grevlex"}),
+                )
+                .then(VerifyInput { certificate: artifact_of(0, "certificate") }),
+        ]
+    }
 
     fn check(input: VerifyInput) -> Result<Verdict, Refusal> {
         let envelope = read_input_artifact("certificate", &input.certificate, SCHEMA)?;

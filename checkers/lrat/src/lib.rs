@@ -4,12 +4,12 @@
 //! code with the solver (the checking lives in `jacobian-lrat-core`).
 
 use jacobian_guest::{
-    ArtifactEnvelope, Checker, Judged, Refusal, Scope, Verdict, VerdictKind, export_checkers, read_artifact_json,
-    read_input_artifact,
+    ArtifactEnvelope, Checker, Judged, Recipe, Refusal, Scope, Verdict, VerdictKind, artifact_of, export_checkers,
+    read_artifact_json, read_input_artifact,
 };
 use jacobian_lrat_core::{Formula, check_lrat, check_model};
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 const CNF_SCHEMA: &str = "jacobian:sat/cnf@1";
@@ -17,7 +17,7 @@ const LRAT_SCHEMA: &str = "jacobian:sat/lrat@1";
 const MODEL_SCHEMA: &str = "jacobian:sat/model@1";
 
 /// The certificate to check and the formula it is about.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VerifyInput {
     /// URI of the CNF artifact (`jacobian:sat/cnf@1`).
@@ -53,6 +53,26 @@ Accepts LRAT from any tool. Shares no code with the solver.";
         &[("cnf", CNF_SCHEMA), ("certificate", LRAT_SCHEMA), ("certificate", MODEL_SCHEMA)];
 
     type Input = VerifyInput;
+
+    fn recipes() -> Vec<Recipe<VerifyInput>> {
+        // Every clause over two variables: unsatisfiable. The outside proof
+        // derives (x2) from clauses 1 and 2, then the empty clause.
+        let every_clause = json!({"dimacs": "p cnf 2 4\n1 2 0\n-1 2 0\n1 -2 0\n-1 -2 0\n"});
+        let check = |step| VerifyInput { cnf: artifact_of(0, "cnf"), certificate: artifact_of(step, "certificate") };
+        vec![
+            Recipe::new("the solver's LRAT proof that all four clauses over two variables are unsatisfiable")
+                .step("sat.cnf.construct", &every_clause)
+                .step("sat.solve", json!({"cnf": artifact_of(0, "cnf")}))
+                .then(check(1)),
+            Recipe::new("an LRAT proof written elsewhere, for the same formula")
+                .step("sat.cnf.construct", &every_clause)
+                .step(
+                    "sat.certificate.construct",
+                    json!({"cnf": artifact_of(0, "cnf"), "lrat": "5 2 0 1 2 0\n6 0 5 3 4 0\n"}),
+                )
+                .then(check(1)),
+        ]
+    }
 
     fn check(input: VerifyInput) -> Result<Verdict, Refusal> {
         let cnf = read_input_artifact("cnf", &input.cnf, CNF_SCHEMA)?;

@@ -6,9 +6,11 @@
 
 use std::collections::BTreeMap;
 
-use jacobian_guest::{Checker, Judged, Refusal, Scope, Verdict, VerdictKind, export_checkers, read_input_artifact};
+use jacobian_guest::{
+    Checker, Judged, Recipe, Refusal, Scope, Verdict, VerdictKind, artifact_of, export_checkers, read_input_artifact,
+};
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use jacobian_universal_algebra_checker_core::judge;
@@ -18,7 +20,7 @@ const COUNTERMODEL_SCHEMA: &str = "jacobian:universal_algebra/countermodel@1";
 const MAX_ORDER: usize = 16;
 
 /// The countermodel to check.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VerifyInput {
     /// URI of a stored countermodel artifact (`artifact://sha256/<hex>`).
@@ -60,6 +62,17 @@ acceptance refutes the stated implication and says nothing else.";
     const ACCEPTS: &'static [(&'static str, &'static str)] = &[("countermodel", COUNTERMODEL_SCHEMA)];
 
     type Input = VerifyInput;
+
+    fn recipes() -> Vec<Recipe<VerifyInput>> {
+        vec![
+            Recipe::new("a semigroup that is not commutative, found on two elements")
+                .step(
+                    "universal_algebra.search.countermodel",
+                    json!({"hypotheses": ["associative"], "target": "commutative", "max_order": 3}),
+                )
+                .then(VerifyInput { countermodel: artifact_of(0, "countermodel") }),
+        ]
+    }
 
     fn check(input: VerifyInput) -> Result<Verdict, Refusal> {
         let envelope = read_input_artifact("countermodel", &input.countermodel, COUNTERMODEL_SCHEMA)?;

@@ -3,6 +3,7 @@
 //! the compact entry both listings use. JSON is made from them at the edge.
 
 use jacobian_guest::protocol::{Example, InputKind, Mode};
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -12,7 +13,7 @@ use crate::digest::Digest;
 use crate::registry::Tier;
 
 /// What `capability.describe` answers.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum DescribeAnswer {
     /// One capability, by exact id.
@@ -22,7 +23,7 @@ pub enum DescribeAnswer {
 }
 
 /// Whether an agent can use an entry now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema, strum::EnumIter)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Availability {
     /// Invocable in the modes listed.
@@ -32,7 +33,7 @@ pub enum Availability {
 }
 
 /// One capability's projection at a view (SUMMARY, CONTRACT or FULL).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Projection {
     /// The describe contract version.
     pub contract: &'static str,
@@ -82,7 +83,7 @@ pub struct Projection {
 }
 
 /// Who provides a capability.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ProviderView {
     /// Provider name.
     pub name: String,
@@ -107,7 +108,7 @@ pub struct ProviderView {
 }
 
 /// One top-level field of a schema.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct FieldSummary {
     /// Field name.
     pub name: String,
@@ -121,7 +122,7 @@ pub struct FieldSummary {
 }
 
 /// What CONTRACT adds: enough to write a valid request.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ContractView {
     /// The validation-equivalent input schema (annotations removed).
     pub input_schema: Value,
@@ -143,7 +144,7 @@ pub struct ContractView {
 }
 
 /// What FULL adds.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct FullView {
     /// The output schema (null for verifiers and the router).
     pub output_schema: Option<Value>,
@@ -152,7 +153,7 @@ pub struct FullView {
 }
 
 /// A capability related to the one described.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Related {
     /// Its id.
     pub capability_id: String,
@@ -168,7 +169,7 @@ pub struct Related {
 }
 
 /// How two capabilities relate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema, strum::EnumIter)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Relation {
     /// A verifier that checks this producer's results.
@@ -186,7 +187,7 @@ pub enum Relation {
 }
 
 /// How a capability runs.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct RuntimeNotes {
     /// The modes the policy leaves it.
     pub modes: Vec<Mode>,
@@ -203,7 +204,7 @@ pub struct RuntimeNotes {
 }
 
 /// One budget preset under the operator's budgets.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct PresetView {
     /// QUICK, STANDARD or DEEP.
     pub preset: crate::budgets::BudgetPreset,
@@ -213,12 +214,18 @@ pub struct PresetView {
     pub memory_bytes: u64,
     /// Largest answer in bytes.
     pub output_bytes: u64,
-    /// Seconds of guest compute that fuel lasts, at the benchmark machine's rate.
+    /// Seconds of guest compute that fuel lasts for this capability, at the
+    /// benchmark machine's rate (`fuel_per_second`).
     pub typical_seconds: f64,
+    /// The rate those seconds are reckoned at: this capability's own, measured
+    /// by the presets benchmark (`rate_measured`), else the portfolio's median.
+    pub fuel_per_second: u64,
+    /// Whether `fuel_per_second` was measured for this capability.
+    pub rate_measured: bool,
 }
 
 /// A page of search (with a query) or browse (without) results.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct CatalogPage {
     /// The describe contract version.
     pub contract: &'static str,
@@ -251,7 +258,7 @@ pub struct CatalogPage {
 }
 
 /// Search or browse.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema, strum::EnumIter)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Form {
     /// With a query.
@@ -261,7 +268,7 @@ pub enum Form {
 }
 
 /// How well the portfolio matched a query.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema, strum::EnumIter)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum PortfolioFit {
     /// At least one strong lexical match.
@@ -273,7 +280,7 @@ pub enum PortfolioFit {
 }
 
 /// Whether the input kind asked for has a capability that accepts it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema, strum::EnumIter)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum RoutingStatus {
     /// No input kind was declared or implied.
@@ -285,7 +292,7 @@ pub enum RoutingStatus {
 }
 
 /// Why a routing status was given.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct RoutingBasis {
     /// DECLARED_INPUT_KIND, UNAMBIGUOUS_PHRASE, or NO_INPUT_KIND (nothing constrained the route).
     pub reason: &'static str,
@@ -307,7 +314,7 @@ pub struct RoutingBasis {
 }
 
 /// The compact entry of every listing.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct CatalogItem {
     /// Capability id.
     pub capability_id: String,
@@ -335,7 +342,7 @@ pub struct CatalogItem {
 
 /// How a capability relates to an artifact type: it takes one (in `field`)
 /// or its results carry one.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ArtifactMatch {
     /// ACCEPTS or PRODUCES.
     pub relation: ArtifactRelation,
@@ -345,7 +352,7 @@ pub struct ArtifactMatch {
 }
 
 /// Whether a capability takes or makes an artifact type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, JsonSchema, strum::EnumIter)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ArtifactRelation {
     /// An input field takes it: a next step for whoever holds one.
@@ -355,7 +362,7 @@ pub enum ArtifactRelation {
 }
 
 /// Why a search returned an entry.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Relevance {
     /// Fields a term matched, strongest first.
     pub matched_on: Vec<&'static str>,
@@ -370,7 +377,7 @@ pub struct Relevance {
 }
 
 /// A match's strength, in the contract's words.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema, strum::EnumIter)]
 pub enum LexicalFit {
     /// Most terms, in the id, tags or title.
     #[serde(rename = "STRONG_LEXICAL_MATCH")]
@@ -381,7 +388,7 @@ pub enum LexicalFit {
 }
 
 /// The whole catalog as the policy shows it (`capability://catalog`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Inventory {
     /// Digest of the catalog.
     pub catalog_digest: Digest,
@@ -401,7 +408,7 @@ pub struct Inventory {
 
 /// One entry of the inventory: the compact entry, who provides it, and
 /// enough to call it without a `describe` per capability.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct InventoryItem {
     /// The compact entry.
     #[serde(flatten)]

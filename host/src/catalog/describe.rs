@@ -50,7 +50,7 @@ fn project(catalog: &Catalog, binding: &Binding, e: &CatalogEntry, view: View) -
                 EntryKind::Verifier => "VERIFIED only when this checker is operator-authorized and accepts",
                 EntryKind::Router => "the routed checker's verdict: VERIFIED only from an operator-authorized checker",
             },
-            budget_presets: presets(&binding.budgets),
+            budget_presets: presets(&binding.budgets, &e.id),
         },
     });
     Projection {
@@ -135,9 +135,11 @@ fn related(catalog: &Catalog, binding: &Binding, e: &CatalogEntry) -> Vec<Relate
     related
 }
 
-/// What each budget preset comes to under the operator's budgets.
-fn presets(budgets: &crate::policy::Budgets) -> Vec<PresetView> {
+/// What each budget preset comes to under the operator's budgets, and how
+/// long it lasts for capability `id`.
+fn presets(budgets: &crate::policy::Budgets, id: &str) -> Vec<PresetView> {
     use strum::IntoEnumIterator;
+    let (fuel_per_second, rate_measured) = crate::budgets::rate(id);
     crate::budgets::BudgetPreset::iter()
         .map(|preset| {
             let fuel = preset.fuel(budgets.fuel);
@@ -147,7 +149,9 @@ fn presets(budgets: &crate::policy::Budgets) -> Vec<PresetView> {
                 memory_bytes: budgets.memory_bytes,
                 output_bytes: budgets.output_bytes,
                 // Milliseconds, as a number of seconds.
-                typical_seconds: (fuel as f64 * 1000.0 / crate::budgets::FUEL_PER_SECOND as f64).round() / 1000.0,
+                typical_seconds: (fuel as f64 * 1000.0 / fuel_per_second as f64).round() / 1000.0,
+                fuel_per_second,
+                rate_measured,
             }
         })
         .collect()

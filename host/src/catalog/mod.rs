@@ -25,7 +25,7 @@ use crate::digest::Digest;
 use crate::registry::{Installed, Tier};
 
 /// Producer or verifier.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema, strum::EnumIter)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum EntryKind {
     /// Runs a capability component's `invoke`.
@@ -160,7 +160,7 @@ impl Catalog {
                         input_kind: k.input_kind,
                         input_schema: k.input_schema.clone(),
                         output_schema: None,
-                        examples: Vec::new(),
+                        examples: k.examples.clone(),
                         checker_roles: vec![k.role.clone()],
                         checks: Vec::new(),
                         artifact_types: k.artifact_types.clone(),
@@ -239,6 +239,30 @@ impl Catalog {
 /// The most bytes of one page of `capability://catalog`.
 pub const INVENTORY_PAGE_BYTES: usize = 64 << 10;
 
+/// The router's examples, one per checker with a recipe: the checker's
+/// steps, then the certificate it reads (its `certificate` field, or else the
+/// first field taking a type the router takes) handed to the router instead.
+fn router_examples(checkers: &[&CatalogEntry], takes: &[Accepted]) -> Vec<Example> {
+    let routed = |field: &str, checker: &CatalogEntry| {
+        checker.accepts.iter().any(|a| a.field == field && takes.iter().any(|t| t.schema_uri == a.schema_uri))
+    };
+    checkers
+        .iter()
+        .filter_map(|checker| {
+            let example = checker.examples.iter().find(|e| !e.steps.is_empty())?;
+            let field = std::iter::once("certificate")
+                .chain(checker.accepts.iter().map(|a| a.field.as_str()))
+                .find(|f| routed(f, checker) && example.input.get(*f).is_some_and(Value::is_string))?;
+            Some(Example {
+                title: format!("{} (routed to {})", example.title, checker.id),
+                steps: example.steps.clone(),
+                input: json!({"certificate": example.input[field]}),
+            })
+        })
+        .take(crate::descriptor::MAX_EXAMPLES)
+        .collect()
+}
+
 /// The host's `certificate.verify`, present when any checker is installed.
 fn router_entry(entries: &BTreeMap<String, CatalogEntry>) -> Option<CatalogEntry> {
     let checkers: Vec<&CatalogEntry> = entries.values().filter(|e| e.kind == EntryKind::Verifier).collect();
@@ -274,6 +298,7 @@ fn router_entry(entries: &BTreeMap<String, CatalogEntry>) -> Option<CatalogEntry
         }},
     });
     let validator = crate::registry::compile_schema(&input_schema).ok()?;
+    let examples = router_examples(&checkers, &accepts);
     Some(CatalogEntry {
         id: ROUTER_ID.into(),
         kind: EntryKind::Router,
@@ -291,7 +316,7 @@ never a pass; an artifact that was not made as a certificate is refused."
         input_kind: InputKind::TypedArtifact,
         input_schema,
         output_schema: None,
-        examples: Vec::new(),
+        examples,
         checker_roles: union(|e| &e.checker_roles),
         checks: Vec::new(),
         artifact_types: union(|e| &e.artifact_types),

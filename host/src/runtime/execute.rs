@@ -110,21 +110,11 @@ impl Runtime {
         };
         let mut artifacts = Vec::with_capacity(outcome.artifacts.len());
         for draft in std::mem::take(&mut outcome.artifacts) {
-            let mut envelope = json!({
-                "artifact_version": ARTIFACT_VERSION,
-                "schema_uri": draft.schema_uri,
-                "role": draft.role,
-                "lineage": lineage,
-            });
-            // Moved, not copied: an artifact can be megabytes of JSON.
-            envelope["content"] = draft.content;
-            match self.data.put_artifact(&envelope) {
-                Ok((digest, bytes)) => artifacts.push(ArtifactRef {
-                    role: draft.role,
-                    uri: digest.artifact_uri(),
-                    schema_uri: draft.schema_uri,
-                    bytes,
-                }),
+            let (role, schema_uri) = (draft.role.clone(), draft.schema_uri.clone());
+            match self.data.put_artifact(&draft.into_envelope(&lineage)) {
+                Ok((digest, bytes)) => {
+                    artifacts.push(ArtifactRef { role, uri: digest.artifact_uri(), schema_uri, bytes })
+                }
                 Err(e) => return Ok((run, Err((storage_failed(e), StopReason::Unavailable)))),
             }
         }

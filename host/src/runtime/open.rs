@@ -12,7 +12,7 @@ use crate::digest::Digest;
 use crate::engine::{CallBudgets, EngineConfig, Sandbox};
 use crate::metrics::Metrics;
 use crate::policy::{Policy, PolicyError};
-use crate::registry::{self, InstallError, InstallRecord, Installed, TakenIds, Tier};
+use crate::registry::{self, InstallError, InstallRecord, Installed, Present, Tier};
 use crate::store::{DataDir, StoreConfig, StoreError, Stores};
 use crate::workspace::Workspaces;
 
@@ -133,9 +133,8 @@ impl Runtime {
         // Every component ever installed as bundled here, an earlier binary's too.
         let installed_bundled: BTreeSet<Digest> =
             records.values().filter(|r| r.tier == Tier::Bundled).map(|r| r.digest).collect();
-        let mut components = BTreeMap::new();
+        let mut present = Present::default();
         let mut bundled = BTreeSet::new();
-        let mut taken = TakenIds::new();
         let portfolio: Vec<(String, Digest, &[u8], bool)> = match &config.portfolio {
             Portfolio::Bundled => BUNDLED
                 .iter()
@@ -150,45 +149,66 @@ impl Runtime {
                 .map(|given| (given.name.clone(), Digest::of(&given.bytes), &given.bytes[..], given.built_here))
                 .collect(),
         };
-        for (package, expected, bytes, trusted) in portfolio {
-            let bundle_error = |e| OpenError::Bundled { package: package.clone(), source: Box::new(e) };
-            let installed = match records.get(&expected) {
-                Some(record) if record.tier == Tier::Bundled => {
-                    data.put_component(bytes)?;
-                    let loaded = registry::load(&sandbox, &data, expected, bytes).map_err(bundle_error)?;
-                    Installed { record: record.clone(), loaded }
-                }
-                _ => registry::install(&sandbox, &data, bytes, Tier::Bundled, Some(expected), &taken, &budgets)
-                    .map_err(bundle_error)?,
-            };
-            claim_ids(&mut taken, &installed);
-            if trusted {
-                bundled.insert(expected);
+        // A component whose examples run steps in another waits for it: a
+        // second pass installs what the first deferred. A portfolio given
+        // for a replay may hold a checker without its producer; there its
+        // examples are skipped, while the bundled one must run every example.
+        let mut deferred = Vec::new();
+        for pass in [0, 1] {
+            let items = if pass == 0 { portfolio.clone() } else { std::mem::take(&mut deferred) };
+            if pass == 1 && matches!(config.portfolio, Portfolio::Given(_)) {
+                present.skip_missing_steps();
             }
-            components.insert(expected, Arc::new(installed));
+            for (package, expected, bytes, trusted) in items {
+                let bundle_error = |e| OpenError::Bundled { package: package.clone(), source: Box::new(e) };
+                let installed = match records.get(&expected) {
+                    Some(record) if record.tier == Tier::Bundled => {
+                        data.put_component(bytes)?;
+                        let loaded = registry::load(&sandbox, &data, expected, bytes).map_err(bundle_error)?;
+                        Installed { record: record.clone(), loaded }
+                    }
+                    _ => match registry::install(
+                        &sandbox,
+                        &data,
+                        bytes,
+                        Tier::Bundled,
+                        Some(expected),
+                        &present,
+                        &budgets,
+                    ) {
+                        Err(InstallError::StepProviderMissing { .. }) if pass == 0 => {
+                            deferred.push((package, expected, bytes, trusted));
+                            continue;
+                        }
+                        installed => installed.map_err(bundle_error)?,
+                    },
+                };
+                if trusted {
+                    bundled.insert(expected);
+                }
+                present.add(Arc::new(installed));
+            }
         }
         let mut load_failures = Vec::new();
         for record in records.into_values().filter(|r| r.tier == Tier::Operator) {
             let digest = record.digest;
-            let ids = ids_of(&record);
+            let ids = record.ids();
             let reserved = ids.iter().find(|id| crate::descriptor::RESERVED_IDS.contains(&id.as_str()));
-            let clash = ids.iter().find(|id| taken.contains_key(*id));
+            let clash = ids.iter().find(|id| present.provides(id));
             let result = match (reserved, clash) {
                 (Some(id), _) => Err(format!("capability id {id} is reserved by the host")),
                 (None, Some(id)) => Err(format!("capability id {id} is already provided by another component")),
                 (None, None) => registry::reload(&sandbox, &data, record).map_err(|e| e.to_string()),
             };
             match result {
-                Ok(installed) => {
-                    claim_ids(&mut taken, &installed);
-                    components.insert(digest, Arc::new(installed));
-                }
+                Ok(installed) => present.add(Arc::new(installed)),
                 Err(reason) => {
                     tracing::warn!(component = %digest, %reason, "installed component not loaded");
                     load_failures.push(LoadFailure { digest, reason });
                 }
             }
         }
+        let components = present.into_components();
         let catalog = Catalog::build(components.values().map(Arc::as_ref));
         let stamp = data.policy_stamp();
         Ok(Runtime {
@@ -224,30 +244,13 @@ impl Runtime {
         if let Some(existing) = self.components.get(&digest) {
             return Ok((existing.record.clone(), false));
         }
-        let mut taken = TakenIds::new();
+        let mut present = Present::default();
         for installed in self.components.values() {
-            claim_ids(&mut taken, installed);
+            present.add(Arc::clone(installed));
         }
         let budgets: CallBudgets = self.policy().budgets.into();
-        let installed = registry::install(&self.sandbox, &self.data, bytes, Tier::Operator, expect, &taken, &budgets)?;
+        let installed =
+            registry::install(&self.sandbox, &self.data, bytes, Tier::Operator, expect, &present, &budgets)?;
         Ok((installed.record, true))
     }
-}
-
-/// Record the capability ids a component provides as taken.
-fn claim_ids(taken: &mut TakenIds, installed: &Installed) {
-    for id in ids_of(&installed.record) {
-        taken.insert(id, installed.record.digest);
-    }
-}
-
-/// The capability ids a component provides (verifier ids for checkers).
-fn ids_of(record: &InstallRecord) -> Vec<String> {
-    let descriptor = &record.descriptor;
-    descriptor
-        .capabilities
-        .iter()
-        .map(|c| c.id.clone())
-        .chain(descriptor.checkers.iter().map(|k| k.capability_id.clone()))
-        .collect()
 }

@@ -30,7 +30,7 @@ fn descriptor(i: usize) -> CapabilityDescriptor {
         input_kind: InputKind::StructuredRequest,
         input_schema: json!({"type": "object", "additionalProperties": false, "properties": {}}),
         output_schema: json!({"type": "object"}),
-        examples: vec![Example { title: "no input".into(), input: json!({}) }],
+        examples: vec![Example { title: "no input".into(), steps: Vec::new(), input: json!({}) }],
         checker_roles: Vec::new(),
         artifact_types: if i == 7 { vec!["jacobian:stress/thing@1".into()] } else { Vec::new() },
         accepts: Vec::new(),

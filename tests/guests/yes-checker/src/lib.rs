@@ -8,11 +8,11 @@
 
 use jacobian_guest::{Checker, Judged, Refusal, Scope, Verdict, VerdictKind, export_checkers};
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 /// Anything that names a CNF and a certificate.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Input {
     /// URI of the CNF artifact.

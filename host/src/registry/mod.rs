@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use jacobian_guest::protocol::{BundleDescriptor, BundleKind, Example, Mode, Outcome, Provider};
+use jacobian_guest::protocol::{BundleDescriptor, BundleKind, Provider};
 use serde::{Deserialize, Serialize};
 
 use crate::descriptor::DescriptorError;
@@ -15,8 +15,10 @@ use crate::digest::Digest;
 use crate::engine::{ArtifactAccess, CallBudgets, CallControl, CallFailure, Entry, Loaded, PrepareError, Sandbox};
 use crate::store::{DataDir, StoreError};
 
+mod probe;
+
 /// Where a component came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, strum::EnumIter)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Tier {
     /// Built from this source tree and shipped in the binary.
@@ -62,10 +64,21 @@ pub struct Health {
     pub status: String,
     /// `describe()` returned identical bytes twice.
     pub describe_deterministic: bool,
-    /// Published examples run to a well-formed outcome.
+    /// Published examples (recipes with all their steps) that ran to a
+    /// well-formed outcome: every one the descriptor lists.
     pub examples_run: u32,
+    /// Examples not run because a step names a capability no installed
+    /// component provides: only where the host installs a portfolio it was
+    /// given (the replay of an archive that holds part of one); an operator's
+    /// install is refused instead.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub examples_skipped: u32,
     /// Fuel the probe consumed.
     pub fuel_consumed: u64,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// An installed, loaded component.
@@ -91,8 +104,33 @@ pub enum InstallError {
     DuplicateId { digest: Digest, id: String, existing: Digest },
     #[error("component {digest}: health probe of {capability_id} failed: {message}")]
     HealthProbe { digest: Digest, capability_id: String, message: String },
+    #[error(
+        "component {}: example \"{}\" of {} failed at {}: {}",
+        .0.digest, .0.title, .0.capability_id, .0.path, .0.message
+    )]
+    Example(Box<ExampleFailure>),
+    #[error(
+        "component {digest}: example \"{title}\" of {capability_id} runs {step_capability} (steps.{step}), which no \
+         installed component provides: install its provider first"
+    )]
+    StepProviderMissing { digest: Digest, capability_id: String, title: String, step: usize, step_capability: String },
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+/// A published example that did not run to a well-formed outcome.
+#[derive(Debug)]
+pub struct ExampleFailure {
+    /// The component.
+    pub digest: Digest,
+    /// The capability (or checker) whose example it is.
+    pub capability_id: String,
+    /// The example's title (clipped).
+    pub title: String,
+    /// Where in the example: `steps.N…`, `input…`, `output` or `call`.
+    pub path: String,
+    /// What went wrong.
+    pub message: String,
 }
 
 /// Wall time each call of an install (the two `describe` calls, each health
@@ -105,6 +143,59 @@ fn install_control() -> CallControl {
 
 /// Ids already taken, and by which component.
 pub type TakenIds = BTreeMap<String, Digest>;
+
+/// The components installed before the one being installed: the ids they
+/// take, and where a recipe's steps that name their capabilities run.
+#[derive(Default)]
+pub struct Present {
+    taken: TakenIds,
+    components: BTreeMap<Digest, Arc<Installed>>,
+    skip_missing_steps: bool,
+}
+
+impl Present {
+    /// Install even when an example's step names a capability none of these
+    /// provides, skipping that example (counted in `examples_skipped`).
+    pub fn skip_missing_steps(&mut self) {
+        self.skip_missing_steps = true;
+    }
+
+    /// Add an installed component, taking its ids.
+    pub fn add(&mut self, installed: Arc<Installed>) {
+        for id in installed.record.ids() {
+            self.taken.insert(id, installed.record.digest);
+        }
+        self.components.insert(installed.record.digest, installed);
+    }
+
+    /// Whether an installed component provides `id`.
+    pub fn provides(&self, id: &str) -> bool {
+        self.taken.contains_key(id)
+    }
+
+    /// The installed components, by digest.
+    pub fn into_components(self) -> BTreeMap<Digest, Arc<Installed>> {
+        self.components
+    }
+
+    /// The component that provides `id`.
+    fn provider(&self, id: &str) -> Option<&Installed> {
+        self.taken.get(id).and_then(|digest| self.components.get(digest)).map(Arc::as_ref)
+    }
+}
+
+impl InstallRecord {
+    /// The capability ids the component provides (verifier ids for checkers).
+    pub fn ids(&self) -> Vec<String> {
+        let descriptor = &self.descriptor;
+        descriptor
+            .capabilities
+            .iter()
+            .map(|c| c.id.clone())
+            .chain(descriptor.checkers.iter().map(|k| k.capability_id.clone()))
+            .collect()
+    }
+}
 
 /// Compile (or load precompiled), check and pre-link component bytes.
 pub fn load(sandbox: &Sandbox, data: &DataDir, digest: Digest, bytes: &[u8]) -> Result<Loaded, InstallError> {
@@ -135,7 +226,7 @@ pub fn install(
     bytes: &[u8],
     tier: Tier,
     expect: Option<Digest>,
-    taken: &TakenIds,
+    present: &Present,
     budgets: &CallBudgets,
 ) -> Result<Installed, InstallError> {
     let digest = Digest::of(bytes);
@@ -156,9 +247,14 @@ pub fn install(
     let mut fuel = 0;
     let first = describe(&mut fuel)?;
     let second = describe(&mut fuel)?;
-    let descriptor = validate_descriptor(digest, &first, loaded.kind, taken)?;
-    let mut health =
-        Health { status: "PASSED".into(), describe_deterministic: first == second, examples_run: 0, fuel_consumed: 0 };
+    let descriptor = validate_descriptor(digest, &first, loaded.kind, &present.taken)?;
+    let mut health = Health {
+        status: "PASSED".into(),
+        describe_deterministic: first == second,
+        examples_run: 0,
+        examples_skipped: 0,
+        fuel_consumed: 0,
+    };
     if !health.describe_deterministic {
         return Err(InstallError::HealthProbe {
             digest,
@@ -166,13 +262,9 @@ pub fn install(
             message: "describe() returned different bytes on two calls".into(),
         });
     }
-    for capability in &descriptor.capabilities {
-        let Some(example) = capability.examples.first() else { continue };
-        let mode = capability.modes.first().copied().unwrap_or(Mode::Explore);
-        probe(sandbox, &loaded, &capability.id, mode, example, budgets, &mut fuel)?;
-        health.examples_run += 1;
-    }
-    health.fuel_consumed = fuel;
+    let mut probe = probe::Probe { sandbox, loaded: &loaded, descriptor: &descriptor, present, budgets, fuel };
+    (health.examples_run, health.examples_skipped) = probe.run_examples()?;
+    health.fuel_consumed = probe.fuel;
 
     data.put_component(bytes)?;
     let record = InstallRecord {
@@ -189,36 +281,6 @@ pub fn install(
     };
     data.put_record(&digest, &serde_json::to_value(&record).unwrap_or_default())?;
     Ok(Installed { record, loaded })
-}
-
-fn probe(
-    sandbox: &Sandbox,
-    loaded: &Loaded,
-    capability_id: &str,
-    mode: Mode,
-    example: &Example,
-    budgets: &CallBudgets,
-    fuel: &mut u64,
-) -> Result<(), InstallError> {
-    let failed = |message: String| InstallError::HealthProbe {
-        digest: loaded.digest,
-        capability_id: capability_id.to_owned(),
-        message,
-    };
-    let request = serde_json::json!({"capability_id": capability_id, "mode": mode, "input": example.input});
-    let report = sandbox.call(
-        loaded,
-        Entry::Run,
-        request.to_string().as_bytes(),
-        budgets,
-        ArtifactAccess::default(),
-        &install_control(),
-    );
-    *fuel += report.fuel_consumed;
-    let bytes = report.result.map_err(|f| failed(format!("example \"{}\" {f}", example.title)))?;
-    serde_json::from_slice::<Outcome>(&bytes)
-        .map_err(|e| failed(format!("example \"{}\" returned a malformed outcome: {e}", example.title)))?;
-    Ok(())
 }
 
 fn validate_descriptor(
