@@ -16,9 +16,6 @@ use jacobian::digest::Digest;
 use jacobian::engine::{ArtifactAccess, CallBudgets, CallControl, EngineConfig, Entry, Sandbox};
 use jacobian::store::StoreConfig;
 use jacobian::{Runtime, RuntimeConfig};
-use rmcp::ServiceExt;
-use rmcp::model::CallToolRequestParams;
-use rmcp::transport::TokioChildProcess;
 use serde_json::json;
 
 // The capabilities' compute cores, linked natively: the same source the
@@ -28,6 +25,8 @@ use jacobian_graph_core::enumerate;
 use jacobian_polynomial_core::{groebner, poly};
 use jacobian_sat_core::solver;
 
+#[path = "support/floor.rs"]
+mod floor;
 #[path = "../../tests/it/mcp_http.rs"]
 mod mcp_http;
 use mcp_http::{HttpClient, resident_kib};
@@ -175,31 +174,6 @@ fn core_invoke(runtime: &Runtime, iterations: usize) -> (f64, f64) {
         runtime.invoke(&request);
     }
     percentiles((0..iterations).map(|_| time(|| runtime.invoke(&request))).collect())
-}
-
-fn mcp_round_trip(dir: &std::path::Path, iterations: usize) -> (f64, f64) {
-    let rt = tokio::runtime::Runtime::new().expect("tokio");
-    rt.block_on(async {
-        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_jacobian"));
-        command.arg("--data-dir").arg(dir).arg("serve");
-        let client = ().serve(TokioChildProcess::new(command).expect("spawn")).await.expect("initialize");
-        let arguments = json!({"capability_id": "test.echo.message", "input": {"message": "hi"}});
-        let arguments = arguments.as_object().cloned().expect("object");
-        let mut samples = Vec::with_capacity(iterations);
-        for i in 0..(iterations + 100) {
-            let start = Instant::now();
-            let result = client
-                .call_tool(CallToolRequestParams::new("capability.invoke").with_arguments(arguments.clone()))
-                .await
-                .expect("call");
-            assert_eq!(result.is_error, Some(false));
-            if i >= 100 {
-                samples.push(start.elapsed());
-            }
-        }
-        client.cancel().await.expect("shutdown");
-        percentiles(samples)
-    })
 }
 
 /// Workspace: writes/second and query latency with 10,000 cards in 200
@@ -711,20 +685,14 @@ fn start_http_server(dir: &std::path::Path) -> (std::process::Child, String) {
 
 /// `jacobian --data-dir DIR ARGS… serve --http 127.0.0.1:0`, once it is ready.
 fn start_host(dir: &std::path::Path, args: &[&str]) -> (std::process::Child, String) {
-    use std::io::BufRead as _;
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_jacobian"))
-        .arg("--data-dir")
-        .arg(dir)
-        .args(args)
-        .args(["serve", "--http", "127.0.0.1:0"])
-        .args(std::env::var("BENCH_SERVE_ARGS").unwrap_or_default().split_whitespace())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("spawn jacobian");
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("ready line");
-    (child, line)
+    floor::until_ready(
+        std::process::Command::new(env!("CARGO_BIN_EXE_jacobian"))
+            .arg("--data-dir")
+            .arg(dir)
+            .args(args)
+            .args(["serve", "--http", "127.0.0.1:0"])
+            .args(std::env::var("BENCH_SERVE_ARGS").unwrap_or_default().split_whitespace()),
+    )
 }
 
 /// Several hosts on one store: 16 clients spread over the hosts, each with
@@ -1279,7 +1247,92 @@ fn random_3sat(variables: u32, clauses: usize, seed: u64) -> String {
     text
 }
 
+/// `capability.invoke` of the echo capability, as every transport figure sends it.
+fn echo_arguments() -> serde_json::Value {
+    json!({"capability_id": "test.echo.message", "input": {"message": "hi"}})
+}
+
+/// `jacobian --data-dir DIR serve` (stdio).
+fn jacobian_stdio(dir: &std::path::Path) -> std::process::Command {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_jacobian"));
+    command.arg("--data-dir").arg(dir).arg("serve");
+    command
+}
+
+/// A trivial invoke against the MCP transport's own floor, side by side in
+/// one run: the no-op rmcp server (`support/floor.rs`) and `jacobian serve`
+/// in alternating rounds under the same outside-style clients (rmcp's client
+/// over stdio; the keep-alive HTTP client over streamable HTTP), each round
+/// a fresh server: ready time (exec to `initialize` and `tools/list`
+/// answered), sequential p50 and p99, and throughput with 16 calls in flight.
+/// Prints each round and the ratios (targets: p50 ≤ 1.3×, p99 ≤ 1.5×,
+/// throughput ≥ 0.7× the floor's; ready ≤ 50 ms).
+fn floor_figures() {
+    const ROUNDS: usize = 3;
+    let dir = tempfile::tempdir().expect("temp dir");
+    drop(runtime_with_echo(dir.path()));
+    let servers = [floor::floor_stdio(), floor::Stdio { name: "jacobian", command: jacobian_stdio(dir.path()) }];
+    let mut ratios: Vec<[f64; 3]> = Vec::new();
+    let mut ready: Vec<f64> = Vec::new();
+    for round in 1..=ROUNDS {
+        let [floor, ours] = [0, 1].map(|i| floor::stdio_round(&servers[i], &echo_arguments(), 3000, 4000));
+        for (name, r) in [("floor", &floor), ("jacobian", &ours)] {
+            println!(
+                "floor: stdio round {round}: {name:8} ready {:.1} ms, sequential p50 {:.0} µs p99 {:.0} µs, 16 in flight {:.0}/s",
+                r.ready.as_secs_f64() * 1e3,
+                r.p50,
+                r.p99,
+                r.in_flight
+            );
+        }
+        ratios.push([ours.p50 / floor.p50, ours.p99 / floor.p99, ours.in_flight / floor.in_flight]);
+        ready.push(ours.ready.as_secs_f64() * 1e3);
+    }
+    let range = |k: usize, rows: &[[f64; 3]]| {
+        let (lo, hi) = rows.iter().map(|r| r[k]).fold((f64::INFINITY, 0.0_f64), |(lo, hi), x| (lo.min(x), hi.max(x)));
+        format!("{lo:.2}–{hi:.2}×")
+    };
+    println!(
+        "floor: stdio, jacobian / floor over {ROUNDS} rounds: p50 {} (target ≤ 1.3×), p99 {} (≤ 1.5×), 16 in flight {} (≥ 0.7×)",
+        range(0, &ratios),
+        range(1, &ratios),
+        range(2, &ratios)
+    );
+    let (lo, hi) = ready.iter().fold((f64::INFINITY, 0.0_f64), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+    println!(
+        "floor: stdio, jacobian ready (exec to initialize + tools/list answered) {lo:.1}–{hi:.1} ms (target ≤ 50 ms)"
+    );
+    let mut http: Vec<[f64; 3]> = Vec::new();
+    for round in 1..=ROUNDS {
+        let mut measured = Vec::new();
+        for name in ["floor", "jacobian"] {
+            let (mut child, line) = if name == "floor" { floor::floor_http() } else { start_http_server(dir.path()) };
+            let addr = line.trim().trim_start_matches("listening on http://").trim_end_matches("/mcp").to_owned();
+            let (_, p50, p99) = http_throughput(&addr, 1, None);
+            let (rate, _, _) = http_throughput(&addr, 16, None);
+            println!(
+                "floor: HTTP round {round}: {name:8} sequential p50 {p50:.0} µs p99 {p99:.0} µs, 16 clients {rate:.0}/s"
+            );
+            measured.push((p50, p99, rate));
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        let (f, o) = (measured[0], measured[1]);
+        http.push([o.0 / f.0, o.1 / f.1, o.2 / f.2]);
+    }
+    println!(
+        "floor: HTTP, jacobian / floor over {ROUNDS} rounds: p50 {} (target ≤ 1.3×), p99 {} (≤ 1.5×), 16 clients {} (≥ 0.7×)",
+        range(0, &http),
+        range(1, &http),
+        range(2, &http)
+    );
+}
+
+/// `cargo bench --bench runtime [-- SECTION…]`: every section, or those named (enumeration,
+/// induced_tree, startup, compile, instantiate, invoke, http, guests, workspace, sat, groebner, split,
+/// presets, floor). `core_profile`, named alone, runs 30,000 core invokes for a profiler.
 fn main() {
+    floor::serve_if_asked();
     let wanted: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
     let run = |section: &str| wanted.is_empty() || wanted.iter().any(|w| section.contains(w.as_str()));
     println!("Jacobian runtime benchmarks ({} cores)", std::thread::available_parallelism().map_or(1, |n| n.get()));
@@ -1314,8 +1367,12 @@ fn main() {
         let (core50, core99) = core_invoke(&runtime, 2000);
         println!("core invoke (schema validation + call + result): p50 {core50:.1} µs  p99 {core99:.1} µs");
         drop(runtime);
-        let (mcp50, mcp99) = mcp_round_trip(dir.path(), 1000);
-        println!("MCP stdio round trip (capability.invoke, sequential client): p50 {mcp50:.1} µs  p99 {mcp99:.1} µs");
+        let serve = floor::Stdio { name: "jacobian", command: jacobian_stdio(dir.path()) };
+        let round = floor::stdio_round(&serve, &echo_arguments(), 1000, 1600);
+        println!(
+            "MCP stdio round trip (capability.invoke, sequential client): p50 {:.1} µs  p99 {:.1} µs",
+            round.p50, round.p99
+        );
         let rate = mcp_pipelined(dir.path(), 5000, 64);
         println!("MCP stdio, 5000 capability.invoke calls pipelined 64 deep from one client: {rate:.0} invokes/s");
     }
@@ -1331,6 +1388,9 @@ fn main() {
         drop(runtime_with_echo(dir.path()));
         http_figures(dir.path());
         http_auth_figures(dir.path());
+    }
+    if run("floor") {
+        floor_figures();
     }
     if run("presets") {
         preset_figures();

@@ -3,7 +3,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use jacobian_guest::protocol::{BundleDescriptor, BundleKind, Example, PROTOCOL_VERSION, parse_step_reference};
+use jacobian_guest::protocol::{
+    BundleDescriptor, BundleKind, DeclaredCheck, Example, Outcome, PROTOCOL_VERSION, VerificationRoute,
+    parse_step_reference,
+};
 use serde_json::Value;
 
 use crate::digest::Digest;
@@ -74,6 +77,14 @@ pub fn validate(
         }
         Ok(())
     };
+    // Every example runs at install, each step a call: their number is bounded.
+    let calls: usize = (descriptor.capabilities.iter().map(|c| &c.examples))
+        .chain(descriptor.checkers.iter().map(|k| &k.examples))
+        .flat_map(|examples| examples.iter().map(|e| e.steps.len() + 1))
+        .sum();
+    if calls > MAX_EXAMPLE_CALLS {
+        return Err(bad("", format!("its examples make {calls} calls at install, at most {MAX_EXAMPLE_CALLS}")));
+    }
     for (i, c) in descriptor.capabilities.iter().enumerate() {
         claim(format!("capabilities.{i}.id"), &c.id)?;
         if c.modes.is_empty() {
@@ -120,6 +131,8 @@ pub fn validate(
 pub const MAX_EXAMPLES: usize = 8;
 /// Most steps before the call in one recipe.
 pub const MAX_RECIPE_STEPS: usize = 8;
+/// Most calls all of a bundle's examples make at install (steps included).
+pub const MAX_EXAMPLE_CALLS: usize = 128;
 
 /// Each example's steps name ids and refer only to steps before them, and its
 /// input validates against the input schema once its references stand for
@@ -137,8 +150,11 @@ fn check_examples(examples: &[Example], validator: &jsonschema::Validator, path:
             return Err((format!("{here}.steps"), message));
         }
         for (n, step) in example.steps.iter().enumerate() {
-            if !valid_id(&step.capability_id) {
-                let message = format!("{:?} is not a namespaced id", crate::limits::clip(&step.capability_id, 64));
+            if !valid_id(&step.capability_id) || RESERVED_IDS.contains(&step.capability_id.as_str()) {
+                let message = format!(
+                    "{:?} is not the namespaced id of a component's capability",
+                    crate::limits::clip(&step.capability_id, 64)
+                );
                 return Err((format!("{here}.steps.{n}.capability_id"), message));
             }
             resolve_step_references(&step.input, n, &format!("{here}.steps.{n}.input"), &placeholder)?;
@@ -156,41 +172,117 @@ fn check_examples(examples: &[Example], validator: &jsonschema::Validator, path:
 /// `value` with every step reference (`$steps.N.artifacts.ROLE`, `N` below
 /// `steps_before`) replaced by what `artifact` says step `N`'s artifact with
 /// that role is; (path, message) of the first reference that is malformed,
-/// points ahead, or names no artifact.
+/// points ahead, or names no artifact. The path is spelt only on an error
+/// (keys clipped), so deep input costs no memory per level beyond a segment.
 pub fn resolve_step_references(
     value: &Value,
     steps_before: usize,
     path: &str,
     artifact: &dyn Fn(usize, &str) -> Result<String, String>,
 ) -> Result<Value, (String, String)> {
+    let mut at = Vec::new();
+    resolve_at(value, steps_before, &mut at, artifact).map_err(|message| {
+        let spelt: String = at.iter().map(|segment: &String| format!(".{segment}")).collect();
+        (format!("{path}{spelt}"), message)
+    })
+}
+
+fn resolve_at(
+    value: &Value,
+    steps_before: usize,
+    at: &mut Vec<String>,
+    artifact: &dyn Fn(usize, &str) -> Result<String, String>,
+) -> Result<Value, String> {
+    let mut descend = |segment: String, item: &Value| {
+        at.push(segment);
+        let resolved = resolve_at(item, steps_before, at, artifact)?;
+        at.pop();
+        Ok::<_, String>(resolved)
+    };
     Ok(match value {
         Value::String(text) => match parse_step_reference(text) {
             None => value.clone(),
-            Some(Err(message)) => return Err((path.to_owned(), message)),
+            Some(Err(message)) => return Err(crate::limits::clip(&message, 256).into_owned()),
             Some(Ok((step, _))) if step >= steps_before => {
-                let message = format!("refers to step {step}, but only steps before {steps_before} have run");
-                return Err((path.to_owned(), message));
+                return Err(format!("refers to step {step}, but only steps before {steps_before} have run"));
             }
-            Some(Ok((step, role))) => Value::String(artifact(step, role).map_err(|m| (path.to_owned(), m))?),
+            Some(Ok((step, role))) => Value::String(artifact(step, role)?),
         },
         Value::Array(items) => Value::Array(
-            items
-                .iter()
-                .enumerate()
-                .map(|(i, item)| resolve_step_references(item, steps_before, &format!("{path}.{i}"), artifact))
-                .collect::<Result<_, _>>()?,
+            items.iter().enumerate().map(|(i, item)| descend(i.to_string(), item)).collect::<Result<_, _>>()?,
         ),
         Value::Object(fields) => Value::Object(
             fields
                 .iter()
-                .map(|(key, item)| {
-                    let resolved = resolve_step_references(item, steps_before, &format!("{path}.{key}"), artifact)?;
-                    Ok::<_, (String, String)>((key.clone(), resolved))
-                })
-                .collect::<Result<_, _>>()?,
+                .map(|(key, item)| Ok((key.clone(), descend(crate::limits::clip(key, 64).into_owned(), item)?)))
+                .collect::<Result<_, String>>()?,
         ),
         _ => value.clone(),
     })
+}
+
+/// What a producer's descriptor declares that each of its outcomes must keep to.
+pub struct Declared<'a> {
+    /// Artifact types its results may carry.
+    pub artifact_types: &'a [String],
+    /// Checker roles its routes may name.
+    pub checker_roles: &'a [String],
+    /// Its declared checks (empty in descriptors from before they were declared).
+    pub checks: &'a [DeclaredCheck],
+}
+
+/// Whether an outcome keeps to its descriptor: every artifact of a declared
+/// type, and a route (if any) to a declared check, in a format the
+/// certificate's own content agrees with.
+pub fn outcome_keeps_to(outcome: &Outcome, declared: &Declared<'_>) -> Result<(), String> {
+    if let Some(undeclared) = outcome.artifacts.iter().find(|a| !declared.artifact_types.contains(&a.schema_uri)) {
+        return Err(format!("artifact type {} is not declared in the descriptor", undeclared.schema_uri));
+    }
+    let Some(route) = &outcome.verification else { return Ok(()) };
+    route_declared(declared, route)?;
+    let written = outcome
+        .artifacts
+        .iter()
+        .find(|a| a.role == route.certificate_artifact_role)
+        .and_then(|a| a.content.get("format"))
+        .and_then(Value::as_str);
+    match written {
+        Some(format) if format != route.certificate_format => Err(format!(
+            "its route names certificate format {} but the certificate artifact says {format}",
+            route.certificate_format
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Whether a producer's route names a check its descriptor declares: the
+/// role always (`checker_roles`), and the checker and format too when the
+/// descriptor declares its checks (every bundle built with the current SDK).
+pub fn route_declared(declared: &Declared<'_>, route: &VerificationRoute) -> Result<(), String> {
+    let role = &route.checker_role;
+    if !declared.checker_roles.contains(role) {
+        return Err(format!("its route names checker role {role}, which its descriptor does not declare"));
+    }
+    if declared.checks.is_empty() {
+        return Ok(());
+    }
+    let checks: Vec<&DeclaredCheck> = declared.checks.iter().filter(|c| &c.checker_role == role).collect();
+    if !checks.iter().any(|c| c.verify_capability_id == route.verify_capability_id) {
+        return Err(format!(
+            "its route names checker {} for role {role}, which its descriptor does not declare",
+            route.verify_capability_id
+        ));
+    }
+    if !checks.iter().any(|c| {
+        c.verify_capability_id == route.verify_capability_id
+            && c.certificate_formats.contains(&route.certificate_format)
+    }) {
+        return Err(format!(
+            "its route names certificate format {} for role {role}, which its descriptor does not declare",
+            route.certificate_format
+        ));
+    }
+    Ok(())
 }
 
 /// Each accepted field is a top-level property of the input schema, and

@@ -356,15 +356,27 @@ fn argument_error<P: schemars::JsonSchema>(arguments: &Value, error: &serde_json
     .with("errors", errors)
 }
 
-/// Run a store-touching tool call on a blocking thread and shape its tool result.
-/// `capability.describe`'s output schema: one capability's projection or a
-/// page of results, both objects (said at the root, as MCP clients expect).
+/// What `capability.describe` answers as structured content: an answer, or
+/// (with `isError`) the diagnostic of a refused request.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // Only its schema is used: the answer is serialized as it is.
+enum DescribeOutput {
+    /// One capability's projection or a page of results.
+    Answer(crate::catalog::DescribeAnswer),
+    /// Why the request was refused.
+    Refused { diagnostic: Diagnostic },
+}
+
+/// `capability.describe`'s output schema: a projection, a page or a
+/// diagnostic, all objects (said at the root, as MCP clients expect).
 fn describe_output_schema() -> Arc<rmcp::model::JsonObject> {
-    let mut schema = (*rmcp::handler::server::tool::schema_for_output::<crate::catalog::DescribeAnswer>()).clone();
+    let mut schema = (*rmcp::handler::server::tool::schema_for_output::<DescribeOutput>()).clone();
     schema.insert("type".into(), json!("object"));
     Arc::new(schema)
 }
 
+/// Run a store-touching tool call on a blocking thread and shape its tool result.
 async fn blocking<T: serde::Serialize + Send + 'static>(
     call: impl FnOnce() -> Result<T, Diagnostic> + Send + 'static,
 ) -> Result<CallToolResult, McpError> {

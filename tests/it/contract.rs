@@ -331,9 +331,16 @@ async fn every_describe_answer_fits_the_published_output_schema() {
         }
     }
     assert!(asked.len() > 40, "{}", asked.len());
+    // A refused request's diagnostic fits it too.
+    for args in [json!({"capability_id": "no.such.capability"}), json!({"cursor": "not-a-cursor"})] {
+        let (answer, is_error) = call(&client, "capability.describe", args.clone()).await;
+        assert!(is_error && answer["diagnostic"]["code"].is_string(), "{args}: {answer}");
+        assert!(validator.is_valid(&answer), "{args}: {answer}");
+    }
     for args in asked {
         let (answer, is_error) = call(&client, "capability.describe", args.clone()).await;
         assert!(!is_error, "{args}: {answer}");
+        assert!(answer.get("diagnostic").is_none(), "{args}: {answer}");
         let errors: Vec<String> =
             validator.iter_errors(&answer).map(|e| format!("{} at {}", e, e.instance_path())).collect();
         assert!(errors.is_empty(), "{args}: {errors:?}");

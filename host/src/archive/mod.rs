@@ -397,7 +397,7 @@ impl Archive {
         let mut installed_any = false;
         for (digest, bytes) in unpacked.components.iter().filter(|(d, _)| !self.bundled.contains(d)) {
             let (_, new) = runtime
-                .install(bytes, Some(*digest))
+                .install_replayed(bytes, Some(*digest))
                 .map_err(|e| refuse(format!("components.{}", digest.to_hex()), e.to_string()))?;
             installed_any |= new;
         }

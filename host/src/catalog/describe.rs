@@ -50,7 +50,7 @@ fn project(catalog: &Catalog, binding: &Binding, e: &CatalogEntry, view: View) -
                 EntryKind::Verifier => "VERIFIED only when this checker is operator-authorized and accepts",
                 EntryKind::Router => "the routed checker's verdict: VERIFIED only from an operator-authorized checker",
             },
-            budget_presets: presets(&binding.budgets, &e.id),
+            budget_presets: presets(&binding.budgets, e),
         },
     });
     Projection {
@@ -136,10 +136,14 @@ fn related(catalog: &Catalog, binding: &Binding, e: &CatalogEntry) -> Vec<Relate
 }
 
 /// What each budget preset comes to under the operator's budgets, and how
-/// long it lasts for capability `id`.
-fn presets(budgets: &crate::policy::Budgets, id: &str) -> Vec<PresetView> {
+/// long it lasts for the capability.
+fn presets(budgets: &crate::policy::Budgets, e: &CatalogEntry) -> Vec<PresetView> {
     use strum::IntoEnumIterator;
-    let (fuel_per_second, rate_measured) = crate::budgets::rate(id);
+    // The table measured the bundled components: another component with the same id is not them.
+    let (fuel_per_second, rate_measured) = match e.tier {
+        crate::registry::Tier::Bundled => crate::budgets::rate(&e.id),
+        crate::registry::Tier::Operator => (crate::budgets::FUEL_PER_SECOND, false),
+    };
     crate::budgets::BudgetPreset::iter()
         .map(|preset| {
             let fuel = preset.fuel(budgets.fuel);

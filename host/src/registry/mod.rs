@@ -133,8 +133,8 @@ pub struct ExampleFailure {
     pub message: String,
 }
 
-/// Wall time each call of an install (the two `describe` calls, each health
-/// probe) may take: fuel bounds a component's work, not its host calls.
+/// Wall time each `describe` call of an install may take, and all of its
+/// example calls together: fuel bounds a component's work, not its host calls.
 pub const INSTALL_WALL: std::time::Duration = std::time::Duration::from_secs(30);
 
 fn install_control() -> CallControl {
@@ -262,7 +262,9 @@ pub fn install(
             message: "describe() returned different bytes on two calls".into(),
         });
     }
-    let mut probe = probe::Probe { sandbox, loaded: &loaded, descriptor: &descriptor, present, budgets, fuel };
+    let deadline = std::time::Instant::now() + INSTALL_WALL;
+    let mut probe =
+        probe::Probe { sandbox, loaded: &loaded, descriptor: &descriptor, present, budgets, fuel, deadline };
     (health.examples_run, health.examples_skipped) = probe.run_examples()?;
     health.fuel_consumed = probe.fuel;
 

@@ -1,7 +1,8 @@
 //! The install-time health probe: every published example runs, a recipe's
 //! steps first, each in the component that provides its capability (the one
 //! being installed or one installed before it), with the artifacts the steps
-//! make kept in memory for the calls that name them. Nothing is stored.
+//! make kept in memory for the calls that name them. Nothing is stored. All
+//! of one install's calls share one call's fuel and [`super::INSTALL_WALL`].
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -13,13 +14,14 @@ use jacobian_guest::protocol::{
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{ExampleFailure, InstallError, Present, install_control};
+use super::{ExampleFailure, InstallError, Present};
 use crate::descriptor::{compile_schema, resolve_step_references};
 use crate::digest::{Digest, canonical_json};
-use crate::engine::{ArtifactAccess, CallBudgets, Entry, Loaded, Sandbox};
+use crate::engine::{ArtifactAccess, CallBudgets, CallControl, Entry, Loaded, Sandbox};
 
-/// One install's probe: the component, what is installed beside it, and the
-/// fuel its calls have spent so far.
+/// One install's probe: the component, what is installed beside it, the
+/// fuel its calls have spent so far (the `describe` calls' included) and when
+/// its time is up.
 pub(super) struct Probe<'a> {
     pub sandbox: &'a Sandbox,
     pub loaded: &'a Loaded,
@@ -27,6 +29,7 @@ pub(super) struct Probe<'a> {
     pub present: &'a Present,
     pub budgets: &'a CallBudgets,
     pub fuel: u64,
+    pub deadline: std::time::Instant,
 }
 
 /// The artifacts a recipe's steps made: their stored bytes, and each step's by role.
@@ -45,7 +48,17 @@ impl<'a> Probe<'a> {
     /// (only when `present` allows it).
     pub fn run_examples(&mut self) -> Result<(u32, u32), InstallError> {
         let (mut ran, mut skipped) = (0, 0);
-        let descriptor = self.descriptor;
+        let mut tally = |outcome: Result<(), InstallError>, skip: bool| {
+            match outcome {
+                Err(InstallError::StepProviderMissing { .. }) if skip => skipped += 1,
+                outcome => {
+                    outcome?;
+                    ran += 1;
+                }
+            }
+            Ok::<(), InstallError>(())
+        };
+        let (descriptor, skip) = (self.descriptor, self.present.skip_missing_steps);
         for capability in &descriptor.capabilities {
             let mode = capability.modes.first().copied().unwrap_or(Mode::Explore);
             for example in &capability.examples {
@@ -53,10 +66,7 @@ impl<'a> Probe<'a> {
                     let request = InvokeRequest { capability_id: capability.id.clone(), mode, input };
                     probe.invoke(probe.loaded, capability, &request, access).map(drop)
                 };
-                match self.run(&capability.id, example, last) {
-                    Err(InstallError::StepProviderMissing { .. }) if self.present.skip_missing_steps => skipped += 1,
-                    outcome => outcome.map(|()| ran += 1)?,
-                }
+                tally(self.run(&capability.id, example, last), skip)?;
             }
         }
         for checker in &descriptor.checkers {
@@ -68,10 +78,7 @@ impl<'a> Probe<'a> {
                         .map(drop)
                         .map_err(|e| (String::new(), format!("returned a malformed verdict: {e}")))
                 };
-                match self.run(&checker.capability_id, example, last) {
-                    Err(InstallError::StepProviderMissing { .. }) if self.present.skip_missing_steps => skipped += 1,
-                    outcome => outcome.map(|()| ran += 1)?,
-                }
+                tally(self.run(&checker.capability_id, example, last), skip)?;
             }
         }
         Ok((ran, skipped))
@@ -84,11 +91,12 @@ impl<'a> Probe<'a> {
         example: &Example,
         last: impl FnOnce(&mut Self, Value, ArtifactAccess) -> Result<(), Failure>,
     ) -> Result<(), InstallError> {
+        let title = crate::limits::clip(&example.title, 128).into_owned();
         let failed = |(path, message): Failure| {
             InstallError::Example(Box::new(ExampleFailure {
                 digest: self.loaded.digest,
                 capability_id: subject.to_owned(),
-                title: crate::limits::clip(&example.title, 128).into_owned(),
+                title: title.clone(),
                 path,
                 message,
             }))
@@ -101,7 +109,7 @@ impl<'a> Probe<'a> {
                 self.provider(&step.capability_id).ok_or_else(|| InstallError::StepProviderMissing {
                     digest: self.loaded.digest,
                     capability_id: subject.to_owned(),
-                    title: crate::limits::clip(&example.title, 128).into_owned(),
+                    title: title.clone(),
                     step: n,
                     step_capability: step.capability_id.clone(),
                 })?;
@@ -155,13 +163,25 @@ impl<'a> Probe<'a> {
         let outcome: Outcome = serde_json::from_slice(&bytes)
             .map_err(|e| (String::new(), format!("returned a malformed outcome: {e}")))?;
         check_against(&capability.output_schema, &outcome.output, "output", "the output schema")?;
+        let declared = crate::descriptor::Declared {
+            artifact_types: &capability.artifact_types,
+            checker_roles: &capability.checker_roles,
+            checks: &capability.checks,
+        };
+        crate::descriptor::outcome_keeps_to(&outcome, &declared).map_err(|m| ("outcome".to_owned(), m))?;
         Ok(outcome)
     }
 
-    /// One call of `loaded` under the install budgets.
+    /// One call of `loaded` with what is left of the install's fuel and time.
     fn call(&mut self, loaded: &Loaded, request: &impl Serialize, access: ArtifactAccess) -> Result<Vec<u8>, Failure> {
+        let spent =
+            || (String::new(), "the examples spent the install's budget: one call's fuel and 30 s in all".into());
+        let fuel = self.budgets.fuel.checked_sub(self.fuel).filter(|&left| left > 0).ok_or_else(spent)?;
+        let wall = self.deadline.checked_duration_since(std::time::Instant::now()).ok_or_else(spent)?;
+        let budgets = CallBudgets { fuel, ..*self.budgets };
+        let control = CallControl { wall_limit: Some(wall), ..CallControl::default() };
         let request = serde_json::to_vec(request).unwrap_or_default();
-        let report = self.sandbox.call(loaded, Entry::Run, &request, self.budgets, access, &install_control());
+        let report = self.sandbox.call(loaded, Entry::Run, &request, &budgets, access, &control);
         self.fuel += report.fuel_consumed;
         report.result.map_err(|failure| (String::new(), format!("{failure}")))
     }

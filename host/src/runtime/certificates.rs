@@ -16,7 +16,7 @@ use crate::store::{CertificateRecord, DbError};
 
 use super::Runtime;
 use super::diagnostics::artifact_references;
-use super::execute::route_declared;
+use super::execute::declared;
 use super::pipeline::Certificate;
 use super::verify::Judging;
 
@@ -54,7 +54,7 @@ impl Runtime {
             certificate_format: record.certificate_format.clone(),
             certificate_artifact_role: String::new(),
         };
-        route_declared(producer, &route)?;
+        crate::descriptor::route_declared(&declared(producer), &route)?;
         if let Some(written) = envelope["content"]["format"].as_str()
             && written != record.certificate_format
         {

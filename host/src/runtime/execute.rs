@@ -5,9 +5,7 @@
 
 use std::time::Instant;
 
-use jacobian_guest::protocol::{
-    ARTIFACT_VERSION, DeclaredCheck, Lineage, Mode, Outcome, ProducerAssurance, VerificationRoute,
-};
+use jacobian_guest::protocol::{ARTIFACT_VERSION, Lineage, Mode, Outcome, ProducerAssurance};
 use serde_json::{Value, json};
 
 use crate::catalog::{CatalogEntry, EntryKind};
@@ -85,16 +83,7 @@ impl Runtime {
             let message = format!("output does not match the declared output schema: {}", bounded_text(error));
             return Ok((run, failed(message)));
         }
-        if let Some(undeclared) = outcome.artifacts.iter().find(|a| !call.entry.artifact_types.contains(&a.schema_uri))
-        {
-            return Ok((
-                run,
-                failed(format!("artifact type {} is not declared in the descriptor", undeclared.schema_uri)),
-            ));
-        }
-        if let Some(route) = &outcome.verification
-            && let Err(message) = route_declared(call.entry, route).and_then(|()| format_agrees(&outcome, route))
-        {
+        if let Err(message) = crate::descriptor::outcome_keeps_to(&outcome, &declared(call.entry)) {
             return Ok((run, failed(message)));
         }
         // Storing artifacts syncs files: not on a thread that must not be held
@@ -228,52 +217,12 @@ pub(super) fn facts(
     (run, answer)
 }
 
-/// Whether a producer's route names a check its descriptor declares: the
-/// role always (`checker_roles`), and the checker and format too when the
-/// descriptor declares its checks (every bundle built with the current SDK).
-pub(super) fn route_declared(entry: &CatalogEntry, route: &VerificationRoute) -> Result<(), String> {
-    let role = &route.checker_role;
-    if !entry.checker_roles.contains(role) {
-        return Err(format!("its route names checker role {role}, which its descriptor does not declare"));
-    }
-    if entry.checks.is_empty() {
-        return Ok(());
-    }
-    let declared: Vec<&DeclaredCheck> = entry.checks.iter().filter(|c| &c.checker_role == role).collect();
-    if !declared.iter().any(|c| c.verify_capability_id == route.verify_capability_id) {
-        return Err(format!(
-            "its route names checker {} for role {role}, which its descriptor does not declare",
-            route.verify_capability_id
-        ));
-    }
-    if !declared.iter().any(|c| {
-        c.verify_capability_id == route.verify_capability_id
-            && c.certificate_formats.contains(&route.certificate_format)
-    }) {
-        return Err(format!(
-            "its route names certificate format {} for role {role}, which its descriptor does not declare",
-            route.certificate_format
-        ));
-    }
-    Ok(())
-}
-
-/// Whether the certificate's own content agrees with the route on its
-/// format (content that names none is not checked): a producer cannot route
-/// a certificate as one format and write it as another.
-fn format_agrees(outcome: &Outcome, route: &VerificationRoute) -> Result<(), String> {
-    let written = outcome
-        .artifacts
-        .iter()
-        .find(|a| a.role == route.certificate_artifact_role)
-        .and_then(|a| a.content.get("format"))
-        .and_then(Value::as_str);
-    match written {
-        Some(format) if format != route.certificate_format => Err(format!(
-            "its route names certificate format {} but the certificate artifact says {format}",
-            route.certificate_format
-        )),
-        _ => Ok(()),
+/// What a producer's catalog entry declares that its outcomes keep to.
+pub(super) fn declared(entry: &CatalogEntry) -> crate::descriptor::Declared<'_> {
+    crate::descriptor::Declared {
+        artifact_types: &entry.artifact_types,
+        checker_roles: &entry.checker_roles,
+        checks: &entry.checks,
     }
 }
 

@@ -149,17 +149,17 @@ impl Runtime {
                 .map(|given| (given.name.clone(), Digest::of(&given.bytes), &given.bytes[..], given.built_here))
                 .collect(),
         };
-        // A component whose examples run steps in another waits for it: a
-        // second pass installs what the first deferred. A portfolio given
-        // for a replay may hold a checker without its producer; there its
-        // examples are skipped, while the bundled one must run every example.
-        let mut deferred = Vec::new();
-        for pass in [0, 1] {
-            let items = if pass == 0 { portfolio.clone() } else { std::mem::take(&mut deferred) };
-            if pass == 1 && matches!(config.portfolio, Portfolio::Given(_)) {
-                present.skip_missing_steps();
-            }
-            for (package, expected, bytes, trusted) in items {
+        // A component whose examples run steps in another waits for it:
+        // passes repeat while they install something. When one installs
+        // nothing, a last pass decides: a portfolio given for a replay may
+        // hold a checker without its producer, so there such examples are
+        // skipped (and counted); the bundled one must run every example.
+        let mut pending = portfolio;
+        let mut last_pass = false;
+        while !pending.is_empty() {
+            let before = pending.len();
+            let mut waiting = Vec::new();
+            for (package, expected, bytes, trusted) in pending {
                 let bundle_error = |e| OpenError::Bundled { package: package.clone(), source: Box::new(e) };
                 let installed = match records.get(&expected) {
                     Some(record) if record.tier == Tier::Bundled => {
@@ -176,8 +176,8 @@ impl Runtime {
                         &present,
                         &budgets,
                     ) {
-                        Err(InstallError::StepProviderMissing { .. }) if pass == 0 => {
-                            deferred.push((package, expected, bytes, trusted));
+                        Err(InstallError::StepProviderMissing { .. }) if !last_pass => {
+                            waiting.push((package, expected, bytes, trusted));
                             continue;
                         }
                         installed => installed.map_err(bundle_error)?,
@@ -188,6 +188,13 @@ impl Runtime {
                 }
                 present.add(Arc::new(installed));
             }
+            if waiting.len() == before {
+                last_pass = true;
+                if matches!(config.portfolio, Portfolio::Given(_)) {
+                    present.skip_missing_steps();
+                }
+            }
+            pending = waiting;
         }
         let mut load_failures = Vec::new();
         for record in records.into_values().filter(|r| r.tier == Tier::Operator) {
@@ -235,6 +242,27 @@ impl Runtime {
 
     /// Install an operator bundle. Idempotent by digest.
     pub fn install(&self, bytes: &[u8], expect: Option<Digest>) -> Result<(InstallRecord, bool), InstallError> {
+        self.install_with(bytes, expect, false)
+    }
+
+    /// Install a component an archive holds, for its replay: an example whose
+    /// step names a capability none of the installed components provides
+    /// (the archive holds only what its episodes used) is skipped and
+    /// counted, not a refusal.
+    pub fn install_replayed(
+        &self,
+        bytes: &[u8],
+        expect: Option<Digest>,
+    ) -> Result<(InstallRecord, bool), InstallError> {
+        self.install_with(bytes, expect, true)
+    }
+
+    fn install_with(
+        &self,
+        bytes: &[u8],
+        expect: Option<Digest>,
+        skip_missing_steps: bool,
+    ) -> Result<(InstallRecord, bool), InstallError> {
         let digest = Digest::of(bytes);
         if let Some(expected) = expect
             && expected != digest
@@ -247,6 +275,9 @@ impl Runtime {
         let mut present = Present::default();
         for installed in self.components.values() {
             present.add(Arc::clone(installed));
+        }
+        if skip_missing_steps {
+            present.skip_missing_steps();
         }
         let budgets: CallBudgets = self.policy().budgets.into();
         let installed =
