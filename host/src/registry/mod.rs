@@ -263,8 +263,16 @@ pub fn install(
         });
     }
     let deadline = std::time::Instant::now() + INSTALL_WALL;
-    let mut probe =
-        probe::Probe { sandbox, loaded: &loaded, descriptor: &descriptor, present, budgets, fuel, deadline };
+    let mut probe = probe::Probe {
+        sandbox,
+        loaded: &loaded,
+        descriptor: &descriptor,
+        present,
+        budgets,
+        fuel,
+        deadline,
+        validators: BTreeMap::new(),
+    };
     (health.examples_run, health.examples_skipped) = probe.run_examples()?;
     health.fuel_consumed = probe.fuel;
 

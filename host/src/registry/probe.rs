@@ -30,6 +30,9 @@ pub(super) struct Probe<'a> {
     pub budgets: &'a CallBudgets,
     pub fuel: u64,
     pub deadline: std::time::Instant,
+    /// Compiled schemas by capability id and which (input or output): a
+    /// recipe's steps call the same capabilities again and again.
+    pub validators: BTreeMap<(String, &'static str), jsonschema::Validator>,
 }
 
 /// The artifacts a recipe's steps made: their stored bytes, and each step's by role.
@@ -158,11 +161,11 @@ impl<'a> Probe<'a> {
         request: &InvokeRequest,
         access: ArtifactAccess,
     ) -> Result<Outcome, Failure> {
-        check_against(&capability.input_schema, &request.input, "input", "the input schema")?;
+        self.check_against(capability, "input", &request.input)?;
         let bytes = self.call(loaded, request, access)?;
         let outcome: Outcome = serde_json::from_slice(&bytes)
             .map_err(|e| (String::new(), format!("returned a malformed outcome: {e}")))?;
-        check_against(&capability.output_schema, &outcome.output, "output", "the output schema")?;
+        self.check_against(capability, "output", &outcome.output)?;
         let declared = crate::descriptor::Declared {
             artifact_types: &capability.artifact_types,
             checker_roles: &capability.checker_roles,
@@ -170,6 +173,29 @@ impl<'a> Probe<'a> {
         };
         crate::descriptor::outcome_keeps_to(&outcome, &declared).map_err(|m| ("outcome".to_owned(), m))?;
         Ok(outcome)
+    }
+
+    /// `value` validates against the capability's `which` schema ("input" or
+    /// "output"), or the first violation at that path.
+    fn check_against(
+        &mut self,
+        capability: &CapabilityDescriptor,
+        which: &'static str,
+        value: &Value,
+    ) -> Result<(), Failure> {
+        let key = (capability.id.clone(), which);
+        if !self.validators.contains_key(&key) {
+            let schema = if which == "input" { &capability.input_schema } else { &capability.output_schema };
+            let validator = compile_schema(schema).map_err(|e| (which.to_owned(), e))?;
+            self.validators.insert(key.clone(), validator);
+        }
+        match self.validators[&key].iter_errors(value).next() {
+            None => Ok(()),
+            Some(error) => Err((
+                which.to_owned(),
+                format!("does not validate against the {which} schema: {}", crate::limits::bounded_text(error)),
+            )),
+        }
     }
 
     /// One call of `loaded` with what is left of the install's fuel and time.
@@ -203,15 +229,4 @@ fn resolve(value: &Value, steps_before: usize, path: &str, made: &Made) -> Resul
     };
     let resolved = resolve_step_references(value, steps_before, path, &artifact)?;
     Ok((resolved, named.into_inner()))
-}
-
-/// `value` validates against `schema`, or the first violation at `path`.
-fn check_against(schema: &Value, value: &Value, path: &str, what: &str) -> Result<(), Failure> {
-    let validator = compile_schema(schema).map_err(|e| (path.to_owned(), e))?;
-    match validator.iter_errors(value).next() {
-        None => Ok(()),
-        Some(error) => {
-            Err((path.to_owned(), format!("does not validate against {what}: {}", crate::limits::bounded_text(error))))
-        }
-    }
 }
