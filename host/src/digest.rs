@@ -5,6 +5,9 @@ use std::str::FromStr;
 
 use sha2::{Digest as _, Sha256};
 
+mod canonical;
+pub use canonical::{canonical_json, canonical_members, push_canonical_string};
+
 /// A SHA-256 digest. Displayed as `sha256:<64 lowercase hex>`; parsed from
 /// that form or from bare hex.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -22,6 +25,11 @@ impl Digest {
     /// The digest of the canonical JSON form of `value`.
     pub fn of_json(value: &serde_json::Value) -> Self {
         Digest::of(&canonical_json(value))
+    }
+
+    /// The 32 bytes.
+    pub fn bytes(&self) -> &[u8; 32] {
+        &self.0
     }
 
     /// 64 lowercase hex digits.
@@ -102,12 +110,6 @@ impl schemars::JsonSchema for Digest {
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!({"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"})
     }
-}
-
-/// RFC 8785 canonical JSON bytes of `value`.
-pub fn canonical_json(value: &serde_json::Value) -> Vec<u8> {
-    // Serializing a `Value` cannot fail: every key is a string.
-    serde_json_canonicalizer::to_vec(value).unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -35,6 +35,37 @@ pub struct Policy {
     /// Quotas of tenants (authenticated HTTP callers); absent: none.
     #[serde(default, skip_serializing_if = "crate::quotas::Quotas::is_unlimited")]
     pub quotas: crate::quotas::Quotas,
+    /// [`Policy::digest`], once computed: every invocation records it. A
+    /// clone starts without it, so a policy cloned and then changed (as the
+    /// runtime does to deny every checker) computes its own. A policy is
+    /// shared read-only (`Arc<Policy>`) once its digest is asked for.
+    #[serde(skip)]
+    digest: DigestCell,
+}
+
+/// A digest computed on first use; empty again in a clone, and no part of a
+/// policy's equality.
+#[derive(Default)]
+struct DigestCell(std::sync::OnceLock<Digest>);
+
+impl Clone for DigestCell {
+    fn clone(&self) -> Self {
+        DigestCell::default()
+    }
+}
+
+impl PartialEq for DigestCell {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for DigestCell {}
+
+impl std::fmt::Debug for DigestCell {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("..")
+    }
 }
 
 /// The profiles an operator may select.
@@ -158,6 +189,7 @@ impl Default for Policy {
             checkers: Checkers::default(),
             experiments: Default::default(),
             quotas: Default::default(),
+            digest: DigestCell::default(),
         }
     }
 }
@@ -206,7 +238,7 @@ impl Policy {
     /// Stable digest of the policy's meaning (not its formatting), as
     /// recorded with each invocation: [`Policy::recorded`].
     pub fn digest(&self) -> Digest {
-        Digest::of_json(&self.recorded())
+        *self.digest.0.get_or_init(|| Digest::of_json(&self.recorded()))
     }
 
     /// The policy as an invocation records it and an archive carries it:

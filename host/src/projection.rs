@@ -4,13 +4,21 @@
 //! model reads: `STANDARD` keeps small outputs complete and replaces large
 //! output fields by their JSON path, type, byte count and SHA-256 (of their
 //! canonical JSON, so they can be checked against the episode); `SUMMARY`
-//! omits the output; `FULL` is the complete result. Every non-`FULL` text
-//! carries `mcp_projection`.
+//! omits the output; `FULL` is the complete result: the episode's own bytes.
+//! Every non-`FULL` text carries `mcp_projection`.
+//!
+//! The text is cut from the episode's canonical bytes rather than written
+//! again: a member kept whole is copied from them, and an omitted member's
+//! size and digest are those of its span in them, so every byte count and
+//! digest a model reads is exactly that of the episode it can fetch.
+
+use std::borrow::Cow;
+use std::ops::Range;
 
 use serde_json::{Map, Value, json};
 
 use crate::contract::ResultView;
-use crate::digest::{Digest, canonical_json};
+use crate::digest::{Digest, canonical_json, canonical_members, push_canonical_string};
 
 /// Outputs up to this many bytes stay complete in `STANDARD` text.
 pub const TEXT_OUTPUT_LIMIT: usize = 4096;
@@ -25,96 +33,123 @@ pub struct Projection {
     pub output_complete: bool,
 }
 
-/// Project `episode` (the result without accounting and transport).
-pub fn project(episode: &Value, view: ResultView, digest: &Digest, episode_uri: &str) -> Projection {
-    let mut text_value = episode.clone();
+/// An episode in canonical form: its members, its bytes (what is stored and
+/// digested) and where each member's value lies in them.
+pub struct Canonical<'e> {
+    pub members: &'e Map<String, Value>,
+    pub bytes: Vec<u8>,
+    pub spans: Vec<(&'e str, Range<usize>)>,
+}
+
+impl<'e> Canonical<'e> {
+    /// Write `episode` (the result without accounting and transport) in canonical form.
+    pub fn of(members: &'e Map<String, Value>) -> Self {
+        let (bytes, spans) = canonical_members(members);
+        Canonical { members, bytes, spans }
+    }
+}
+
+/// Project an episode for the model.
+pub fn project(episode: &Canonical<'_>, view: ResultView, digest: &Digest, episode_uri: &str) -> Projection {
+    if view == ResultView::Full {
+        return Projection { text: utf8(episode.bytes.clone()), output_complete: true };
+    }
     let mut omitted = Vec::new();
-    if let Some(map) = text_value.as_object_mut() {
-        if view == ResultView::Full {
-            let text = serde_json::to_string(&text_value).unwrap_or_default();
-            return Projection { text, output_complete: true };
-        }
-        // The caller's own request and the event trace stay in the episode only.
-        for key in ["request", "trace"] {
-            if let Some(value) = map.remove(key) {
-                marker(key, &value, &mut omitted);
+    // (name, text of its value), in canonical order; `None` drops the member.
+    let mut members: Vec<(&str, Option<Cow<'_, [u8]>>)> = Vec::with_capacity(episode.spans.len() + 1);
+    for (name, span) in &episode.spans {
+        let bytes = &episode.bytes[span.clone()];
+        let replaced = match (*name, view) {
+            // The caller's own request and the event trace stay in the episode only.
+            ("request" | "trace", _) => {
+                marker(name, bytes, &mut omitted);
+                None
             }
-        }
-        match view {
-            ResultView::Full => {}
-            ResultView::Summary => {
-                if let Some(output) = map.get_mut("output").filter(|o| !o.is_null()) {
-                    *output = marker("output", output, &mut omitted);
-                }
+            ("output", ResultView::Summary) if bytes != b"null" => Some(marker(name, bytes, &mut omitted).into()),
+            ("output", ResultView::Standard) if bytes.len() > TEXT_OUTPUT_LIMIT => {
+                Some(shrink(&episode.members[*name], bytes, &mut omitted).into())
             }
-            ResultView::Standard => {
-                if let Some(output) = map.get_mut("output")
-                    && canonical_json(output).len() > TEXT_OUTPUT_LIMIT
-                {
-                    shrink(output, "output", &mut omitted);
-                }
-                if let Some(log) = map.get_mut("guest_log")
-                    && canonical_json(log).len() > TEXT_OUTPUT_LIMIT
-                {
-                    *log = marker("guest_log", log, &mut omitted);
-                }
+            ("guest_log", ResultView::Standard) if bytes.len() > TEXT_OUTPUT_LIMIT => {
+                Some(marker(name, bytes, &mut omitted).into())
             }
-        }
-        map.insert(
-            "mcp_projection".into(),
-            json!({
-                "view": view,
-                "omitted": omitted,
-                "full_result_digest": digest.to_string(),
-                "full_result_episode_uri": episode_uri,
-                "note": "structured content carries the complete result; read the episode resource for it as text",
-            }),
-        );
+            _ => Some(bytes.into()),
+        };
+        members.push((name, replaced));
     }
     let output_complete = !omitted.iter().any(|o: &Value| o["path"].as_str().is_some_and(|p| p.starts_with("output")));
-    Projection { text: serde_json::to_string(&text_value).unwrap_or_default(), output_complete }
+    let projection = json!({
+        "view": view,
+        "omitted": omitted,
+        "full_result_digest": digest.to_string(),
+        "full_result_episode_uri": episode_uri,
+        "note": "structured content carries the complete result; read the episode resource for it as text",
+    });
+    // Every member name of a result is ASCII, so byte order is canonical order.
+    let at = members.partition_point(|(name, _)| *name < "mcp_projection");
+    members.insert(at, ("mcp_projection", Some(canonical_json(&projection).into())));
+    let mut text = Vec::with_capacity(episode.bytes.len() + 512);
+    text.push(b'{');
+    for (name, value) in members.iter().filter_map(|(name, value)| Some((name, value.as_ref()?))) {
+        if text.len() > 1 {
+            text.push(b',');
+        }
+        push_canonical_string(&mut text, name);
+        text.push(b':');
+        text.extend_from_slice(value);
+    }
+    text.push(b'}');
+    Projection { text: utf8(text), output_complete }
+}
+
+/// Canonical JSON as text: it is UTF-8, written from `str`s and ASCII.
+fn utf8(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// Replace the large fields of an object output (the whole output otherwise).
-fn shrink(output: &mut Value, path: &str, omitted: &mut Vec<Value>) {
-    match output {
-        Value::Object(fields) => {
-            let replaced: Map<String, Value> = fields
-                .iter()
-                .map(|(name, value)| {
-                    let field_path = format!("{path}.{name}");
-                    if canonical_json(value).len() > FIELD_LIMIT {
-                        (name.clone(), marker(&field_path, value, omitted))
-                    } else {
-                        (name.clone(), value.clone())
-                    }
-                })
-                .collect();
-            *fields = replaced;
+fn shrink(output: &Value, bytes: &[u8], omitted: &mut Vec<Value>) -> Vec<u8> {
+    let Value::Object(fields) = output else { return marker("output", bytes, omitted) };
+    let (canonical, spans) = canonical_members(fields);
+    let mut text = vec![b'{'];
+    for (i, (name, span)) in spans.into_iter().enumerate() {
+        if i > 0 {
+            text.push(b',');
         }
-        other => *other = marker(path, other, omitted),
+        push_canonical_string(&mut text, name);
+        text.push(b':');
+        let field = &canonical[span];
+        if field.len() > FIELD_LIMIT {
+            text.extend_from_slice(&marker(&format!("output.{name}"), field, omitted));
+        } else {
+            text.extend_from_slice(field);
+        }
     }
+    text.push(b'}');
+    text
 }
 
-fn marker(path: &str, value: &Value, omitted: &mut Vec<Value>) -> Value {
-    let bytes = canonical_json(value);
+/// Note `bytes` (a value's canonical form) as omitted at `path`; the text
+/// that stands in for it.
+fn marker(path: &str, bytes: &[u8], omitted: &mut Vec<Value>) -> Vec<u8> {
     let entry = json!({
         "path": path,
-        "type": type_name(value),
+        "type": type_name(bytes),
         "bytes": bytes.len(),
-        "sha256": Digest::of(&bytes).to_hex(),
+        "sha256": Digest::of(bytes).to_hex(),
     });
-    omitted.push(entry.clone());
-    json!({"omitted": entry})
+    let text = canonical_json(&json!({"omitted": entry}));
+    omitted.push(entry);
+    text
 }
 
-fn type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
+/// The JSON type of a canonical value, from its first byte.
+fn type_name(bytes: &[u8]) -> &'static str {
+    match bytes.first() {
+        Some(b'n') => "null",
+        Some(b't' | b'f') => "boolean",
+        Some(b'"') => "string",
+        Some(b'[') => "array",
+        Some(b'{') => "object",
+        _ => "number",
     }
 }

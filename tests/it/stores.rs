@@ -243,6 +243,24 @@ fn record(capability: &str, stop: StopReason, fuel: u64) -> InvocationRecord {
     }
 }
 
+/// A call's episode and its line are one commit in the data directory's
+/// database: both there, in order with lines appended alone.
+#[test]
+fn an_episode_and_its_line_are_written_in_one_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Sqlite::open(&dir.path().join("jacobian.db")).unwrap();
+    let body = br#"{"capability_id":"x"}"#;
+    let digest = Digest::of(body);
+    let episode = jacobian::store::EpisodeRow { digest: &digest, capability_id: "x", body };
+    assert_eq!(ExperimentStore::append(&db, "e", &record("x", StopReason::Failed, 1)).unwrap(), 1);
+    let line = InvocationRecord { episode: Some(digest), ..record("x", StopReason::Completed, 5) };
+    let ordinal = db.append_with_episode("e", &line, &episode).expect("the SQLite store writes both at once");
+    assert_eq!(ordinal.unwrap(), 2);
+    assert_eq!(db.get(&digest).unwrap().as_deref(), Some(&body[..]));
+    let lines = db.invocations("e").unwrap();
+    assert_eq!(lines.iter().map(|l| (l.ordinal, l.episode)).collect::<Vec<_>>(), [(1, None), (2, Some(digest))]);
+}
+
 #[test]
 fn experiment_ordinals_are_unique_across_handles_and_spend_sums() {
     for backend in Backend::both() {
@@ -343,6 +361,34 @@ fn the_policy_is_created_once_and_every_change_is_seen_by_every_handle() {
         });
         assert_eq!(wins, 1, "{name}: one compare-and-set wins");
     }
+}
+
+/// The data directory's policy stamp is one `stat`: it must still see every
+/// edit made in place (as an editor that rewrites the file does), of the
+/// same length, in quick succession, and a symbolic link is never trusted
+/// to a stamp.
+#[test]
+fn a_policy_edited_in_place_is_a_new_version_every_time() {
+    use std::io::{Seek as _, Write as _};
+    let dir = tempfile::tempdir().unwrap();
+    let data = DataDir::open(dir.path()).unwrap();
+    data.create_policy("n = 00\n").unwrap();
+    let path = dir.path().join(jacobian::store::POLICY_FILE);
+    let mut file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    let mut seen = std::collections::BTreeSet::new();
+    assert!(seen.insert(data.policy_stamp().expect("a stamp")));
+    assert_eq!(data.policy_stamp(), seen.first().copied(), "unchanged, the same stamp");
+    for i in 1..50 {
+        file.seek(std::io::SeekFrom::Start(0)).unwrap();
+        file.write_all(format!("n = {i:02}\n").as_bytes()).unwrap();
+        let stamp = data.policy_stamp().expect("a stamp");
+        assert!(seen.insert(stamp), "edit {i} looks like an earlier version");
+        assert_eq!(data.read_policy().unwrap(), Some(format!("n = {i:02}\n")));
+    }
+    drop(file);
+    std::fs::rename(&path, dir.path().join("elsewhere.toml")).unwrap();
+    std::os::unix::fs::symlink(dir.path().join("elsewhere.toml"), &path).unwrap();
+    assert_eq!(data.policy_stamp(), None, "a link is read afresh at every use");
 }
 
 #[test]

@@ -95,6 +95,19 @@ pub struct StdioRound {
     pub p99: f64,
     /// Calls per second with 16 in flight on one session.
     pub in_flight: f64,
+    /// The server's CPU time (user and system) per sequential call, in µs.
+    pub cpu_per_call: f64,
+}
+
+/// A process's CPU time so far (user and system), from `/proc`.
+fn cpu_time(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The fields after the parenthesized command name; utime and stime are the 14th and 15th.
+    let fields: Vec<&str> = stat.rsplit_once(')').map_or("", |(_, rest)| rest).split_whitespace().collect();
+    let ticks: u64 = fields.get(11..13).map_or(0, |f| f.iter().filter_map(|t| t.parse::<u64>().ok()).sum());
+    // SAFETY: sysconf has no preconditions.
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    Duration::from_micros(ticks * 1_000_000 / per_second)
 }
 
 /// Start the server, initialize, list tools, then `sequential` calls one at
@@ -106,7 +119,9 @@ pub fn stdio_round(server: &Stdio, arguments: &serde_json::Value, sequential: us
         command.stderr(std::process::Stdio::null());
         let arguments = arguments.as_object().cloned().expect("object arguments");
         let started = Instant::now();
-        let client = ().serve(rmcp::transport::TokioChildProcess::new(command).expect("spawn")).await.expect("initialize");
+        let child = rmcp::transport::TokioChildProcess::new(command).expect("spawn");
+        let pid = child.id().expect("child pid");
+        let client = ().serve(child).await.expect("initialize");
         let tools = client.list_all_tools().await.expect("tools/list");
         let ready = started.elapsed();
         assert!(tools.iter().any(|t| t.name == "capability.invoke"), "{}", server.name);
@@ -123,9 +138,11 @@ pub fn stdio_round(server: &Stdio, arguments: &serde_json::Value, sequential: us
             call(client.peer().clone(), arguments.clone()).await;
         }
         let mut samples = Vec::with_capacity(sequential);
+        let cpu_before = cpu_time(pid);
         for _ in 0..sequential {
             samples.push(call(client.peer().clone(), arguments.clone()).await);
         }
+        let cpu_per_call = (cpu_time(pid) - cpu_before).as_secs_f64() * 1e6 / sequential as f64;
         let (p50, p99) = super::percentiles(samples);
         let started = Instant::now();
         let workers: Vec<_> = (0..16)
@@ -143,7 +160,7 @@ pub fn stdio_round(server: &Stdio, arguments: &serde_json::Value, sequential: us
         }
         let in_flight = (parallel / 16 * 16) as f64 / started.elapsed().as_secs_f64();
         client.cancel().await.expect("shutdown");
-        StdioRound { ready, p50, p99, in_flight }
+        StdioRound { ready, p50, p99, in_flight, cpu_per_call }
     })
 }
 

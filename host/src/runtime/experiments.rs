@@ -7,7 +7,16 @@ use std::sync::Mutex;
 use crate::digest::Digest;
 use crate::experiments::{Admission, ExperimentBudgets, InvocationRecord, Reservation, Spent, StopReason, judge};
 use crate::quotas::{Exceeded, Quota, Usage, judge as judge_quota, now_ms};
-use crate::store::{DbError, ExperimentStore};
+use crate::store::{DbError, EpisodeRow, EpisodeStore, ExperimentStore};
+
+/// Why a call and its episode were not both recorded.
+#[derive(Debug)]
+pub enum RecordFailure {
+    /// The episode was not stored, nor (where they are written together) the line.
+    Episode(DbError),
+    /// The episode was stored; its line was not.
+    Line(ExperimentError),
+}
 
 /// A failure of the experiment store.
 #[derive(Debug, thiserror::Error)]
@@ -109,6 +118,34 @@ impl Experiments {
             // The row (or, for a call that never ran, nothing) takes the reservation's place.
             return Ok(shared.append_reserved(experiment, record, reservation)?);
         }
+        self.count_spend(experiment, record);
+        Ok(self.store.append(experiment, record)?)
+    }
+
+    /// Store the episode a line names, then record the line as
+    /// [`Experiments::record`] does: in one commit where the store can.
+    /// On [`RecordFailure::Episode`] nothing of the call was recorded.
+    pub fn record_with_episode(
+        &self,
+        experiment: &str,
+        record: &InvocationRecord,
+        reservation: Option<&Reservation>,
+        episode: &EpisodeRow<'_>,
+        episodes: &dyn EpisodeStore,
+    ) -> Result<u64, RecordFailure> {
+        if (reservation.is_none() || self.store.reservations().is_none())
+            && let Some(written) = self.store.append_with_episode(experiment, record, episode)
+        {
+            let ordinal = written.map_err(RecordFailure::Episode)?;
+            self.count_spend(experiment, record);
+            return Ok(ordinal);
+        }
+        episodes.put(episode.digest, episode.capability_id, episode.body).map_err(RecordFailure::Episode)?;
+        self.record(experiment, record, reservation).map_err(RecordFailure::Line)
+    }
+
+    /// Count a recorded call's spend in the memory of a local store.
+    fn count_spend(&self, experiment: &str, record: &InvocationRecord) {
         let admitted =
             !matches!(record.stop_reason, StopReason::ExperimentFuelSpent | StopReason::InvocationCapReached);
         if admitted && self.local() {
@@ -124,7 +161,6 @@ impl Experiments {
                 }
             }
         }
-        Ok(self.store.append(experiment, record)?)
     }
 
     /// Keep the policy an invocation ran under (once per digest), so an

@@ -9,14 +9,17 @@
 
 use std::time::Instant;
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
-use crate::contract::{Accounting, CapabilityResult, Diagnostic, InvokeRequest, ResultView, Transport, episode_uri};
-use crate::digest::{Digest, canonical_json};
+use crate::contract::{Accounting, CapabilityResult, InvokeRequest, ResultView, Transport, episode_uri};
+use crate::digest::Digest;
 use crate::experiments::{InvocationRecord, Reservation, StopReason};
+use crate::projection::Canonical;
+use crate::store::EpisodeRow;
 
 use super::Runtime;
 use super::diagnostics::storage_failed;
+use super::experiments::RecordFailure;
 use super::pipeline::{Concluded, Validated};
 use super::result::{ResultParts, build, deliver, unrecorded};
 
@@ -29,27 +32,78 @@ impl Runtime {
         started: Instant,
     ) -> CapabilityResult {
         let request = validated.request;
-        let Concluded { parts, mut stop } = concluded;
+        let Concluded { parts, stop } = concluded;
         let mut result = build(parts);
-        let view = request.view.unwrap_or_default();
-        let (transport, text) = match stop.replayable().then(|| self.store_episode(request, &result, view)) {
-            Some(Ok((stored, text))) => (Some(stored), text),
-            Some(Err(failed)) => {
+        if !stop.replayable() {
+            return self.record_unstored(validated, result, stop, reservation, started);
+        }
+        let members = episode_members(request, &result);
+        let episode = Canonical::of(&members);
+        let digest = Digest::of(&episode.bytes);
+        let (transport, text) = stored_view(&episode, &digest, request.view.unwrap_or_default());
+        let line = self.account(validated, &mut result, Some(transport), text, stop, started);
+        let row = EpisodeRow { digest: &digest, capability_id: &result.capability_id, body: &episode.bytes };
+        // The episode and its line are written together (one commit where
+        // the store can), and the answer goes out only after both.
+        let recorded = self.experiments.record_with_episode(
+            &validated.experiment,
+            &line,
+            reservation,
+            &row,
+            self.episodes.as_ref(),
+        );
+        match recorded {
+            Ok(ordinal) => result.accounting.ordinal = Some(ordinal),
+            Err(RecordFailure::Line(e)) => tracing::warn!(error = %e, "experiment record not written"),
+            Err(RecordFailure::Episode(e)) => {
                 // An answer without its durable record is no answer.
-                result = build(ResultParts::failed(&result.capability_id, result.mode, failed));
-                stop = StopReason::Unavailable;
-                unrecorded(&result, view)
+                let failed = storage_failed(format!("episode store: {e}"));
+                let result = build(ResultParts::failed(&result.capability_id, result.mode, failed));
+                return self.record_unstored(validated, result, StopReason::Unavailable, reservation, started);
             }
-            None => unrecorded(&result, view),
-        };
+        }
+        self.count(&result, stop);
+        result
+    }
+
+    /// Record a call whose result is not stored as an episode.
+    fn record_unstored(
+        &self,
+        validated: &Validated<'_>,
+        mut result: CapabilityResult,
+        stop: StopReason,
+        reservation: Option<&Reservation>,
+        started: Instant,
+    ) -> CapabilityResult {
+        let (transport, text) = unrecorded(&result, validated.request.view.unwrap_or_default());
+        let line = self.account(validated, &mut result, transport, text, stop, started);
+        match self.experiments.record(&validated.experiment, &line, reservation) {
+            Ok(ordinal) => result.accounting.ordinal = Some(ordinal),
+            Err(e) => tracing::warn!(error = %e, "experiment record not written"),
+        }
+        self.count(&result, stop);
+        result
+    }
+
+    /// Give `result` its transport, text and accounting; its experiment line
+    /// (the policy it ran under remembered).
+    fn account(
+        &self,
+        validated: &Validated<'_>,
+        result: &mut CapabilityResult,
+        transport: Option<Transport>,
+        text: String,
+        stop: StopReason,
+        started: Instant,
+    ) -> InvocationRecord {
         let accounting = Accounting {
             wall_time_us: started.elapsed().as_micros() as u64,
             fuel_consumed: result.fuel_consumed,
-            experiment: Some(self.experiment_named(request).to_owned()),
+            experiment: Some(self.experiment_named(validated.request).to_owned()),
             ordinal: None,
             stop_reason: Some(stop),
         };
-        deliver(&mut result, transport, text, accounting);
+        deliver(result, transport, text, accounting);
         let transport = result.transport.as_ref().filter(|t| t.stored);
         let policy = &validated.policy;
         let line = InvocationRecord {
@@ -61,46 +115,14 @@ impl Runtime {
             wall_time_us: result.accounting.wall_time_us,
             logical_bytes: transport.map_or(0, |t| t.logical_bytes),
             model_visible_bytes: transport.map_or(0, |t| t.model_visible_bytes),
-            wire_bytes: crate::limits::json_size(&result) as u64 + result.text.len() as u64,
+            wire_bytes: crate::limits::json_size(&*result) as u64 + result.text.len() as u64,
             policy_digest: policy.digest(),
         };
         let body = || policy.recorded().to_string();
         if let Err(e) = self.experiments.remember_policy(&line.policy_digest, body) {
             tracing::warn!(error = %e, "policy not remembered");
         }
-        match self.experiments.record(&validated.experiment, &line, reservation) {
-            Ok(ordinal) => result.accounting.ordinal = Some(ordinal),
-            Err(e) => tracing::warn!(error = %e, "experiment record not written"),
-        }
-        self.count(&result, stop);
-        result
-    }
-
-    /// Store the result as an episode; its transport metadata and text view.
-    fn store_episode(
-        &self,
-        request: &InvokeRequest,
-        result: &CapabilityResult,
-        view: ResultView,
-    ) -> Result<(Transport, String), Diagnostic> {
-        let episode = episode_value(request, result);
-        let body = canonical_json(&episode);
-        let digest = Digest::of(&body);
-        self.episodes
-            .put(&digest, &result.capability_id, &body)
-            .map_err(|e| storage_failed(format!("episode store: {e}")))?;
-        let uri = episode_uri(&digest);
-        let projection = crate::projection::project(&episode, view, &digest, &uri);
-        let transport = Transport {
-            view,
-            logical_bytes: body.len() as u64,
-            model_visible_bytes: projection.text.len() as u64,
-            output_complete_in_text: projection.output_complete,
-            full_result_digest: digest,
-            stored: true,
-            full_result_episode_uri: Some(uri),
-        };
-        Ok((transport, projection.text))
+        line
     }
 
     /// Count an answered invocation for `/metrics` (its id only if installed).
@@ -115,26 +137,48 @@ impl Runtime {
     }
 }
 
+/// A stored episode's transport metadata and text view.
+fn stored_view(episode: &Canonical<'_>, digest: &Digest, view: ResultView) -> (Transport, String) {
+    let uri = episode_uri(digest);
+    let projection = crate::projection::project(episode, view, digest, &uri);
+    let transport = Transport {
+        view,
+        logical_bytes: episode.bytes.len() as u64,
+        model_visible_bytes: projection.text.len() as u64,
+        output_complete_in_text: projection.output_complete,
+        full_result_digest: *digest,
+        stored: true,
+        full_result_episode_uri: Some(uri),
+    };
+    (transport, projection.text)
+}
+
 /// The result as an episode: everything but accounting, transport and text,
 /// plus the request that produced it (what a replay re-executes) and its
 /// ordinal event trace.
 pub fn episode_value(request: &InvokeRequest, result: &CapabilityResult) -> Value {
-    let mut value = serde_json::to_value(result).unwrap_or_default();
-    if let Some(map) = value.as_object_mut() {
-        map.remove("accounting");
-        map.remove("transport");
-        map.insert(
-            "request".into(),
-            json!({
-                "capability_id": request.capability_id,
-                "mode": request.mode,
-                "input": request.input,
-                "budget": request.budget,
-            }),
-        );
-        map.insert("trace".into(), Value::Array(trace(request, result)));
-    }
-    value
+    Value::Object(episode_members(request, result))
+}
+
+/// [`episode_value`]'s members.
+fn episode_members(request: &InvokeRequest, result: &CapabilityResult) -> Map<String, Value> {
+    let mut map = match serde_json::to_value(result) {
+        Ok(Value::Object(map)) => map,
+        _ => Map::new(),
+    };
+    map.remove("accounting");
+    map.remove("transport");
+    map.insert(
+        "request".into(),
+        json!({
+            "capability_id": request.capability_id,
+            "mode": request.mode,
+            "input": request.input,
+            "budget": request.budget,
+        }),
+    );
+    map.insert("trace".into(), Value::Array(trace(request, result)));
+    map
 }
 
 /// What happened, in order; `offset` is an ordinal, never a timestamp.

@@ -60,7 +60,10 @@ impl DataDir {
     /// Open (creating if needed) the data directory at `path`, keeping
     /// components, artifacts, records and policy in it.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
-        let objects = FileObjects { root: open_root(path, &[COMPONENTS, ARTIFACTS, REGISTRY, TMP])? };
+        let objects = FileObjects {
+            root: open_root(path, &[COMPONENTS, ARTIFACTS, REGISTRY, TMP])?,
+            held_policy: Default::default(),
+        };
         Self::with_objects(path, Box::new(objects))
     }
 
@@ -188,6 +191,9 @@ impl DataDir {
 /// The shared store kept in the data directory's own files.
 struct FileObjects {
     root: Dir,
+    /// The policy file the last stamp described, held open (see
+    /// [`ObjectStore::policy_stamp`] below), with that stamp.
+    held_policy: std::sync::Mutex<Option<(u128, cap_std::fs::File)>>,
 }
 
 impl FileObjects {
@@ -288,12 +294,44 @@ impl ObjectStore for FileObjects {
     }
 
     fn policy_stamp(&self) -> PolicyStamp {
-        // The text's own digest: two versions differ exactly when their texts
-        // do, whatever the clock's resolution or the file system's reuse of
-        // inodes. The file is small; reading it costs a few microseconds.
-        let text = self.root.read(POLICY_FILE).ok()?;
-        u128::from_str_radix(&Digest::of(&text).to_hex()[..32], 16).ok()
+        // The file's identity, size and change times: one stat a call, where
+        // opening, reading and hashing the text took six system calls, a
+        // tenth of a trivial invoke. It changes whenever the text does. Every
+        // writer here replaces the file (a new inode), and the file the
+        // current stamp describes is held open, so its inode number cannot
+        // be reused by a later file meanwhile. An edit in place changes the
+        // change time, which the kernel takes at full resolution once it has
+        // been read since the last change (multigrain timestamps; before
+        // them, a second edit of the same size within one clock tick of the
+        // first could be missed). A symbolic link gets no stamp, so its
+        // target is read afresh at every use.
+        let meta = self.root.symlink_metadata(POLICY_FILE).ok()?;
+        if !meta.is_file() {
+            return None;
+        }
+        let stamp = stamp_of(&meta);
+        let mut held = self.held_policy.lock().unwrap_or_else(|e| e.into_inner());
+        if held.as_ref().is_none_or(|(described, _)| *described != stamp) {
+            *held = None;
+            let file = self.root.open(POLICY_FILE).ok()?;
+            // Replaced between the two looks: no stamp yet.
+            if stamp_of(&file.metadata().ok()?) != stamp {
+                return None;
+            }
+            *held = Some((stamp, file));
+        }
+        Some(stamp)
     }
+}
+
+/// A file's stamp: its device, inode, size and modification and change times.
+fn stamp_of(meta: &cap_std::fs::Metadata) -> u128 {
+    use cap_std::fs::MetadataExt as _;
+    let fields =
+        [meta.dev(), meta.ino(), meta.size(), meta.mtime() as u64, meta.mtime_nsec() as u64, meta.ctime() as u64];
+    let mut bytes: Vec<u8> = fields.iter().flat_map(|f| f.to_le_bytes()).collect();
+    bytes.extend_from_slice(&meta.ctime_nsec().to_le_bytes());
+    u128::from_be_bytes(Digest::of(&bytes).bytes()[..16].try_into().unwrap_or_default())
 }
 
 impl FileObjects {

@@ -27,6 +27,15 @@ pub struct CertificateRecord {
     pub producer: Digest,
 }
 
+/// An episode as stored: its digest, the capability that answered, and its
+/// canonical bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct EpisodeRow<'a> {
+    pub digest: &'a Digest,
+    pub capability_id: &'a str,
+    pub body: &'a [u8],
+}
+
 /// Where episodes are kept: the data directory's SQLite database, or the
 /// shared PostgreSQL database of several hosts. Certificates' records are
 /// kept beside them.
@@ -50,6 +59,18 @@ pub trait ExperimentStore: Send + Sync {
     fn spent(&self, experiment: &str) -> Result<Spent, DbError>;
     /// Append a record; the store assigns the next ordinal atomically and returns it.
     fn append(&self, experiment: &str, record: &InvocationRecord) -> Result<u64, DbError>;
+    /// Store `episode` and append `record`, which names it, in one commit:
+    /// a call's two writes cost one, and a line never names an episode that
+    /// is not stored. `None` when this store writes them apart (the caller
+    /// then puts the episode first, then appends).
+    fn append_with_episode(
+        &self,
+        _experiment: &str,
+        _record: &InvocationRecord,
+        _episode: &EpisodeRow<'_>,
+    ) -> Option<Result<u64, DbError>> {
+        None
+    }
     /// Keep a policy body under its digest (idempotent).
     fn put_policy(&self, digest: &Digest, body: &str) -> Result<(), DbError>;
     /// A kept policy body.

@@ -1,11 +1,13 @@
 //! Episodes and experiment lines in `jacobian.db`.
 
-use rusqlite::{OptionalExtension, params};
+use rusqlite::{OptionalExtension, TransactionBehavior, params};
 
 use crate::digest::Digest;
 use crate::experiments::{InvocationRecord, Spent, StopReason};
 use crate::quotas::Usage;
-use crate::store::{CertificateRecord, DbError, EpisodeStore, ExperimentStore, RECORD_COLUMNS, certificate_record};
+use crate::store::{
+    CertificateRecord, DbError, EpisodeRow, EpisodeStore, ExperimentStore, RECORD_COLUMNS, certificate_record,
+};
 
 use super::{Role, Sqlite};
 
@@ -22,11 +24,34 @@ const APPEND: &str = "INSERT INTO experiment_invocations (experiment, ordinal, c
         ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
     RETURNING ordinal";
 
+/// An episode, kept once per digest.
+const PUT_EPISODE: &str = "INSERT OR IGNORE INTO episodes (digest, capability_id, body) VALUES (?1, ?2, ?3)";
+
+/// Append an experiment line on `conn`; its ordinal. One statement: the
+/// ordinal is assigned and the row written atomically.
+fn append_line(conn: &rusqlite::Connection, experiment: &str, record: &InvocationRecord) -> Result<u64, DbError> {
+    let ordinal: i64 = conn.prepare_cached(APPEND)?.query_row(
+        params![
+            experiment,
+            record.capability_id,
+            record.stop_reason.to_string(),
+            record.episode.map(|d| d.to_string()),
+            record.fuel as i64,
+            record.wall_time_us as i64,
+            record.logical_bytes as i64,
+            record.model_visible_bytes as i64,
+            record.wire_bytes as i64,
+            record.policy_digest.to_string(),
+        ],
+        |row| row.get(0),
+    )?;
+    Ok(ordinal as u64)
+}
+
 impl EpisodeStore for Sqlite {
     fn put(&self, digest: &Digest, capability_id: &str, body: &[u8]) -> Result<(), DbError> {
         let conn = self.write(Role::Episodes);
-        conn.prepare_cached("INSERT OR IGNORE INTO episodes (digest, capability_id, body) VALUES (?1, ?2, ?3)")?
-            .execute(params![digest.to_hex(), capability_id, body])?;
+        conn.prepare_cached(PUT_EPISODE)?.execute(params![digest.to_hex(), capability_id, body])?;
         Ok(())
     }
 
@@ -90,23 +115,28 @@ impl ExperimentStore for Sqlite {
     }
 
     fn append(&self, experiment: &str, record: &InvocationRecord) -> Result<u64, DbError> {
-        // One statement: the ordinal is assigned and the row written atomically.
-        let ordinal: i64 = self.write(Role::Experiments).prepare_cached(APPEND)?.query_row(
-            params![
-                experiment,
-                record.capability_id,
-                record.stop_reason.to_string(),
-                record.episode.map(|d| d.to_string()),
-                record.fuel as i64,
-                record.wall_time_us as i64,
-                record.logical_bytes as i64,
-                record.model_visible_bytes as i64,
-                record.wire_bytes as i64,
-                record.policy_digest.to_string(),
-            ],
-            |row| row.get(0),
-        )?;
-        Ok(ordinal as u64)
+        append_line(&self.write(Role::Experiments), experiment, record)
+    }
+
+    fn append_with_episode(
+        &self,
+        experiment: &str,
+        record: &InvocationRecord,
+        episode: &EpisodeRow<'_>,
+    ) -> Option<Result<u64, DbError>> {
+        let write = || {
+            let mut conn = self.write(Role::Experiments);
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            tx.prepare_cached(PUT_EPISODE)?.execute(params![
+                episode.digest.to_hex(),
+                episode.capability_id,
+                episode.body
+            ])?;
+            let ordinal = append_line(&tx, experiment, record)?;
+            tx.commit()?;
+            Ok(ordinal)
+        };
+        Some(write())
     }
 
     fn tenant_usage(&self, tenant: &str) -> Result<Option<Usage>, DbError> {
