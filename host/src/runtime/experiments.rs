@@ -133,7 +133,8 @@ impl Experiments {
         episode: &EpisodeRow<'_>,
         episodes: &dyn EpisodeStore,
     ) -> Result<u64, RecordFailure> {
-        if (reservation.is_none() || self.store.reservations().is_none())
+        // A reservation is only ever held in a shared store, whose line takes its place.
+        if reservation.is_none()
             && let Some(written) = self.store.append_with_episode(experiment, record, episode)
         {
             let ordinal = written.map_err(RecordFailure::Episode)?;

@@ -27,6 +27,12 @@ const APPEND: &str = "INSERT INTO experiment_invocations (experiment, ordinal, c
 /// An episode, kept once per digest.
 const PUT_EPISODE: &str = "INSERT OR IGNORE INTO episodes (digest, capability_id, body) VALUES (?1, ?2, ?3)";
 
+/// Keep an episode on `conn` (once per digest).
+fn put_episode(conn: &rusqlite::Connection, digest: &Digest, capability_id: &str, body: &[u8]) -> Result<(), DbError> {
+    conn.prepare_cached(PUT_EPISODE)?.execute(params![digest.to_hex(), capability_id, body])?;
+    Ok(())
+}
+
 /// Append an experiment line on `conn`; its ordinal. One statement: the
 /// ordinal is assigned and the row written atomically.
 fn append_line(conn: &rusqlite::Connection, experiment: &str, record: &InvocationRecord) -> Result<u64, DbError> {
@@ -50,9 +56,7 @@ fn append_line(conn: &rusqlite::Connection, experiment: &str, record: &Invocatio
 
 impl EpisodeStore for Sqlite {
     fn put(&self, digest: &Digest, capability_id: &str, body: &[u8]) -> Result<(), DbError> {
-        let conn = self.write(Role::Episodes);
-        conn.prepare_cached(PUT_EPISODE)?.execute(params![digest.to_hex(), capability_id, body])?;
-        Ok(())
+        put_episode(&self.write(Role::Episodes), digest, capability_id, body)
     }
 
     fn get(&self, digest: &Digest) -> Result<Option<Vec<u8>>, DbError> {
@@ -127,11 +131,7 @@ impl ExperimentStore for Sqlite {
         let write = || {
             let mut conn = self.write(Role::Experiments);
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            tx.prepare_cached(PUT_EPISODE)?.execute(params![
-                episode.digest.to_hex(),
-                episode.capability_id,
-                episode.body
-            ])?;
+            put_episode(&tx, episode.digest, episode.capability_id, episode.body)?;
             let ordinal = append_line(&tx, experiment, record)?;
             tx.commit()?;
             Ok(ordinal)
