@@ -322,7 +322,10 @@ where
 {
     fn from_context_part(context: &mut rmcp::handler::server::tool::ToolCallContext<S>) -> Result<Self, McpError> {
         let arguments = Value::Object(context.arguments.take().unwrap_or_default());
-        Ok(Parameters(serde_json::from_value::<P>(arguments.clone()).map_err(|e| argument_error::<P>(&arguments, &e))))
+        // Read from the arguments in place: no copy of a large input.
+        Ok(Parameters(
+            <P as serde::Deserialize>::deserialize(&arguments).map_err(|e| argument_error::<P>(&arguments, &e)),
+        ))
     }
 }
 

@@ -10,7 +10,10 @@
 //! The text is cut from the episode's canonical bytes rather than written
 //! again: a member kept whole is copied from them, and an omitted member's
 //! size and digest are those of its span in them, so every byte count and
-//! digest a model reads is exactly that of the episode it can fetch.
+//! digest a model reads is exactly that of the episode it can fetch. Numbers
+//! read as the episode stores them (RFC 8785: as IEEE doubles, so an integer
+//! beyond 2^53 is rounded; structured content keeps it exact, and outputs
+//! that need such integers exactly carry them as strings).
 
 use std::borrow::Cow;
 use std::ops::Range;

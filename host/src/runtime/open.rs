@@ -2,14 +2,14 @@
 //! (installed idempotently), the operator's components (re-hashed and
 //! loaded; one that fails is listed, not fatal) and the catalog.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use crate::bundled::BUNDLED;
 use crate::catalog::Catalog;
 use crate::digest::Digest;
-use crate::engine::{CallBudgets, EngineConfig, Sandbox};
+use crate::engine::{CallBudgets, EngineConfig, Loaded, Sandbox};
 use crate::metrics::Metrics;
 use crate::policy::{Policy, PolicyError};
 use crate::registry::{self, InstallError, InstallRecord, Installed, Present, Tier};
@@ -94,6 +94,38 @@ pub struct LoadFailure {
     pub reason: String,
 }
 
+/// Store an installed bundled component's bytes (idempotent: re-hashed,
+/// rewritten only if damaged) and load it from the precompiled cache.
+fn keep_and_load(sandbox: &Sandbox, data: &DataDir, digest: Digest, bytes: &[u8]) -> Result<Loaded, InstallError> {
+    data.put_component(bytes)?;
+    registry::load(sandbox, data, digest, bytes)
+}
+
+/// [`keep_and_load`] for each of `components`, on every core: reading,
+/// re-hashing and deserializing the portfolio is most of a start.
+fn preload<'b>(
+    sandbox: &Sandbox,
+    data: &DataDir,
+    components: impl Iterator<Item = (Digest, &'b [u8])>,
+) -> HashMap<Digest, Result<Loaded, InstallError>> {
+    let components: Vec<(Digest, &[u8])> = components.collect();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(components.len()).max(1);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|t| {
+                let mine: Vec<(Digest, &[u8])> = components.iter().skip(t).step_by(threads).copied().collect();
+                scope.spawn(move || {
+                    mine.into_iter()
+                        .map(|(digest, bytes)| (digest, keep_and_load(sandbox, data, digest, bytes)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        // A worker that panicked loaded nothing: its components load again, one by one.
+        workers.into_iter().filter_map(|w| w.join().ok()).flatten().collect()
+    })
+}
+
 /// The shared state alone, without loading any component: what operator
 /// commands that must work on a broken deployment (`jacobian policy`) use.
 pub fn open_state(config: &RuntimeConfig) -> Result<DataDir, OpenError> {
@@ -115,13 +147,12 @@ impl Runtime {
         let sandbox = Sandbox::new(config.engine).map_err(|e| OpenError::Engine(crate::errors::render(&*e)))?;
         let ceiling = sandbox.config().max_memory_bytes;
         // Hosts starting together: the first writes the default, all read the same.
-        let policy = match data.read_policy()? {
-            Some(text) => Policy::parse(&text, ceiling)?,
-            None => {
-                data.create_policy(&Policy::default().to_toml())?;
-                Policy::parse(&data.read_policy()?.unwrap_or_default(), ceiling)?
-            }
-        };
+        if data.read_policy()?.is_none() {
+            data.create_policy(&Policy::default().to_toml())?;
+        }
+        // The stamp before the text: a change in between is seen at the first use.
+        let stamp = data.policy_stamp();
+        let policy = Policy::parse(&data.read_policy()?.unwrap_or_default(), ceiling)?;
         let budgets: CallBudgets = policy.budgets.into();
         let records: BTreeMap<Digest, InstallRecord> = data
             .records()?
@@ -154,6 +185,11 @@ impl Runtime {
         // nothing, a last pass decides: a portfolio given for a replay may
         // hold a checker without its producer, so there such examples are
         // skipped (and counted); the bundled one must run every example.
+        let mut preloaded = preload(
+            &sandbox,
+            &data,
+            portfolio.iter().filter(|c| records.get(&c.1).is_some_and(|r| r.tier == Tier::Bundled)).map(|c| (c.1, c.2)),
+        );
         let mut pending = portfolio;
         let mut last_pass = false;
         while !pending.is_empty() {
@@ -163,9 +199,11 @@ impl Runtime {
                 let bundle_error = |e| OpenError::Bundled { package: package.clone(), source: Box::new(e) };
                 let installed = match records.get(&expected) {
                     Some(record) if record.tier == Tier::Bundled => {
-                        data.put_component(bytes)?;
-                        let loaded = registry::load(&sandbox, &data, expected, bytes).map_err(bundle_error)?;
-                        Installed { record: record.clone(), loaded }
+                        let loaded = match preloaded.remove(&expected) {
+                            Some(loaded) => loaded,
+                            None => keep_and_load(&sandbox, &data, expected, bytes),
+                        };
+                        Installed { record: record.clone(), loaded: loaded.map_err(bundle_error)? }
                     }
                     _ => match registry::install(
                         &sandbox,
@@ -217,7 +255,6 @@ impl Runtime {
         }
         let components = present.into_components();
         let catalog = Catalog::build(components.values().map(Arc::as_ref));
-        let stamp = data.policy_stamp();
         Ok(Runtime {
             data,
             sandbox,

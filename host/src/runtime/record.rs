@@ -57,7 +57,7 @@ impl Runtime {
             Err(RecordFailure::Line(e)) => tracing::warn!(error = %e, "experiment record not written"),
             Err(RecordFailure::Episode(e)) => {
                 // An answer without its durable record is no answer.
-                let failed = storage_failed(format!("episode store: {e}"));
+                let failed = storage_failed(format!("episode store (the episode and its experiment line): {e}"));
                 let result = build(ResultParts::failed(&result.capability_id, result.mode, failed));
                 return self.record_unstored(validated, result, StopReason::Unavailable, reservation, started);
             }

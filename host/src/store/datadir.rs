@@ -296,41 +296,61 @@ impl ObjectStore for FileObjects {
     fn policy_stamp(&self) -> PolicyStamp {
         // The file's identity, size and change times: one stat a call, where
         // opening, reading and hashing the text took six system calls, a
-        // tenth of a trivial invoke. It changes whenever the text does. Every
-        // writer here replaces the file (a new inode), and the file the
-        // current stamp describes is held open, so its inode number cannot
-        // be reused by a later file meanwhile. An edit in place changes the
-        // change time, which the kernel takes at full resolution once it has
-        // been read since the last change (multigrain timestamps; before
-        // them, a second edit of the same size within one clock tick of the
-        // first could be missed). A symbolic link gets no stamp, so its
-        // target is read afresh at every use.
+        // tenth of a trivial invoke. It changes whenever the text does:
+        // every writer here replaces the file (a new inode), and the file the
+        // current stamp describes is held open, so its inode number cannot be
+        // reused by a later file meanwhile; an edit in place changes the
+        // change time. Times alone cannot tell apart two edits of one size
+        // within one tick of the file system's clock, so while the file
+        // changed less than `TIMES_SETTLE` ago, and always for a symbolic
+        // link (whose own times say nothing of its target), the text's
+        // digest is part of the stamp too.
         let meta = self.root.symlink_metadata(POLICY_FILE).ok()?;
         if !meta.is_file() {
-            return None;
+            return Some(stamp_of(&meta, Some(&self.root.read(POLICY_FILE).ok()?)));
         }
-        let stamp = stamp_of(&meta);
+        let stamp = stamp_of(&meta, None);
         let mut held = self.held_policy.lock().unwrap_or_else(|e| e.into_inner());
         if held.as_ref().is_none_or(|(described, _)| *described != stamp) {
             *held = None;
             let file = self.root.open(POLICY_FILE).ok()?;
             // Replaced between the two looks: no stamp yet.
-            if stamp_of(&file.metadata().ok()?) != stamp {
+            if stamp_of(&file.metadata().ok()?, None) != stamp {
                 return None;
             }
             *held = Some((stamp, file));
+        }
+        drop(held);
+        if changed_lately(&meta) {
+            return Some(stamp_of(&meta, Some(&self.root.read(POLICY_FILE).ok()?)));
         }
         Some(stamp)
     }
 }
 
-/// A file's stamp: its device, inode, size and modification and change times.
-fn stamp_of(meta: &cap_std::fs::Metadata) -> u128 {
+/// How long after a change the policy file's times are not trusted alone
+/// (many clock ticks of any file system, and clocks a little apart).
+const TIMES_SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Whether a file changed less than [`TIMES_SETTLE`] ago (or its change time is ahead of the clock).
+fn changed_lately(meta: &cap_std::fs::Metadata) -> bool {
+    use cap_std::fs::MetadataExt as _;
+    let changed = std::time::Duration::new(meta.ctime().max(0) as u64, meta.ctime_nsec().clamp(0, 999_999_999) as u32);
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    now.checked_sub(changed).is_none_or(|age| age < TIMES_SETTLE)
+}
+
+/// A file's stamp: its device, inode, size and modification and change
+/// times, and the digest of `text` when given.
+fn stamp_of(meta: &cap_std::fs::Metadata, text: Option<&[u8]>) -> u128 {
     use cap_std::fs::MetadataExt as _;
     let fields =
         [meta.dev(), meta.ino(), meta.size(), meta.mtime() as u64, meta.mtime_nsec() as u64, meta.ctime() as u64];
     let mut bytes: Vec<u8> = fields.iter().flat_map(|f| f.to_le_bytes()).collect();
     bytes.extend_from_slice(&meta.ctime_nsec().to_le_bytes());
+    if let Some(text) = text {
+        bytes.extend_from_slice(Digest::of(text).bytes());
+    }
     u128::from_be_bytes(Digest::of(&bytes).bytes()[..16].try_into().unwrap_or_default())
 }
 

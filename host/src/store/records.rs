@@ -62,7 +62,9 @@ pub trait ExperimentStore: Send + Sync {
     /// Store `episode` and append `record`, which names it, in one commit:
     /// a call's two writes cost one, and a line never names an episode that
     /// is not stored. `None` when this store writes them apart (the caller
-    /// then puts the episode first, then appends).
+    /// then puts the episode first, then appends). Only a store that is also
+    /// the runtime's [`EpisodeStore`] may write them together (`store::open`
+    /// builds both from one database).
     fn append_with_episode(
         &self,
         _experiment: &str,
