@@ -43,6 +43,13 @@ fn expect_digest_mismatch_is_refused_and_reinstall_is_idempotent() {
         jacobian::bundled::BUNDLED.len(),
         "only the bundled components are recorded"
     );
+    // A bundled component is stored under the digest its build computed,
+    // without hashing it again at every start: that digest is its bytes'.
+    for bundled in jacobian::bundled::BUNDLED {
+        assert_eq!(bundled.sha256, Digest::of(bundled.bytes).to_hex(), "{}", bundled.package);
+        let stored = std::fs::read(dir.path().join("components").join(format!("{}.wasm", bundled.sha256))).unwrap();
+        assert!(stored == bundled.bytes, "{}", bundled.package);
+    }
     let (record, new) = runtime.install(&echo, Some(Digest::of(&echo))).expect("installs");
     assert!(new);
     assert_eq!(record.kind, BundleKind::Capability);

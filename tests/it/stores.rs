@@ -651,6 +651,37 @@ fn the_sqlite_log_is_checkpointed_by_its_own_thread() {
     assert_eq!(stored.map(|b| b.len()), Some(body.len()));
 }
 
+/// Under writing that never pauses, the checkpointer still catches up and the
+/// write-ahead log is reused (truncated back to its threshold): a log that
+/// only grows makes every later start replay all of it.
+#[test]
+fn the_sqlite_log_is_reused_under_steady_writing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("jacobian.db");
+    let database = Sqlite::open(&path).unwrap();
+    let wal = |path: &Path| std::fs::metadata(format!("{}-wal", path.display())).map_or(0, |m| m.len());
+    // About 16 MiB a second (a millisecond between writes), for 5 s at most:
+    // far more than the threshold, and never a pause long enough for a
+    // checkpoint to finish between two commits.
+    let body = vec![b'x'; 16 << 10];
+    let (mut largest, mut reused) = (0, false);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    for i in 0u32.. {
+        if std::time::Instant::now() > deadline {
+            break;
+        }
+        EpisodeStore::put(&database, &Digest::of(&i.to_le_bytes()), "test.checkpoint", &body).unwrap();
+        let size = wal(&path);
+        if size < largest {
+            reused = true;
+            break;
+        }
+        largest = size;
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    assert!(reused, "the log grew to {largest} bytes and was never reused");
+}
+
 /// Calls in flight under a tenant's quota are counted on every host of a
 /// shared store, and a released place is free again.
 #[test]

@@ -97,7 +97,7 @@ pub struct LoadFailure {
 /// Store an installed bundled component's bytes (idempotent: re-hashed,
 /// rewritten only if damaged) and load it from the precompiled cache.
 fn keep_and_load(sandbox: &Sandbox, data: &DataDir, digest: Digest, bytes: &[u8]) -> Result<Loaded, InstallError> {
-    data.put_component(bytes)?;
+    data.keep_component(&digest, bytes)?;
     registry::load(sandbox, data, digest, bytes)
 }
 
