@@ -34,7 +34,19 @@ impl Digest {
 
     /// 64 lowercase hex digits.
     pub fn to_hex(&self) -> String {
-        hex::encode(self.0)
+        // Valid UTF-8: every byte is an ASCII hex digit.
+        String::from_utf8(self.hex_digits().to_vec()).unwrap_or_default()
+    }
+
+    /// The 64 hex digits, on the stack (a digest is shown several times a call).
+    fn hex_digits(&self) -> [u8; 64] {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let mut out = [0u8; 64];
+        for (pair, byte) in out.chunks_exact_mut(2).zip(self.0) {
+            pair[0] = DIGITS[usize::from(byte >> 4)];
+            pair[1] = DIGITS[usize::from(byte & 15)];
+        }
+        out
     }
 
     /// `artifact://sha256/<hex>`.
@@ -75,7 +87,9 @@ impl FromStr for Digest {
 
 impl fmt::Display for Digest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "sha256:{}", self.to_hex())
+        let digits = self.hex_digits();
+        f.write_str("sha256:")?;
+        f.write_str(std::str::from_utf8(&digits).map_err(|_| fmt::Error)?)
     }
 }
 

@@ -1,6 +1,6 @@
 //! Episodes and experiment lines in `jacobian.db`.
 
-use rusqlite::{OptionalExtension, TransactionBehavior, params};
+use rusqlite::{OptionalExtension, params};
 
 use crate::digest::Digest;
 use crate::experiments::{InvocationRecord, Spent, StopReason};
@@ -128,15 +128,11 @@ impl ExperimentStore for Sqlite {
         record: &InvocationRecord,
         episode: &EpisodeRow<'_>,
     ) -> Option<Result<u64, DbError>> {
-        let write = || {
-            let mut conn = self.write(Role::Experiments);
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            put_episode(&tx, episode.digest, episode.capability_id, episode.body)?;
-            let ordinal = append_line(&tx, experiment, record)?;
-            tx.commit()?;
-            Ok(ordinal)
-        };
-        Some(write())
+        let conn = self.write(Role::Experiments);
+        Some(super::immediate(&conn, |tx| {
+            put_episode(tx, episode.digest, episode.capability_id, episode.body)?;
+            append_line(tx, experiment, record)
+        }))
     }
 
     fn tenant_usage(&self, tenant: &str) -> Result<Option<Usage>, DbError> {
