@@ -5,7 +5,7 @@
 //! arguments into core requests and core results into tool results; all
 //! behaviour lives in [`crate::runtime`] and [`crate::resources`]. A quick
 //! component call is answered on the async thread, within fixed bounds
-//! ([`Runtime::try_invoke_quick`]); every other call, and every other tool
+//! ([`Runtime::invoke_quick`], its writes in a group commit); every other call, and every other tool
 //! that touches a store, runs on a blocking thread.
 
 use std::sync::Arc;
@@ -20,6 +20,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use serde_json::{Value, json};
+use tracing::Instrument as _;
 
 use crate::contract::{CapabilityResult, Code, DescribeRequest, Diagnostic, InvokeRequest, Stage, Status};
 use crate::engine::CallControl;
@@ -175,7 +176,7 @@ never conclusions.",
             .extensions
             .get::<axum::http::request::Parts>()
             .is_some_and(|parts| parts.extensions.get::<Bulk>().is_some());
-        if !bulk && let Some(result) = span.in_scope(|| self.runtime.try_invoke_quick(&request)) {
+        if !bulk && let Some(result) = self.runtime.invoke_quick(&request).instrument(span.clone()).await {
             return Ok(invoke_tool_result(&result));
         }
         let mut control = CallControl::default();

@@ -145,3 +145,57 @@ fn a_thousand_invalid_requests_leave_no_row_reservation_or_episode_on_postgres()
     assert_eq!(count("SELECT count(*) FROM experiment_reservations"), 0, "its reservation went with its record");
     assert_eq!(count("SELECT count(*) FROM episodes"), episodes + 1);
 }
+
+/// Quick calls answered on one thread share one commit: each call's writes
+/// wait for the leader's, nothing is answered before it is written, and a
+/// leader cancelled before it wrote still writes the calls that joined it.
+#[test]
+fn quick_calls_answered_together_are_written_in_one_commit() {
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::task::{Context, Poll, Waker};
+    type Call<'a> = Pin<Box<dyn Future<Output = Option<jacobian::contract::CapabilityResult>> + 'a>>;
+    let poll = |call: &mut Call<'_>| call.as_mut().poll(&mut Context::from_waker(Waker::noop()));
+    let (installing, dir) = support::runtime();
+    installing.install(&support::test_guest("echo"), None).expect("echo installs");
+    drop(installing);
+    let runtime = support::open(dir.path().to_path_buf());
+    let requests: Vec<InvokeRequest> = (0..10)
+        .map(|i| InvokeRequest {
+            capability_id: "test.echo.message".into(),
+            input: json!({"message": format!("call {i}")}),
+            experiment: Some("grouped".into()),
+            ..InvokeRequest::default()
+        })
+        .collect();
+    let lines = || runtime.experiments().invocations("grouped").unwrap().len();
+    let mut calls: Vec<Call<'_>> =
+        requests[..8].iter().map(|r| Box::pin(runtime.invoke_quick(r)) as Call<'_>).collect();
+    // Each runs up to its writes and waits: the first leads.
+    for call in &mut calls {
+        match poll(call) {
+            Poll::Pending => {}
+            Poll::Ready(result) => panic!("answered before written: {:?}", result.map(|r| r.text)),
+        }
+    }
+    assert_eq!(lines(), 0, "nothing is written before the leader writes");
+    let mut ordinals = Vec::new();
+    for call in &mut calls {
+        let Poll::Ready(Some(result)) = poll(call) else { panic!("a quick call is answered once written") };
+        assert_eq!(result.status, Status::Completed, "{}", result.text);
+        let transport = result.transport.as_ref().filter(|t| t.stored).expect("stored as an episode");
+        assert!(runtime.episode(&transport.full_result_digest).unwrap().is_some(), "resolvable when answered");
+        ordinals.push(result.accounting.ordinal.expect("an ordinal"));
+    }
+    assert_eq!(ordinals, (1..=8).collect::<Vec<u64>>());
+    assert_eq!(lines(), 8);
+    // The leader dropped (its client went away) after the other joined.
+    let mut leader: Call<'_> = Box::pin(runtime.invoke_quick(&requests[8]));
+    let mut joined: Call<'_> = Box::pin(runtime.invoke_quick(&requests[9]));
+    assert!(poll(&mut leader).is_pending());
+    assert!(poll(&mut joined).is_pending());
+    drop(leader);
+    let Poll::Ready(Some(result)) = poll(&mut joined) else { panic!("the call that joined is answered") };
+    assert_eq!(result.accounting.ordinal, Some(10));
+    assert_eq!(lines(), 10, "the cancelled leader's own writes stand too");
+}

@@ -254,11 +254,61 @@ fn an_episode_and_its_line_are_written_in_one_commit() {
     let episode = jacobian::store::EpisodeRow { digest: &digest, capability_id: "x", body };
     assert_eq!(ExperimentStore::append(&db, "e", &record("x", StopReason::Failed, 1)).unwrap(), 1);
     let line = InvocationRecord { episode: Some(digest), ..record("x", StopReason::Completed, 5) };
-    let ordinal = db.append_with_episode("e", &line, &episode).expect("the SQLite store writes both at once");
-    assert_eq!(ordinal.unwrap(), 2);
+    let write = jacobian::store::EpisodeWrite { experiment: "e", record: &line, episode };
+    let ordinal = db.append_batch(std::slice::from_ref(&write)).expect("the SQLite store writes both at once");
+    assert_eq!(ordinal.into_iter().map(Result::unwrap).collect::<Vec<_>>(), [2]);
     assert_eq!(db.get(&digest).unwrap().as_deref(), Some(&body[..]));
     let lines = db.invocations("e").unwrap();
     assert_eq!(lines.iter().map(|l| (l.ordinal, l.episode)).collect::<Vec<_>>(), [(1, None), (2, Some(digest))]);
+}
+
+/// A group commit writes every call's episode and line in one transaction,
+/// ordinals in order within and across experiments; when one call's writes
+/// fail, the others are written each alone and only that call fails, with
+/// nothing of it kept.
+#[test]
+fn a_group_commit_fails_only_the_call_that_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("jacobian.db");
+    let db = Sqlite::open(&path).unwrap();
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch(
+            "CREATE TRIGGER poison BEFORE INSERT ON experiment_invocations WHEN NEW.capability_id = 'poison'
+             BEGIN SELECT RAISE(ABORT, 'poisoned'); END;",
+        )
+        .unwrap();
+    let bodies: Vec<Vec<u8>> = (0..4).map(|i| format!(r#"{{"call":{i}}}"#).into_bytes()).collect();
+    let digests: Vec<Digest> = bodies.iter().map(|b| Digest::of(b)).collect();
+    let ids = ["a", "b", "a", "c"];
+    let lines: Vec<InvocationRecord> = (0..4)
+        .map(|i| InvocationRecord { episode: Some(digests[i]), ..record(ids[i], StopReason::Completed, 1) })
+        .collect();
+    let experiments = ["one", "two", "one", "one"];
+    let writes = |ids: &[&'static str]| -> Vec<jacobian::store::EpisodeWrite<'_>> {
+        (0..4)
+            .map(|i| jacobian::store::EpisodeWrite {
+                experiment: experiments[i],
+                record: &lines[i],
+                episode: jacobian::store::EpisodeRow { digest: &digests[i], capability_id: ids[i], body: &bodies[i] },
+            })
+            .collect()
+    };
+    let ordinals: Vec<u64> = db.append_batch(&writes(&ids)).unwrap().into_iter().map(Result::unwrap).collect();
+    assert_eq!(ordinals, [1, 1, 2, 3]);
+    // Again, the second call poisoned: the others written, it alone failing.
+    let mut poisoned = lines.clone();
+    poisoned[1].capability_id = "poison".into();
+    let again: Vec<jacobian::store::EpisodeWrite<'_>> = writes(&ids)
+        .into_iter()
+        .zip(&poisoned)
+        .map(|(w, line)| jacobian::store::EpisodeWrite { record: line, ..w })
+        .collect();
+    let results = db.append_batch(&again).unwrap();
+    assert!(results[1].as_ref().is_err_and(|e| e.to_string().contains("poisoned")), "{:?}", results[1]);
+    let written: Vec<u64> = results.into_iter().filter_map(Result::ok).collect();
+    assert_eq!(written, [4, 5, 6]);
+    assert_eq!(db.invocations("two").unwrap().len(), 1, "nothing of the failed call is kept");
 }
 
 #[test]

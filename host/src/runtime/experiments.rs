@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use crate::digest::Digest;
 use crate::experiments::{Admission, ExperimentBudgets, InvocationRecord, Reservation, Spent, StopReason, judge};
 use crate::quotas::{Exceeded, Quota, Usage, judge as judge_quota, now_ms};
-use crate::store::{DbError, EpisodeRow, EpisodeStore, ExperimentStore};
+use crate::store::{DbError, EpisodeRow, EpisodeStore, EpisodeWrite, ExperimentStore};
 
 /// Why a call and its episode were not both recorded.
 #[derive(Debug)]
@@ -134,15 +134,42 @@ impl Experiments {
         episodes: &dyn EpisodeStore,
     ) -> Result<u64, RecordFailure> {
         // A reservation is only ever held in a shared store, whose line takes its place.
-        if reservation.is_none()
-            && let Some(written) = self.store.append_with_episode(experiment, record, episode)
-        {
-            let ordinal = written.map_err(RecordFailure::Episode)?;
-            self.count_spend(experiment, record);
-            return Ok(ordinal);
+        if reservation.is_none() {
+            let write = EpisodeWrite { experiment, record, episode: *episode };
+            if let Some(mut written) = self.store.append_batch(std::slice::from_ref(&write)) {
+                let ordinal = written.pop().unwrap_or(Err(DbError::Corrupt("no write reported".into())));
+                let ordinal = ordinal.map_err(RecordFailure::Episode)?;
+                self.count_spend(experiment, record);
+                return Ok(ordinal);
+            }
         }
         episodes.put(episode.digest, episode.capability_id, episode.body).map_err(RecordFailure::Episode)?;
         self.record(experiment, record, reservation).map_err(RecordFailure::Line)
+    }
+
+    /// Record several calls with their episodes, as [`Experiments::record_with_episode`]
+    /// does each (no reservation), in one commit where the store can (a
+    /// group commit); each one's ordinal or failure, in order.
+    pub fn record_batch(
+        &self,
+        writes: &[EpisodeWrite<'_>],
+        episodes: &dyn EpisodeStore,
+    ) -> Vec<Result<u64, RecordFailure>> {
+        let Some(written) = self.store.append_batch(writes) else {
+            return writes
+                .iter()
+                .map(|w| self.record_with_episode(w.experiment, w.record, None, &w.episode, episodes))
+                .collect();
+        };
+        writes
+            .iter()
+            .zip(written)
+            .map(|(write, ordinal)| {
+                let ordinal = ordinal.map_err(RecordFailure::Episode)?;
+                self.count_spend(write.experiment, write.record);
+                Ok(ordinal)
+            })
+            .collect()
     }
 
     /// Count a recorded call's spend in the memory of a local store.

@@ -14,6 +14,7 @@
 
 mod admit;
 mod certificates;
+mod commits;
 mod diagnostics;
 mod execute;
 mod experiments;
@@ -71,6 +72,8 @@ pub struct Runtime {
     /// When each capability's last inline attempt went beyond its bounds
     /// (see [`Runtime::try_invoke_quick`]).
     not_quick: Mutex<BTreeMap<String, std::time::Instant>>,
+    /// Quick calls' episodes and lines waiting to be written together.
+    commits: commits::GroupCommit,
     workspaces: Workspaces,
     /// MCP sessions shared by the hosts of a deployment (a PostgreSQL store).
     sessions: Option<Arc<dyn SessionStore>>,

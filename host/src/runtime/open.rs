@@ -271,6 +271,7 @@ impl Runtime {
             in_flight: Default::default(),
             draining: Default::default(),
             not_quick: Default::default(),
+            commits: Default::default(),
             workspaces: Workspaces::new(workspaces),
             sessions,
             tokens,

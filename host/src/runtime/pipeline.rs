@@ -16,6 +16,7 @@
 //! ([`super::result::build`]), at the end.
 
 use std::borrow::Cow;
+use std::future::Future as _;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -26,10 +27,10 @@ use crate::catalog::{CatalogEntry, EntryKind};
 use crate::contract::{Accounting, CallBudgets, CapabilityResult, Diagnostic, InvokeRequest};
 use crate::digest::Digest;
 use crate::engine::{ArtifactAccess, CallControl, InlineLimits};
-use crate::experiments::{Reservation, StopReason};
+use crate::experiments::{InvocationRecord, Reservation, StopReason};
 use crate::policy::Policy;
 use crate::registry::Installed;
-use crate::store::CertificateRecord;
+use crate::store::{CertificateRecord, EpisodeRow};
 
 use super::Runtime;
 use super::diagnostics::names_an_artifact;
@@ -154,6 +155,32 @@ pub(super) enum Admitted {
     Stopped(Box<Concluded>),
 }
 
+/// A recorded call's writes, made but not yet durable: its episode and its
+/// experiment line, to be written together ([`Runtime::write_now`], or a
+/// group commit on the MCP edge's thread), then [`Runtime::record_written`].
+pub(super) struct Unwritten {
+    pub result: CapabilityResult,
+    pub stop: StopReason,
+    pub line: InvocationRecord,
+    pub digest: Digest,
+    pub body: Vec<u8>,
+}
+
+impl Unwritten {
+    /// The episode row to write.
+    pub fn row(&self) -> EpisodeRow<'_> {
+        EpisodeRow { digest: &self.digest, capability_id: &self.result.capability_id, body: &self.body }
+    }
+}
+
+/// What `record` has to do next.
+pub(super) enum Recording {
+    /// Nothing more: the result as answered (nothing to store, or only a line, written).
+    Done(Box<CapabilityResult>),
+    /// Write the episode and its line, then [`Runtime::record_written`].
+    Write(Box<Unwritten>),
+}
+
 /// Counts an invocation as in flight while alive.
 struct InFlight<'a>(&'a std::sync::atomic::AtomicUsize);
 
@@ -204,14 +231,29 @@ impl Runtime {
     /// protocol thread for up to [`crate::engine::INLINE_DEADLINE`] with every
     /// one of them.
     pub fn try_invoke_quick(&self, request: &InvokeRequest) -> Option<CapabilityResult> {
-        if !self.experiments.local()
-            || crate::limits::json_size(&request.input) > crate::limits::INLINE_INPUT_BYTES
-            || names_an_artifact(&request.input)
-            || self.catalog.get(&request.capability_id).is_some_and(|e| e.kind == EntryKind::Router)
-        {
+        if !self.quick(request) {
             return None;
         }
         self.answer(request, Run::Attempt(InlineLimits::DEFAULT)).ok()
+    }
+
+    /// [`Runtime::try_invoke_quick`] on the MCP edge's async thread: the
+    /// call's episode and line join a group commit with the other quick calls
+    /// answered meanwhile (see `commits`), and the answer comes once they are
+    /// written.
+    pub async fn invoke_quick(&self, request: &InvokeRequest) -> Option<CapabilityResult> {
+        if !self.quick(request) {
+            return None;
+        }
+        self.answer_with(request, Run::Attempt(InlineLimits::DEFAULT), true).await.ok()
+    }
+
+    /// Whether a request may be tried as a quick call.
+    fn quick(&self, request: &InvokeRequest) -> bool {
+        self.experiments.local()
+            && crate::limits::json_size(&request.input) <= crate::limits::INLINE_INPUT_BYTES
+            && !names_an_artifact(&request.input)
+            && self.catalog.get(&request.capability_id).is_none_or(|e| e.kind != EntryKind::Router)
     }
 
     /// Run a request to its answer without admitting or recording it: no
@@ -231,6 +273,21 @@ impl Runtime {
     /// The pipeline. [`Abandoned`] only for a quick attempt that went beyond
     /// its bounds (then nothing was stored or counted).
     fn answer(&self, request: &InvokeRequest, run: Run<'_>) -> Result<CapabilityResult, Abandoned> {
+        // Written on this thread, the answer is ready at the first poll.
+        let answer = std::pin::pin!(self.answer_with(request, run, false));
+        match answer.poll(&mut std::task::Context::from_waker(std::task::Waker::noop())) {
+            std::task::Poll::Ready(answer) => answer,
+            std::task::Poll::Pending => unreachable!("an answer written on its own thread never waits"),
+        }
+    }
+
+    /// [`Runtime::answer`], its writes in a group commit when `grouped`.
+    async fn answer_with(
+        &self,
+        request: &InvokeRequest,
+        run: Run<'_>,
+        grouped: bool,
+    ) -> Result<CapabilityResult, Abandoned> {
         let _in_flight = InFlight::enter(&self.in_flight);
         let started = Instant::now();
         let policy = self.policy();
@@ -252,7 +309,21 @@ impl Runtime {
                 }
             },
         };
-        let result = self.record(&validated, concluded, reservation.as_ref(), started);
+        let reservation = reservation.as_ref();
+        let result = match self.record(&validated, concluded, reservation, started) {
+            Recording::Done(result) => *result,
+            Recording::Write(unwritten) => {
+                let written = if grouped && reservation.is_none() {
+                    let (experiments, episodes) = (&self.experiments, self.episodes.as_ref());
+                    self.commits
+                        .write(experiments, episodes, &validated.experiment, &unwritten.line, &unwritten.row())
+                        .await
+                } else {
+                    self.write_now(&validated, &unwritten, reservation)
+                };
+                self.record_written(&validated, *unwritten, written, reservation, started)
+            }
+        };
         if let Some(hold) = hold {
             // What the tenant stored: the episode (its input and complete
             // result) and the artifacts the call wrote.

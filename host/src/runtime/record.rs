@@ -15,44 +15,65 @@ use crate::contract::{Accounting, CapabilityResult, InvokeRequest, ResultView, T
 use crate::digest::Digest;
 use crate::experiments::{InvocationRecord, Reservation, StopReason};
 use crate::projection::Canonical;
-use crate::store::EpisodeRow;
 
 use super::Runtime;
 use super::diagnostics::storage_failed;
 use super::experiments::RecordFailure;
-use super::pipeline::{Concluded, Validated};
+use super::pipeline::{Concluded, Recording, Unwritten, Validated};
 use super::result::{ResultParts, build, deliver, unrecorded};
 
 impl Runtime {
+    /// Stage 5 up to its writes: the episode, its text view and the line
+    /// that names it; a call not stored as an episode is recorded here.
     pub(super) fn record(
         &self,
         validated: &Validated<'_>,
         concluded: Concluded,
         reservation: Option<&Reservation>,
         started: Instant,
-    ) -> CapabilityResult {
+    ) -> Recording {
         let request = validated.request;
         let Concluded { parts, stop } = concluded;
         let mut result = build(parts);
         if !stop.replayable() {
-            return self.record_unstored(validated, result, stop, reservation, started);
+            return Recording::Done(Box::new(self.record_unstored(validated, result, stop, reservation, started)));
         }
         let members = episode_members(request, &result);
         let episode = Canonical::of(&members);
         let digest = Digest::of(&episode.bytes);
         let (transport, text) = stored_view(&episode, &digest, request.view.unwrap_or_default());
         let line = self.account(validated, &mut result, Some(transport), text, stop, started);
-        let row = EpisodeRow { digest: &digest, capability_id: &result.capability_id, body: &episode.bytes };
-        // The episode and its line are written together (one commit where
-        // the store can), and the answer goes out only after both.
-        let recorded = self.experiments.record_with_episode(
+        Recording::Write(Box::new(Unwritten { result, stop, line, digest, body: episode.bytes }))
+    }
+
+    /// Write an episode and its line on this thread: together (one commit
+    /// where the store can), and the answer goes out only after both.
+    pub(super) fn write_now(
+        &self,
+        validated: &Validated<'_>,
+        unwritten: &Unwritten,
+        reservation: Option<&Reservation>,
+    ) -> Result<u64, RecordFailure> {
+        self.experiments.record_with_episode(
             &validated.experiment,
-            &line,
+            &unwritten.line,
             reservation,
-            &row,
+            &unwritten.row(),
             self.episodes.as_ref(),
-        );
-        match recorded {
+        )
+    }
+
+    /// The end of stage 5, once the episode and its line were written (or not).
+    pub(super) fn record_written(
+        &self,
+        validated: &Validated<'_>,
+        unwritten: Unwritten,
+        written: Result<u64, RecordFailure>,
+        reservation: Option<&Reservation>,
+        started: Instant,
+    ) -> CapabilityResult {
+        let Unwritten { mut result, stop, .. } = unwritten;
+        match written {
             Ok(ordinal) => result.accounting.ordinal = Some(ordinal),
             Err(RecordFailure::Line(e)) => tracing::warn!(error = %e, "experiment record not written"),
             Err(RecordFailure::Episode(e)) => {

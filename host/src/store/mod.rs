@@ -32,8 +32,8 @@ pub use datadir::{DataDir, POLICY_FILE};
 pub use error::{DbError, SchemaTooNew, StoreError, StoreFailure};
 pub use objects::{ObjectKind, ObjectStore, PolicyStamp};
 pub use records::{
-    CertificateRecord, EpisodeRow, EpisodeStore, ExperimentStore, QuotaLedger, RECORD_COLUMNS, Reservations,
-    certificate_record, digest_column,
+    CertificateRecord, EpisodeRow, EpisodeStore, EpisodeWrite, ExperimentStore, QuotaLedger, RECORD_COLUMNS,
+    Reservations, certificate_record, digest_column,
 };
 #[cfg(feature = "sandbox")]
 pub use sessions::SessionStore;

@@ -36,6 +36,13 @@ pub struct EpisodeRow<'a> {
     pub body: &'a [u8],
 }
 
+/// An episode and the experiment line that names it, written together.
+pub struct EpisodeWrite<'a> {
+    pub experiment: &'a str,
+    pub record: &'a InvocationRecord,
+    pub episode: EpisodeRow<'a>,
+}
+
 /// Where episodes are kept: the data directory's SQLite database, or the
 /// shared PostgreSQL database of several hosts. Certificates' records are
 /// kept beside them.
@@ -59,18 +66,15 @@ pub trait ExperimentStore: Send + Sync {
     fn spent(&self, experiment: &str) -> Result<Spent, DbError>;
     /// Append a record; the store assigns the next ordinal atomically and returns it.
     fn append(&self, experiment: &str, record: &InvocationRecord) -> Result<u64, DbError>;
-    /// Store `episode` and append `record`, which names it, in one commit:
-    /// a call's two writes cost one, and a line never names an episode that
-    /// is not stored. `None` when this store writes them apart (the caller
-    /// then puts the episode first, then appends). Only a store that is also
-    /// the runtime's [`EpisodeStore`] may write them together (`store::open`
-    /// builds both from one database).
-    fn append_with_episode(
-        &self,
-        _experiment: &str,
-        _record: &InvocationRecord,
-        _episode: &EpisodeRow<'_>,
-    ) -> Option<Result<u64, DbError>> {
+    /// Store each write's episode and append its record, which names it, in
+    /// one commit for all (a group commit): a call's two writes cost one,
+    /// and a line never names an episode that is not stored. Each write's
+    /// ordinal or failure, in order: when one write fails, the others are
+    /// written each alone, so only that one fails. `None` when this store
+    /// writes them apart (the caller then puts each episode first, then
+    /// appends). Only a store that is also the runtime's [`EpisodeStore`]
+    /// may write them together (`store::open` builds both from one database).
+    fn append_batch(&self, _writes: &[EpisodeWrite<'_>]) -> Option<Vec<Result<u64, DbError>>> {
         None
     }
     /// Keep a policy body under its digest (idempotent).

@@ -6,7 +6,7 @@ use crate::digest::Digest;
 use crate::experiments::{InvocationRecord, Spent, StopReason};
 use crate::quotas::Usage;
 use crate::store::{
-    CertificateRecord, DbError, EpisodeRow, EpisodeStore, ExperimentStore, RECORD_COLUMNS, certificate_record,
+    CertificateRecord, DbError, EpisodeStore, EpisodeWrite, ExperimentStore, RECORD_COLUMNS, certificate_record,
 };
 
 use super::{Role, Sqlite};
@@ -122,17 +122,21 @@ impl ExperimentStore for Sqlite {
         append_line(&self.write(Role::Experiments), experiment, record)
     }
 
-    fn append_with_episode(
-        &self,
-        experiment: &str,
-        record: &InvocationRecord,
-        episode: &EpisodeRow<'_>,
-    ) -> Option<Result<u64, DbError>> {
+    fn append_batch(&self, writes: &[EpisodeWrite<'_>]) -> Option<Vec<Result<u64, DbError>>> {
+        let one = |conn: &rusqlite::Connection, write: &EpisodeWrite<'_>| {
+            let episode = &write.episode;
+            put_episode(conn, episode.digest, episode.capability_id, episode.body)?;
+            append_line(conn, write.experiment, write.record)
+        };
         let conn = self.write(Role::Experiments);
-        Some(super::immediate(&conn, |tx| {
-            put_episode(tx, episode.digest, episode.capability_id, episode.body)?;
-            append_line(tx, experiment, record)
-        }))
+        let together: Result<Vec<u64>, DbError> =
+            super::immediate(&conn, |tx| writes.iter().map(|write| one(tx, write)).collect());
+        Some(match together {
+            Ok(ordinals) => ordinals.into_iter().map(Ok).collect(),
+            Err(error) if writes.len() == 1 => vec![Err(error)],
+            // Nothing of the batch was kept: each alone, so only a failing one fails.
+            Err(_) => writes.iter().map(|write| super::immediate(&conn, |tx| one(tx, write))).collect(),
+        })
     }
 
     fn tenant_usage(&self, tenant: &str) -> Result<Option<Usage>, DbError> {
