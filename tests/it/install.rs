@@ -166,3 +166,23 @@ fn install_refusals_say_what_is_wrong_once_and_in_one_line() {
         format!("digest mismatch: expected {other}, the bytes hash to {}", Digest::of(&echo))
     );
 }
+
+/// A start keeps a bundled component's stored copy by its size: a copy cut
+/// short is written again, and one damaged in place is refused when read
+/// (every read re-hashes), never served.
+#[test]
+fn a_damaged_bundled_copy_is_rewritten_or_refused() {
+    let (runtime, dir) = support::runtime();
+    drop(runtime);
+    let bundled = &jacobian::bundled::BUNDLED[0];
+    let digest: Digest = bundled.sha256.parse().unwrap();
+    let copy = dir.path().join("components").join(format!("{}.wasm", bundled.sha256));
+    std::fs::write(&copy, &bundled.bytes[..100]).unwrap();
+    let runtime = support::open(dir.path().to_path_buf());
+    assert!(std::fs::read(&copy).unwrap() == bundled.bytes, "a copy of another size is written again");
+    let mut damaged = bundled.bytes.to_vec();
+    damaged[50] ^= 1;
+    std::fs::write(&copy, &damaged).unwrap();
+    let error = runtime.data().read_component(&digest).unwrap_err().to_string();
+    assert!(error.contains(&format!("component {digest} is corrupt")), "{error}");
+}

@@ -85,10 +85,16 @@ impl DataDir {
         Ok(digest)
     }
 
-    /// [`DataDir::put_component`] for bytes whose digest is known already:
-    /// a bundled component's, computed when the binary was built and
-    /// checked by the build.
+    /// [`DataDir::put_component`] for bytes whose digest is known already
+    /// (a bundled component's, computed when the binary was built), at every
+    /// start: a copy of the right size is kept without reading it (reading the
+    /// portfolio back from a disk busy with writes took hundreds of
+    /// milliseconds); a copy damaged in place is refused when read, since
+    /// every read re-hashes, and one of another size is written again.
     pub fn keep_component(&self, digest: &Digest, bytes: &[u8]) -> Result<(), StoreError> {
+        if self.objects.size(ObjectKind::Component, digest)? == Some(bytes.len() as u64) {
+            return Ok(());
+        }
         self.objects.put(ObjectKind::Component, digest, bytes)
     }
 
