@@ -168,10 +168,11 @@ fn install_refusals_say_what_is_wrong_once_and_in_one_line() {
 }
 
 /// A start keeps a bundled component's stored copy by its size: a copy cut
-/// short is written again, and one damaged in place is refused when read
-/// (every read re-hashes), never served.
+/// short is written again; one damaged in place is refused by a plain read
+/// (every read re-hashes) and written again from the embedded bytes when the
+/// runtime reads it (as an archive does).
 #[test]
-fn a_damaged_bundled_copy_is_rewritten_or_refused() {
+fn a_damaged_bundled_copy_is_written_again() {
     let (runtime, dir) = support::runtime();
     drop(runtime);
     let bundled = &jacobian::bundled::BUNDLED[0];
@@ -185,4 +186,14 @@ fn a_damaged_bundled_copy_is_rewritten_or_refused() {
     std::fs::write(&copy, &damaged).unwrap();
     let error = runtime.data().read_component(&digest).unwrap_err().to_string();
     assert!(error.contains(&format!("component {digest} is corrupt")), "{error}");
+    assert!(runtime.component_bytes(&digest).unwrap() == bundled.bytes);
+    assert!(std::fs::read(&copy).unwrap() == bundled.bytes, "a copy damaged in place is written again when read");
+    // A component this binary does not bundle is only ever refused.
+    let echo = support::test_guest("echo");
+    let (record, _) = runtime.install(&echo, None).unwrap();
+    let echo_copy = dir.path().join("components").join(format!("{}.wasm", record.digest.to_hex()));
+    let mut damaged = echo.clone();
+    damaged[50] ^= 1;
+    std::fs::write(&echo_copy, &damaged).unwrap();
+    assert!(runtime.component_bytes(&record.digest).is_err());
 }

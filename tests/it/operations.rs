@@ -135,7 +135,7 @@ fn identical_runs_have_byte_identical_episodes_with_ordinal_traces() {
 }
 
 /// Replace the policy file's experiment budgets (the last section) with `section`.
-fn write_policy_section(dir: &Path, section: &str) {
+pub fn write_policy_section(dir: &Path, section: &str) {
     let path = dir.join("policy.toml");
     let text = std::fs::read_to_string(&path).unwrap();
     let kept = &text[..text.find("[experiments").expect("the default policy lists experiment budgets")];

@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use jacobian::contract::{BudgetRequest, Code, InvokeRequest, Stage, Status};
+use jacobian::experiments::StopReason;
 use jacobian::store::StoreConfig;
 use jacobian::{Runtime, RuntimeConfig};
 use jacobian_guest::protocol::Mode;
@@ -180,7 +181,10 @@ fn quick_calls_answered_together_are_written_in_one_commit() {
     }
     assert_eq!(lines(), 0, "nothing is written before the leader writes");
     let mut ordinals = Vec::new();
-    for call in &mut calls {
+    for (i, call) in calls.iter_mut().enumerate() {
+        if i == 1 {
+            assert_eq!(lines(), 8, "the leader wrote every call that joined it");
+        }
         let Poll::Ready(Some(result)) = poll(call) else { panic!("a quick call is answered once written") };
         assert_eq!(result.status, Status::Completed, "{}", result.text);
         let transport = result.transport.as_ref().filter(|t| t.stored).expect("stored as an episode");
@@ -198,4 +202,36 @@ fn quick_calls_answered_together_are_written_in_one_commit() {
     let Poll::Ready(Some(result)) = poll(&mut joined) else { panic!("the call that joined is answered") };
     assert_eq!(result.accounting.ordinal, Some(10));
     assert_eq!(lines(), 10, "the cancelled leader's own writes stand too");
+}
+
+/// A call waiting for a group commit has its fuel counted already: a call
+/// admitted meanwhile sees a spent experiment budget and does not run.
+#[test]
+fn a_call_waiting_for_its_commit_counts_against_its_experiment_budget() {
+    use std::future::Future;
+    use std::task::{Context, Poll, Waker};
+    let (installing, dir) = support::runtime();
+    installing.install(&support::test_guest("echo"), None).expect("echo installs");
+    drop(installing);
+    crate::operations::write_policy_section(dir.path(), "\n[experiments]\nfuel = 1\n");
+    let runtime = support::open(dir.path().to_path_buf());
+    let request = |i: u32| InvokeRequest {
+        capability_id: "test.echo.message".into(),
+        input: json!({"message": format!("call {i}")}),
+        experiment: Some("budgeted".into()),
+        ..InvokeRequest::default()
+    };
+    let (first, second) = (request(1), request(2));
+    let mut waiting = Box::pin(runtime.invoke_quick(&first));
+    assert!(waiting.as_mut().poll(&mut Context::from_waker(Waker::noop())).is_pending());
+    let mut admitted = Box::pin(runtime.invoke_quick(&second));
+    let Poll::Ready(Some(stopped)) = admitted.as_mut().poll(&mut Context::from_waker(Waker::noop())) else {
+        panic!("a call past a spent budget is answered at once, without running")
+    };
+    assert_eq!(stopped.accounting.stop_reason, Some(StopReason::ExperimentFuelSpent));
+    assert_eq!(stopped.fuel_consumed, 0);
+    let Poll::Ready(Some(ran)) = waiting.as_mut().poll(&mut Context::from_waker(Waker::noop())) else {
+        panic!("the first call is answered once written")
+    };
+    assert_eq!(ran.status, Status::Completed);
 }

@@ -264,10 +264,11 @@ fn an_episode_and_its_line_are_written_in_one_commit() {
 
 /// A group commit writes every call's episode and line in one transaction,
 /// ordinals in order within and across experiments; when one call's writes
-/// fail, the others are written each alone and only that call fails, with
-/// nothing of it kept.
+/// fail, only they are undone (nothing of that call is kept) and the others
+/// are committed.
 #[test]
 fn a_group_commit_fails_only_the_call_that_fails() {
+    use jacobian::store::{EpisodeRow, EpisodeWrite};
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("jacobian.db");
     let db = Sqlite::open(&path).unwrap();
@@ -278,37 +279,45 @@ fn a_group_commit_fails_only_the_call_that_fails() {
              BEGIN SELECT RAISE(ABORT, 'poisoned'); END;",
         )
         .unwrap();
-    let bodies: Vec<Vec<u8>> = (0..4).map(|i| format!(r#"{{"call":{i}}}"#).into_bytes()).collect();
-    let digests: Vec<Digest> = bodies.iter().map(|b| Digest::of(b)).collect();
-    let ids = ["a", "b", "a", "c"];
-    let lines: Vec<InvocationRecord> = (0..4)
-        .map(|i| InvocationRecord { episode: Some(digests[i]), ..record(ids[i], StopReason::Completed, 1) })
-        .collect();
     let experiments = ["one", "two", "one", "one"];
-    let writes = |ids: &[&'static str]| -> Vec<jacobian::store::EpisodeWrite<'_>> {
+    let batch = |round: u32, ids: [&str; 4]| -> Vec<(Vec<u8>, Digest, InvocationRecord)> {
         (0..4)
-            .map(|i| jacobian::store::EpisodeWrite {
-                experiment: experiments[i],
-                record: &lines[i],
-                episode: jacobian::store::EpisodeRow { digest: &digests[i], capability_id: ids[i], body: &bodies[i] },
+            .map(|i| {
+                let body = format!(r#"{{"round":{round},"call":{i}}}"#).into_bytes();
+                let digest = Digest::of(&body);
+                (body, digest, InvocationRecord { episode: Some(digest), ..record(ids[i], StopReason::Completed, 1) })
             })
             .collect()
     };
-    let ordinals: Vec<u64> = db.append_batch(&writes(&ids)).unwrap().into_iter().map(Result::unwrap).collect();
+    fn writes<'a>(
+        calls: &'a [(Vec<u8>, Digest, InvocationRecord)],
+        experiments: [&'a str; 4],
+    ) -> Vec<EpisodeWrite<'a>> {
+        calls
+            .iter()
+            .zip(experiments)
+            .map(|((body, digest, line), experiment)| EpisodeWrite {
+                experiment,
+                record: line,
+                episode: EpisodeRow { digest, capability_id: &line.capability_id, body },
+            })
+            .collect()
+    }
+    let first = batch(1, ["a", "b", "a", "c"]);
+    let ordinals: Vec<u64> =
+        db.append_batch(&writes(&first, experiments)).unwrap().into_iter().map(Result::unwrap).collect();
     assert_eq!(ordinals, [1, 1, 2, 3]);
-    // Again, the second call poisoned: the others written, it alone failing.
-    let mut poisoned = lines.clone();
-    poisoned[1].capability_id = "poison".into();
-    let again: Vec<jacobian::store::EpisodeWrite<'_>> = writes(&ids)
-        .into_iter()
-        .zip(&poisoned)
-        .map(|(w, line)| jacobian::store::EpisodeWrite { record: line, ..w })
-        .collect();
-    let results = db.append_batch(&again).unwrap();
+    // The second call poisoned: the others written, it alone failing.
+    let second = batch(2, ["a", "poison", "a", "c"]);
+    let results = db.append_batch(&writes(&second, experiments)).unwrap();
     assert!(results[1].as_ref().is_err_and(|e| e.to_string().contains("poisoned")), "{:?}", results[1]);
     let written: Vec<u64> = results.into_iter().filter_map(Result::ok).collect();
     assert_eq!(written, [4, 5, 6]);
-    assert_eq!(db.invocations("two").unwrap().len(), 1, "nothing of the failed call is kept");
+    assert_eq!(db.invocations("two").unwrap().len(), 1, "the failed call's line is not kept");
+    assert_eq!(db.get(&second[1].1).unwrap(), None, "nor its episode");
+    for kept in [0, 2, 3] {
+        assert_eq!(db.get(&second[kept].1).unwrap().as_deref(), Some(&second[kept].0[..]));
+    }
 }
 
 #[test]

@@ -258,8 +258,7 @@ impl Archive {
                 carry(format!("components.{}", digest.to_hex()), size)?;
             }
             let bytes = runtime
-                .data()
-                .read_component(&digest)
+                .component_bytes(&digest)
                 .map_err(|e| unavailable(format!("components.{}", digest.to_hex()), e.to_string()))?;
             if runtime.installed_as_bundled(&digest) {
                 bundled.insert(digest);

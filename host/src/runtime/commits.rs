@@ -46,6 +46,7 @@ impl GroupCommit {
         line: &InvocationRecord,
         episode: &EpisodeRow<'_>,
     ) -> Result<u64, RecordFailure> {
+        experiments.count_ahead(experiment, line);
         let (done, written) = oneshot::channel();
         let queued = Queued {
             experiment: experiment.to_owned(),

@@ -147,9 +147,18 @@ impl Experiments {
         self.record(experiment, record, reservation).map_err(RecordFailure::Line)
     }
 
+    /// Count the fuel of a call whose writes wait for a group commit
+    /// ([`Experiments::record_batch`]), so that calls admitted meanwhile see
+    /// it: otherwise every call answered together could run past a spent
+    /// budget.
+    pub fn count_ahead(&self, experiment: &str, record: &InvocationRecord) {
+        self.count_spend(experiment, record);
+    }
+
     /// Record several calls with their episodes, as [`Experiments::record_with_episode`]
     /// does each (no reservation), in one commit where the store can (a
-    /// group commit); each one's ordinal or failure, in order.
+    /// group commit); each one's ordinal or failure, in order. Their fuel was
+    /// counted ahead; a call whose writes fail gives it back.
     pub fn record_batch(
         &self,
         writes: &[EpisodeWrite<'_>],
@@ -158,18 +167,32 @@ impl Experiments {
         let Some(written) = self.store.append_batch(writes) else {
             return writes
                 .iter()
-                .map(|w| self.record_with_episode(w.experiment, w.record, None, &w.episode, episodes))
+                .map(|w| {
+                    self.give_back(w.experiment, w.record);
+                    self.record_with_episode(w.experiment, w.record, None, &w.episode, episodes)
+                })
                 .collect();
         };
         writes
             .iter()
             .zip(written)
             .map(|(write, ordinal)| {
-                let ordinal = ordinal.map_err(RecordFailure::Episode)?;
-                self.count_spend(write.experiment, write.record);
-                Ok(ordinal)
+                ordinal.map_err(|e| {
+                    self.give_back(write.experiment, write.record);
+                    RecordFailure::Episode(e)
+                })
             })
             .collect()
+    }
+
+    /// Give back fuel counted ahead for a call whose writes failed.
+    fn give_back(&self, experiment: &str, record: &InvocationRecord) {
+        if self.local() {
+            let mut spent = self.spent.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(state) = spent.get_mut(experiment) {
+                state.fuel = state.fuel.saturating_sub(record.fuel);
+            }
+        }
     }
 
     /// Count a recorded call's spend in the memory of a local store.

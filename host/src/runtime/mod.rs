@@ -110,6 +110,24 @@ impl Runtime {
         self.installed_bundled.contains(digest)
     }
 
+    /// A component's stored bytes, re-hashed. A start keeps a bundled
+    /// component's copy by its size, so a copy damaged in place is found
+    /// here: for a component this binary bundles, the embedded bytes are
+    /// returned and the copy written again.
+    pub fn component_bytes(&self, digest: &Digest) -> Result<Vec<u8>, crate::store::StoreError> {
+        use crate::store::StoreError;
+        match self.data.read_component(digest) {
+            Err(StoreError::DigestMismatch { .. } | StoreError::NotFound { .. })
+                if let Some(bundled) = BUNDLED.iter().find(|c| c.sha256 == digest.to_hex()) =>
+            {
+                tracing::warn!(component = %digest, "the stored copy of a bundled component was damaged; written again");
+                self.data.put_component(bundled.bytes)?;
+                Ok(bundled.bytes.to_vec())
+            }
+            read => read,
+        }
+    }
+
     /// Whether this binary bundles the component (by built digest).
     pub fn builds_bundled(digest: &Digest) -> bool {
         BUNDLED.iter().any(|c| c.sha256.parse::<Digest>().is_ok_and(|d| d == *digest))

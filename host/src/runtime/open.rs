@@ -94,8 +94,8 @@ pub struct LoadFailure {
     pub reason: String,
 }
 
-/// Store an installed bundled component's bytes (idempotent: re-hashed,
-/// rewritten only if damaged) and load it from the precompiled cache.
+/// Keep an installed bundled component's stored copy (by its size, see
+/// [`DataDir::keep_component`]) and load it from the precompiled cache.
 fn keep_and_load(sandbox: &Sandbox, data: &DataDir, digest: Digest, bytes: &[u8]) -> Result<Loaded, InstallError> {
     data.keep_component(&digest, bytes)?;
     registry::load(sandbox, data, digest, bytes)

@@ -313,7 +313,9 @@ impl Runtime {
         let result = match self.record(&validated, concluded, reservation, started) {
             Recording::Done(result) => *result,
             Recording::Write(unwritten) => {
-                let written = if grouped && reservation.is_none() {
+                // A call under a tenant's quota writes alone: its place is
+                // released below, which a call dropped while waiting would skip.
+                let written = if grouped && reservation.is_none() && hold.is_none() {
                     let (experiments, episodes) = (&self.experiments, self.episodes.as_ref());
                     self.commits
                         .write(experiments, episodes, &validated.experiment, &unwritten.line, &unwritten.row())

@@ -89,8 +89,9 @@ impl DataDir {
     /// (a bundled component's, computed when the binary was built), at every
     /// start: a copy of the right size is kept without reading it (reading the
     /// portfolio back from a disk busy with writes took hundreds of
-    /// milliseconds); a copy damaged in place is refused when read, since
-    /// every read re-hashes, and one of another size is written again.
+    /// milliseconds); one of another size is written again, and one damaged
+    /// in place is found when read, since every read re-hashes (and written
+    /// again then: `Runtime::component_bytes`).
     pub fn keep_component(&self, digest: &Digest, bytes: &[u8]) -> Result<(), StoreError> {
         if self.objects.size(ObjectKind::Component, digest)? == Some(bytes.len() as u64) {
             return Ok(());

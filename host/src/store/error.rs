@@ -47,6 +47,24 @@ pub enum DbError {
     Log(io::Error),
 }
 
+impl DbError {
+    /// The same failure again, for each of several writes it failed together.
+    pub fn for_each(&self) -> DbError {
+        match self {
+            DbError::Sqlite(rusqlite::Error::SqliteFailure(code, message)) => {
+                DbError::Sqlite(rusqlite::Error::SqliteFailure(*code, message.clone()))
+            }
+            DbError::Sqlite(other) => DbError::Sqlite(rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_ERROR),
+                Some(other.to_string()),
+            )),
+            DbError::Postgres(message) => DbError::Postgres(message.clone()),
+            DbError::Corrupt(message) => DbError::Corrupt(message.clone()),
+            DbError::Log(error) => DbError::Log(std::io::Error::new(error.kind(), error.to_string())),
+        }
+    }
+}
+
 impl From<rusqlite::Error> for StoreFailure {
     fn from(error: rusqlite::Error) -> Self {
         StoreFailure(error.into())

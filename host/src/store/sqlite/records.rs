@@ -123,19 +123,36 @@ impl ExperimentStore for Sqlite {
     }
 
     fn append_batch(&self, writes: &[EpisodeWrite<'_>]) -> Option<Vec<Result<u64, DbError>>> {
-        let one = |conn: &rusqlite::Connection, write: &EpisodeWrite<'_>| {
+        // One transaction; each write in a savepoint of its own, so a write
+        // that fails is undone alone and the others are committed.
+        // The outer error: the savepoint itself failed, and the whole batch with it.
+        type Written = Result<Result<u64, DbError>, DbError>;
+        // A write alone needs no savepoint: its failure rolls back the transaction.
+        let alone = writes.len() == 1;
+        let one = |conn: &rusqlite::Connection, write: &EpisodeWrite<'_>| -> Written {
             let episode = &write.episode;
-            put_episode(conn, episode.digest, episode.capability_id, episode.body)?;
-            append_line(conn, write.experiment, write.record)
+            let write = || {
+                put_episode(conn, episode.digest, episode.capability_id, episode.body)?;
+                append_line(conn, write.experiment, write.record)
+            };
+            if alone {
+                return write().map(Ok);
+            }
+            conn.prepare_cached("SAVEPOINT episode_write")?.execute([])?;
+            let written = write();
+            if written.is_err() {
+                conn.prepare_cached("ROLLBACK TO episode_write")?.execute([])?;
+            }
+            conn.prepare_cached("RELEASE episode_write")?.execute([])?;
+            Ok(written)
         };
         let conn = self.write(Role::Experiments);
-        let together: Result<Vec<u64>, DbError> =
+        let committed: Result<Vec<Result<u64, DbError>>, DbError> =
             super::immediate(&conn, |tx| writes.iter().map(|write| one(tx, write)).collect());
-        Some(match together {
-            Ok(ordinals) => ordinals.into_iter().map(Ok).collect(),
-            Err(error) if writes.len() == 1 => vec![Err(error)],
-            // Nothing of the batch was kept: each alone, so only a failing one fails.
-            Err(_) => writes.iter().map(|write| super::immediate(&conn, |tx| one(tx, write))).collect(),
+        Some(match committed {
+            Ok(results) => results,
+            // Nothing of the batch was kept (it could not begin or commit): every write fails so.
+            Err(error) => writes.iter().map(|_| Err(error.for_each())).collect(),
         })
     }
 
