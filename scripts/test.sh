@@ -2,7 +2,7 @@
 # The whole test suite: formatting, the integration tests (which build every
 # guest component from source), clippy on the host and on the guests, and a
 # bounded run of every fuzz target. Installs and starts what the tests need:
-# Debian's minisat, nauty and postgresql, PyPI's sympy and mcp, npm's oidc-provider.
+# Debian's minisat, nauty, z3 and postgresql, PyPI's sympy and mcp, npm's oidc-provider.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
@@ -12,9 +12,9 @@ if [ ! -d ../shared/testdata ]; then
 fi
 cargo fmt --all -- --check
 # Outside truth the tests compare against.
-# (Debian: minisat for SAT answers, nauty for graph enumerations.)
-if ! command -v minisat >/dev/null || ! command -v nauty-geng >/dev/null; then
-  apt-get update -qq && apt-get install -y -qq minisat nauty
+# (Debian: minisat for SAT answers, nauty for graph enumerations, z3 for finite models.)
+if ! command -v minisat >/dev/null || ! command -v nauty-geng >/dev/null || ! command -v z3 >/dev/null; then
+  apt-get update -qq && apt-get install -y -qq minisat nauty z3
 fi
 # PyPI: sympy, and the official MCP Python SDK (a client that is not ours, against `serve --http`).
 pip_install() {

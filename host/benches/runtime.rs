@@ -4,7 +4,8 @@
 //! - compiling a component vs loading it from the precompiled cache;
 //! - instantiate + call of a trivial capability, pooling vs on-demand allocation;
 //! - the full core invoke path (validation, JSON, result) for the same call;
-//! - an MCP stdio round trip of the same invoke through `jacobian serve`.
+//! - an MCP stdio round trip of the same invoke through `jacobian serve`;
+//! - `-- finder`: the finite model finder against Debian's z3 (support/finder.rs).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -25,6 +26,8 @@ use jacobian_graph_core::enumerate;
 use jacobian_polynomial_core::{groebner, poly};
 use jacobian_sat_core::solver;
 
+#[path = "support/finder.rs"]
+mod finder;
 #[path = "support/floor.rs"]
 mod floor;
 #[path = "../../tests/it/mcp_http.rs"]
@@ -1411,6 +1414,11 @@ fn main() {
     }
     if run("groebner") {
         groebner_figures();
+    }
+    if run("finder") {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let runtime = open(dir.path());
+        finder::figures(&|id, input| call(&runtime, id, input));
     }
     if run("split") {
         split_figures();

@@ -58,7 +58,7 @@ async fn search_reports_lexical_signals_and_fit_deterministically() {
     assert!(first["catalog_digest"].as_str().unwrap().starts_with("sha256:"));
     assert!(first["policy_digest"].as_str().unwrap().starts_with("sha256:"));
 
-    let weak = describe(&client, json!({"query": "lexicographic zebra"})).await;
+    let weak = describe(&client, json!({"query": "heuristic zebra"})).await;
     assert_eq!(weak["portfolio_fit"], "ONLY_WEAK_LEXICAL_MATCHES", "{weak}");
     assert!(weak["results"].as_array().unwrap().iter().all(|r| r["lexical_fit"] == "WEAK_LEXICAL_MATCH"));
     assert_eq!(first["routing_basis"]["reason"], "NO_INPUT_KIND");

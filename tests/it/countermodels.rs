@@ -186,3 +186,190 @@ fn invalid_requests_name_the_field_and_store_nothing() {
     assert_eq!(d.details["path"], "budget.fuel");
     assert_eq!(artifacts(), before, "a rejected request stores nothing");
 }
+
+/// A term of one binary operation, built here (not by the capability's parser).
+#[derive(Debug, Clone)]
+enum Term {
+    Var(usize),
+    Op(Box<Term>, Box<Term>),
+}
+
+const NAMES: [&str; 5] = ["x", "y", "z", "u", "v"];
+
+fn next(seed: &mut u64) -> u64 {
+    *seed ^= *seed << 13;
+    *seed ^= *seed >> 7;
+    *seed ^= *seed << 17;
+    *seed
+}
+
+impl Term {
+    fn random(seed: &mut u64, vars: usize, depth: u32) -> Term {
+        if depth == 0 || next(seed).is_multiple_of(4) {
+            return Term::Var((next(seed) % vars as u64) as usize);
+        }
+        Term::Op(Box::new(Term::random(seed, vars, depth - 1)), Box::new(Term::random(seed, vars, depth - 1)))
+    }
+
+    fn text(&self) -> String {
+        match self {
+            Term::Var(i) => NAMES[*i].to_owned(),
+            Term::Op(l, r) => format!("({}*{})", l.text(), r.text()),
+        }
+    }
+
+    fn smt(&self, assignment: &[usize]) -> String {
+        match self {
+            Term::Var(i) => format!("e{}", assignment[*i]),
+            Term::Op(l, r) => format!("(m {} {})", l.smt(assignment), r.smt(assignment)),
+        }
+    }
+
+    fn vars(&self, seen: &mut Vec<usize>) {
+        match self {
+            Term::Var(i) if !seen.contains(i) => seen.push(*i),
+            Term::Var(_) => {}
+            Term::Op(l, r) => {
+                l.vars(seen);
+                r.vars(seen);
+            }
+        }
+    }
+}
+
+/// Whether z3 finds a magma of order `n` satisfying `lhs = rhs`, from a ground
+/// encoding over a finite sort (every instance asserted).
+fn z3_has_model(lhs: &Term, rhs: &Term, n: usize) -> bool {
+    let mut vars = Vec::new();
+    lhs.vars(&mut vars);
+    rhs.vars(&mut vars);
+    let k = vars.iter().max().map_or(0, |m| m + 1);
+    let elements: Vec<String> = (0..n).map(|i| format!("e{i}")).collect();
+    let mut smt = format!("(declare-datatypes () ((E {})))\n(declare-fun m (E E) E)\n", elements.join(" "));
+    for code in 0..n.pow(k as u32) {
+        let assignment: Vec<usize> = (0..k).map(|i| code / n.pow(i as u32) % n).collect();
+        smt += &format!("(assert (= {} {}))\n", lhs.smt(&assignment), rhs.smt(&assignment));
+    }
+    smt += "(check-sat)\n";
+    let mut child = std::process::Command::new("z3")
+        .args(["-in", "-T:120"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("z3 is installed (scripts/test.sh installs it with apt-get)");
+    use std::io::Write;
+    child.stdin.take().expect("stdin").write_all(smt.as_bytes()).expect("z3 reads the problem");
+    let output = child.wait_with_output().expect("z3 answers");
+    match String::from_utf8_lossy(&output.stdout).trim() {
+        "sat" => true,
+        "unsat" => false,
+        other => panic!("z3 answered {other:?} for order {n}"),
+    }
+}
+
+#[test]
+fn smallest_models_of_random_laws_agree_with_z3_and_verify() {
+    let (runtime, _dir) = support::runtime();
+    let mut seed = 0x5eed_1a75_u64;
+    let (mut with_model, mut without) = (0, 0);
+    for case in 0..24 {
+        let vars = 2 + case % 4;
+        let lhs = Term::random(&mut seed, vars, if case % 3 == 0 { 0 } else { 3 });
+        let rhs = Term::random(&mut seed, vars, 4);
+        let law = format!("{} = {}", lhs.text(), rhs.text());
+        let result = invoke(
+            &runtime,
+            SEARCH,
+            Mode::Explore,
+            json!({"hypotheses": [law], "target": "x = y", "min_order": 2, "max_order": 4}),
+        );
+        let output = result.output.as_ref().unwrap_or_else(|| panic!("{law}: {:?}", result.diagnostic));
+        assert_eq!(output["budget_exhausted"], false, "{law}: {output}");
+        let ours = output["order"].as_u64().map(|o| o as usize);
+        let theirs = (2..=4).find(|&n| z3_has_model(&lhs, &rhs, n));
+        assert_eq!(ours, theirs, "{law}: smallest non-trivial model order, ours against z3's");
+        let Some(order) = ours else {
+            assert_eq!(output["orders_exhausted"], json!([2, 3, 4]), "{law}");
+            without += 1;
+            continue;
+        };
+        assert_eq!(output["orders_exhausted"], json!((2..order).collect::<Vec<_>>()), "{law}");
+        let certificate = result.check_with.as_ref().and_then(|c| c.certificate_artifact.clone()).expect("certificate");
+        let verified = invoke(&runtime, VERIFY, Mode::Verify, json!({"countermodel": certificate}));
+        assert_eq!(verified.assurance, Assurance::Verified, "{law}: {:?}", verified.verification);
+        with_model += 1;
+    }
+    assert!(with_model >= 6 && without >= 2, "the corpus has both kinds: {with_model} with a model, {without} without");
+}
+
+/// A law with a model of order 5 and none smaller.
+const ORDER_FIVE: &str = "x = y*(x*((y*x)*y))";
+
+#[test]
+fn larger_orders_are_searched_and_checked() {
+    let (runtime, _dir) = support::runtime();
+    let op = |l: Term, r: Term| Term::Op(Box::new(l), Box::new(r));
+    let (x, y) = (|| Term::Var(0), || Term::Var(1));
+    let rhs = op(y(), op(x(), op(op(y(), x()), y())));
+    assert_eq!(format!("x = {}", rhs.text()), "x = (y*(x*((y*x)*y)))");
+    let z3_orders: Vec<bool> = (2..=5).map(|n| z3_has_model(&x(), &rhs, n)).collect();
+    assert_eq!(z3_orders, [false, false, false, true], "z3: no model of order 2..4, one of order 5");
+    let result = invoke(
+        &runtime,
+        SEARCH,
+        Mode::Explore,
+        json!({"hypotheses": [ORDER_FIVE], "target": "x = y", "min_order": 2, "max_order": 16}),
+    );
+    let output = result.output.as_ref().expect("output");
+    assert_eq!((output["order"].clone(), output["orders_exhausted"].clone()), (json!(5), json!([2, 3, 4])));
+    // A quasigroup of order 12 with an identity that is not commutative (a non-abelian group
+    // of order 12 is one), found and checked by the independent checker.
+    let result = invoke(
+        &runtime,
+        SEARCH,
+        Mode::Explore,
+        json!({"hypotheses": ["associative", "has_identity", "quasigroup"], "target": "commutative",
+               "min_order": 12, "max_order": 12}),
+    );
+    let output = result.output.as_ref().unwrap_or_else(|| panic!("{:?}", result.diagnostic));
+    assert_eq!(output["order"], 12, "{output}");
+    let certificate = result.check_with.as_ref().and_then(|c| c.certificate_artifact.clone()).expect("certificate");
+    let verified = invoke(&runtime, VERIFY, Mode::Verify, json!({"countermodel": certificate}));
+    assert_eq!(verified.assurance, Assurance::Verified, "{:?}", verified.verification);
+}
+
+/// The search's own budget speaks before fuel can run out: the fuel a work unit costs, measured
+/// on searches of different shapes that all end on `max_work`, times the largest `max_work` the
+/// schema admits, stays inside the default fuel budget.
+#[test]
+fn the_largest_work_budget_fits_in_the_default_fuel() {
+    let (runtime, _dir) = support::runtime();
+    let schema_max =
+        runtime.catalog().get(SEARCH).expect("installed").input_schema["properties"]["max_work"]["maximum"]
+            .as_u64()
+            .expect("max_work has a maximum");
+    let default_fuel = jacobian::policy::Budgets::default().fuel;
+    let shapes = [
+        json!({"hypotheses": ["x = ((((y*y)*(x*y))*((x*y)*y))*(((x*y)*(x*x))*y))"], "target": "x = y"}),
+        json!({"hypotheses": ["x = (y*(((x*y)*x)*y))"], "target": "x = y"}),
+        // Named targets are judged on complete tables: these visit many.
+        json!({"hypotheses": ["associative", "has_identity"], "target": "has_identity"}),
+        json!({"hypotheses": ["quasigroup", "x*(y*x) = y"], "target": "quasigroup"}),
+    ];
+    let mut worst: f64 = 0.0;
+    for mut input in shapes {
+        input["min_order"] = json!(5);
+        input["max_order"] = json!(16);
+        input["max_work"] = json!(20_000_000);
+        let result = invoke(&runtime, SEARCH, Mode::Explore, input.clone());
+        let output = result.output.as_ref().unwrap_or_else(|| panic!("{input}: {:?}", result.diagnostic));
+        assert_eq!(output["stop_reason"], "max_work", "{input}: {output}");
+        let per_unit = result.fuel_consumed as f64 / output["work"].as_u64().expect("work") as f64;
+        println!("{input}: {} fuel for {} work units, {per_unit:.1} a unit", result.fuel_consumed, output["work"]);
+        worst = worst.max(per_unit);
+    }
+    assert!(
+        worst * schema_max as f64 * 1.5 < default_fuel as f64,
+        "at {worst:.1} fuel a unit, max_work {schema_max} needs more than two thirds of the default fuel {default_fuel}"
+    );
+}

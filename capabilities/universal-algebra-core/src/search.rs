@@ -1,7 +1,20 @@
-//! Backtracking over Cayley tables, cell by cell in row-major order, pruning
-//! every partial table that already violates a hypothesis.
+//! The search over orders: at each order, one propagating search (`engine`)
+//! per shape of the target's failure, with the elements of that failure and
+//! the identity (when one is assumed) fixed first.
+//!
+//! A target equation fails at some assignment of its variables. Renaming
+//! elements, any countermodel has one whose failing assignment uses the
+//! elements `0, 1, …, m-1` in order of first occurrence (a restricted growth
+//! string); each such shape is searched in turn with that one instance of the
+//! target required to fail, and those elements excluded from the least number
+//! heuristic's symmetry. A named target (`has_identity`, `quasigroup`) is
+//! judged on complete tables instead.
 
-use crate::laws::{self, Law, Table};
+use crate::engine::{Engine, Equation, Limit, Meter, Step};
+use crate::laws::{self, Law, Table, Term};
+
+/// Ground instances one search holds at most (their watch lists are its memory).
+pub const MAX_INSTANCES: u64 = 1 << 21;
 
 /// What a search over orders `min_order..=max_order` found.
 #[derive(Debug, Clone, PartialEq)]
@@ -10,10 +23,23 @@ pub struct Outcome {
     pub found: Option<Countermodel>,
     /// The orders every table of which was examined without a countermodel.
     pub orders_exhausted: Vec<u8>,
-    /// Whether the node budget ended the search.
-    pub budget_exhausted: bool,
-    /// Cells tried, over all orders.
+    /// Why the search stopped before its last order, and at which order.
+    pub stopped: Option<(u8, Stop)>,
+    /// Decisions (cells given a value by choice), over all orders.
     pub nodes: u64,
+    /// Work units (cells scanned, instance evaluations weighted by their size), over all orders.
+    pub work: u64,
+}
+
+/// What ended a search early.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// `max_nodes` decisions were made.
+    Nodes,
+    /// `max_work` units were spent.
+    Work,
+    /// The order needs more ground instances than [`MAX_INSTANCES`].
+    Instances(u64),
 }
 
 /// A magma satisfying every hypothesis and violating the target.
@@ -26,75 +52,134 @@ pub struct Countermodel {
     pub witness: serde_json::Value,
 }
 
-/// Search orders `min_order..=max_order` in turn, trying at most `max_nodes`
-/// cells in all.
-pub fn find(hypotheses: &[Law], target: &Law, min_order: u8, max_order: u8, max_nodes: u64) -> Outcome {
-    let mut outcome = Outcome { found: None, orders_exhausted: Vec::new(), budget_exhausted: false, nodes: 0 };
+/// The search's two budgets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    pub max_nodes: u64,
+    pub max_work: u64,
+}
+
+/// Search orders `min_order..=max_order` in turn within `budget`.
+pub fn find(hypotheses: &[Law], target: &Law, min_order: u8, max_order: u8, budget: Budget) -> Outcome {
+    let mut outcome = Outcome { found: None, orders_exhausted: Vec::new(), stopped: None, nodes: 0, work: 0 };
+    let mut meter = Meter { nodes: 0, work: 0, max_nodes: budget.max_nodes, max_work: budget.max_work };
+    let equations: Vec<Equation> = hypotheses
+        .iter()
+        .filter_map(|law| match law {
+            Law::Equation { vars, lhs, rhs } => Some(Equation::holding(lhs, rhs, vars.len())),
+            _ => None,
+        })
+        .collect();
+    let quasigroup = hypotheses.contains(&Law::Quasigroup);
+    let identity = hypotheses.contains(&Law::HasIdentity);
     for order in min_order..=max_order {
         let n = usize::from(order);
-        let mut search = Search {
-            table: Table { n, cells: vec![None; n * n] },
-            hypotheses,
-            target,
-            nodes: outcome.nodes,
-            max_nodes,
-        };
-        let step = search.fill(0);
-        outcome.nodes = search.nodes;
+        let instances = equations.iter().map(|e| e.instances(n)).fold(1u64, u64::saturating_add);
+        if instances > MAX_INSTANCES {
+            outcome.stopped = Some((order, Stop::Instances(instances)));
+            break;
+        }
+        let step = search_order(n, &equations, quasigroup, identity, target, &mut meter);
+        outcome.nodes = meter.nodes;
+        outcome.work = meter.work;
         match step {
-            Step::Found(witness) => {
-                let table =
-                    (0..n).map(|a| (0..n).map(|b| search.table.cells[a * n + b].unwrap_or(0)).collect()).collect();
+            Step::Found(cells) => {
+                let table: Vec<Vec<u8>> = cells.chunks(n).map(<[u8]>::to_vec).collect();
+                let complete = Table { n, cells: cells.iter().map(|&v| Some(v)).collect() };
+                let witness = laws::violation(target, &complete).expect("a found table violates the target");
+                debug_assert!(hypotheses.iter().all(|h| laws::violation(h, &complete).is_none()));
                 outcome.found = Some(Countermodel { order, table, witness });
-                return outcome;
+                break;
             }
             Step::Exhausted => outcome.orders_exhausted.push(order),
-            Step::OutOfNodes => {
-                outcome.budget_exhausted = true;
-                return outcome;
+            Step::Stopped(limit) => {
+                let stop = match limit {
+                    Limit::Nodes => Stop::Nodes,
+                    Limit::Work => Stop::Work,
+                };
+                outcome.stopped = Some((order, stop));
+                break;
             }
         }
     }
     outcome
 }
 
-enum Step {
-    Found(serde_json::Value),
-    Exhausted,
-    OutOfNodes,
-}
-
-struct Search<'a> {
-    table: Table,
-    hypotheses: &'a [Law],
-    target: &'a Law,
-    nodes: u64,
-    max_nodes: u64,
-}
-
-impl Search<'_> {
-    fn fill(&mut self, cell: usize) -> Step {
-        if cell == self.table.cells.len() {
-            return match laws::violation(self.target, &self.table) {
-                Some(witness) => Step::Found(witness),
-                None => Step::Exhausted,
+/// Every table of order `n`, up to the symmetries the engine breaks.
+fn search_order(
+    n: usize,
+    equations: &[Equation],
+    quasigroup: bool,
+    identity: bool,
+    target: &Law,
+    meter: &mut Meter,
+) -> Step {
+    // (the target's failing instance, elements it fixes)
+    let shapes: Vec<(Option<Equation>, usize)> = match target {
+        Law::Equation { vars, lhs, rhs } => failure_shapes(vars.len(), n)
+            .into_iter()
+            .filter(|shape| substitute(lhs, shape) != substitute(rhs, shape))
+            .map(|shape| {
+                let used = shape.iter().max().map_or(0, |&m| usize::from(m) + 1);
+                (Some(Equation::failing_at(lhs, rhs, shape)), used)
+            })
+            .collect(),
+        _ => vec![(None, 0)],
+    };
+    let judged = |n: usize, cells: &[u8]| match target {
+        Law::Equation { .. } => true,
+        _ => {
+            let table = Table { n, cells: cells.iter().map(|&v| Some(v)).collect() };
+            laws::violation(target, &table).is_some()
+        }
+    };
+    for (failing, used) in shapes {
+        let mut all = equations.to_vec();
+        all.extend(failing);
+        // The identity is one of the fixed elements or the next one.
+        let identities: Vec<Option<usize>> =
+            if identity { (0..=used.min(n - 1)).map(Some).collect() } else { vec![None] };
+        for e in identities {
+            let preset: Vec<(usize, u8)> = match e {
+                Some(e) => (0..n).flat_map(|x| [(e * n + x, x as u8), (x * n + e, x as u8)]).collect(),
+                None => Vec::new(),
             };
-        }
-        for value in 0..self.table.n as u8 {
-            self.nodes += 1;
-            if self.nodes > self.max_nodes {
-                return Step::OutOfNodes;
-            }
-            self.table.cells[cell] = Some(value);
-            if self.hypotheses.iter().any(|h| laws::violated_by_partial(h, &self.table)) {
-                continue;
-            }
-            match self.fill(cell + 1) {
-                Step::Exhausted => {}
-                other => return other,
+            let in_use = e.map_or(used, |e| used.max(e + 1));
+            let mut engine = Engine::new(n, &all, quasigroup, &judged, *meter);
+            let step = engine.run(&preset, in_use);
+            *meter = engine.meter;
+            if !matches!(step, Step::Exhausted) {
+                return step;
             }
         }
-        self.table.cells[cell] = None;
-        Step::Exhausted
+    }
+    Step::Exhausted
+}
+
+/// Assignments of `k` variables over `0..n` in restricted growth form (each
+/// value at most one more than every value before it), in lexicographic order.
+fn failure_shapes(k: usize, n: usize) -> Vec<Vec<u8>> {
+    fn extend(prefix: &mut Vec<u8>, k: usize, n: usize, out: &mut Vec<Vec<u8>>) {
+        if prefix.len() == k {
+            out.push(prefix.clone());
+            return;
+        }
+        let next = prefix.iter().max().map_or(0, |&m| m + 1).min(n as u8 - 1);
+        for v in 0..=next {
+            prefix.push(v);
+            extend(prefix, k, n, out);
+            prefix.pop();
+        }
+    }
+    let mut out = Vec::new();
+    extend(&mut Vec::with_capacity(k), k, n, &mut out);
+    out
+}
+
+/// A term with its variables replaced by elements (as variables, to compare shapes).
+fn substitute(term: &Term, assignment: &[u8]) -> Term {
+    match term {
+        Term::Var(i) => Term::Var(usize::from(assignment[*i])),
+        Term::Op(l, r) => Term::Op(Box::new(substitute(l, assignment)), Box::new(substitute(r, assignment))),
     }
 }

@@ -1,13 +1,13 @@
 //! `universal_algebra.search.countermodel`: find a finite magma that satisfies
-//! hypothesis laws and violates a target law, by exhaustive backtracking over
-//! Cayley tables in lexicographic order.
+//! hypothesis laws and violates a target law, by a propagating search over
+//! Cayley tables in the style of Mace4 (the core's `engine`).
 
 use jacobian_guest::{Capability, Check, Produced, Qualifier, Refusal, Scope, export_capabilities};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use jacobian_universal_algebra_core::laws::{self, Law};
-use jacobian_universal_algebra_core::search::{self, Countermodel};
+use jacobian_universal_algebra_core::search::{self, Budget, Countermodel, Stop};
 
 /// Schema of the countermodel artifact (read by the independent checker).
 pub const COUNTERMODEL_SCHEMA: &str = "jacobian:universal_algebra/countermodel@1";
@@ -17,7 +17,11 @@ const WITNESS_CHECK: Check = Check {
     verifier: "universal_algebra.countermodel.verify",
     formats: &["cayley-table-witness/1"],
 };
-const MAX_ORDER: u8 = 8;
+const MAX_ORDER: u8 = 16;
+/// The largest `max_work`: at the most fuel a work unit was measured to cost
+/// (63-86, tests/it/countermodels.rs), it needs under two thirds of the
+/// default fuel budget, so the search's own budget speaks before fuel runs out.
+pub const MAX_WORK: u64 = 500_000_000;
 
 /// A search for a finite magma satisfying every hypothesis and violating the target.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -33,15 +37,24 @@ pub struct SearchInput {
     pub target: String,
     /// Smallest order tried.
     #[serde(default = "one")]
-    #[schemars(range(min = 1, max = 8))]
+    #[schemars(range(min = 1, max = 16))]
     pub min_order: u8,
-    /// Largest order tried (at most 8).
-    #[schemars(range(min = 1, max = 8))]
+    /// Largest order tried (at most 16).
+    #[schemars(range(min = 1, max = 16))]
     pub max_order: u8,
-    /// Search nodes allowed before the search stops with a partial scope.
+    /// Decisions (cells given a value by choice) allowed before the search
+    /// stops with a partial scope.
     #[serde(default = "default_nodes")]
-    #[schemars(range(min = 1, max = 50_000_000))]
+    #[schemars(range(min = 1, max = 1_000_000_000))]
     pub max_nodes: u64,
+    /// Work units allowed before the search stops with a partial scope: one
+    /// per cell scanned when choosing, per term symbol evaluated (and a few
+    /// per instance evaluation). A unit costs about 60-90 fuel (the default,
+    /// 10^8, runs in about 1-1.5 s on a 2-core machine); the largest value
+    /// fits in the default fuel budget.
+    #[serde(default = "default_work")]
+    #[schemars(range(min = 1, max = 500_000_000))]
+    pub max_work: u64,
 }
 
 fn one() -> u8 {
@@ -49,7 +62,11 @@ fn one() -> u8 {
 }
 
 fn default_nodes() -> u64 {
-    2_000_000
+    100_000_000
+}
+
+fn default_work() -> u64 {
+    100_000_000
 }
 
 /// What the search found.
@@ -65,10 +82,17 @@ pub struct SearchOutput {
     pub witness: Option<serde_json::Value>,
     /// Orders whose every magma was examined without finding a countermodel.
     pub orders_exhausted: Vec<u8>,
-    /// Whether `max_nodes` ran out before the search finished.
+    /// Whether a budget (`max_nodes`, `max_work`, or the ground instances one
+    /// order may hold) ended the search before it finished.
     pub budget_exhausted: bool,
-    /// Search nodes visited.
+    /// The order the search was in when a budget ended it.
+    pub stopped_at_order: Option<u8>,
+    /// Which budget ended it: `max_nodes`, `max_work` or `instances`.
+    pub stop_reason: Option<String>,
+    /// Decisions made.
     pub nodes: u64,
+    /// Work units spent.
+    pub work: u64,
 }
 
 /// The countermodel artifact: the claim it refutes and the candidate.
@@ -98,11 +122,16 @@ impl Capability for SearchCountermodel {
     const ID: &'static str = "universal_algebra.search.countermodel";
     const TITLE: &'static str = "Find a finite countermodel (magma) to a law";
     const OUTCOME: &'static str = "a finite magma satisfying the hypothesis laws and violating the target law, with its Cayley table and a witness";
-    const DESCRIPTION: &'static str = "Searches all magmas of each order from min_order to max_order (at most 8) in \
-lexicographic table order, pruning partial tables that already violate a hypothesis. Returns the first countermodel \
-found with a witness tuple, or reports every order it exhausted. Finite evidence only: a countermodel refutes the \
-implication; exhausting orders up to max_order says nothing about larger orders. Assurance COMPUTED; check the \
-countermodel with universal_algebra.countermodel.verify.";
+    const DESCRIPTION: &'static str = "Searches the magmas of each order from min_order to max_order (at most 16) \
+in the style of Mace4: cells are assigned most-constrained first, every assignment is propagated through the ground \
+instances of the laws (forcing cells and removing values), and the least number heuristic skips isomorphic copies. \
+Returns the first countermodel found with a witness tuple, or reports every order it exhausted. Two budgets: \
+max_nodes (decisions) and max_work (about 60-90 fuel a unit, so the default 10^8 is about 1-1.5 s; the largest \
+allowed fits the default fuel, so the search stops on its own budget and reports the orders exhausted and the order \
+it was in). An order needing more than \
+2,097,152 ground instances (order^variables summed over the hypotheses) stops the search there. Finite evidence \
+only: a countermodel refutes the implication; exhausting orders up to max_order says nothing about larger orders. \
+Assurance COMPUTED; check the countermodel with universal_algebra.countermodel.verify.";
     const TAGS: &'static [&'static str] = &[
         "universal_algebra",
         "magma",
@@ -128,6 +157,7 @@ countermodel with universal_algebra.countermodel.verify.";
                 min_order: 1,
                 max_order: 3,
                 max_nodes: default_nodes(),
+                max_work: default_work(),
             },
         )]
     }
@@ -140,6 +170,9 @@ countermodel with universal_algebra.countermodel.verify.";
             .map(|(i, h)| laws::parse(h).map_err(|e| Refusal::at(format!("hypotheses.{i}"), e)))
             .collect::<Result<Vec<_>, _>>()?;
         let target = laws::parse(&input.target).map_err(|e| Refusal::at("target", e))?;
+        if input.max_work > MAX_WORK {
+            return Err(Refusal::at("max_work", format!("must be at most {MAX_WORK}")));
+        }
         if input.max_order > MAX_ORDER {
             return Err(Refusal::at("max_order", format!("must be at most {MAX_ORDER}")));
         }
@@ -151,15 +184,19 @@ countermodel with universal_algebra.countermodel.verify.";
 }
 
 fn search(input: &SearchInput, hypotheses: &[Law], target: &Law) -> Produced<SearchOutput> {
-    let outcome = search::find(hypotheses, target, input.min_order, input.max_order, input.max_nodes);
+    let budget = Budget { max_nodes: input.max_nodes, max_work: input.max_work };
+    let outcome = search::find(hypotheses, target, input.min_order, input.max_order, budget);
     let mut output = SearchOutput {
         found: false,
         order: None,
         table: None,
         witness: None,
         orders_exhausted: outcome.orders_exhausted,
-        budget_exhausted: outcome.budget_exhausted,
+        budget_exhausted: outcome.stopped.is_some(),
+        stopped_at_order: outcome.stopped.map(|(order, _)| order),
+        stop_reason: None,
         nodes: outcome.nodes,
+        work: outcome.work,
     };
     let implication = format!("every magma satisfying [{}] satisfies {}", input.hypotheses.join(", "), input.target);
     if let Some(Countermodel { order, table, witness }) = outcome.found {
@@ -193,12 +230,26 @@ fn search(input: &SearchInput, hypotheses: &[Law], target: &Law) -> Produced<Sea
             )
             .verify_with(WITNESS_CHECK.route("cayley-table-witness/1", "countermodel"));
     }
-    if output.budget_exhausted {
-        let at = output.orders_exhausted.last().map_or(input.min_order, |o| o + 1);
+    if let Some((at, stop)) = outcome.stopped {
+        let why = match stop {
+            Stop::Nodes => format!("the decision budget (max_nodes = {}) ran out", input.max_nodes),
+            Stop::Work => format!("the work budget (max_work = {}) ran out", input.max_work),
+            Stop::Instances(needed) => format!(
+                "this order needs {needed} ground instances, more than the {} one search holds",
+                search::MAX_INSTANCES
+            ),
+        };
+        output.stop_reason = Some(
+            match stop {
+                Stop::Nodes => "max_nodes",
+                Stop::Work => "max_work",
+                Stop::Instances(_) => "instances",
+            }
+            .to_owned(),
+        );
         let scope = Scope::partial(format!(
-            "the node budget ({}) ran out at order {at}; no countermodel among the tables examined; \
-             orders {:?} were exhausted",
-            input.max_nodes, output.orders_exhausted
+            "{why} at order {at}; no countermodel among the tables examined; orders {:?} were exhausted",
+            output.orders_exhausted
         ));
         return Produced::computed(output, scope).qualifiers(&[Qualifier::Bounded, Qualifier::Deterministic]);
     }

@@ -1,0 +1,232 @@
+//! `-- finder`: `universal_algebra.search.countermodel` in the sandbox against
+//! Debian's z3 on a seeded corpus of laws `x = t(x, y[, z])` (terms of depth
+//! at most 4), grouped by the order of their smallest non-trivial model.
+//!
+//! For each law the sandbox searches orders 2..=7 in one invocation (the
+//! whole invocation is timed); z3 gets a ground encoding over a finite sort
+//! for each order from 2 until it answers `sat`, one process per order, and
+//! its time is the sum less the start-up of a z3 process answering an empty
+//! problem (measured in the same run). Laws the sandbox stops on (its default
+//! work budget) are given to z3 with a time cap, to see whether a model of
+//! order at most 7 was missed.
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+#[derive(Debug, Clone)]
+enum Term {
+    Var(usize),
+    Op(Box<Term>, Box<Term>),
+}
+
+impl Term {
+    fn random(seed: &mut u64, vars: usize, depth: u32) -> Term {
+        if depth == 0 || next(seed).is_multiple_of(4) {
+            return Term::Var((next(seed) % vars as u64) as usize);
+        }
+        Term::Op(Box::new(Term::random(seed, vars, depth - 1)), Box::new(Term::random(seed, vars, depth - 1)))
+    }
+
+    fn text(&self) -> String {
+        match self {
+            Term::Var(i) => ["x", "y", "z"][*i].to_owned(),
+            Term::Op(l, r) => format!("({}*{})", l.text(), r.text()),
+        }
+    }
+
+    fn smt(&self, assignment: &[usize]) -> String {
+        match self {
+            Term::Var(i) => format!("e{}", assignment[*i]),
+            Term::Op(l, r) => format!("(m {} {})", l.smt(assignment), r.smt(assignment)),
+        }
+    }
+
+    fn ops(&self) -> usize {
+        match self {
+            Term::Var(_) => 0,
+            Term::Op(l, r) => 1 + l.ops() + r.ops(),
+        }
+    }
+}
+
+fn next(seed: &mut u64) -> u64 {
+    *seed ^= *seed << 13;
+    *seed ^= *seed >> 7;
+    *seed ^= *seed << 17;
+    *seed
+}
+
+/// z3 on `x = rhs` at order `n`: its answer and wall time.
+fn z3(rhs: &Term, vars: usize, n: usize, cap: Duration) -> (Option<bool>, Duration) {
+    let elements: Vec<String> = (0..n).map(|i| format!("e{i}")).collect();
+    let mut smt = format!("(declare-datatypes () ((E {})))\n(declare-fun m (E E) E)\n", elements.join(" "));
+    for code in 0..n.pow(vars as u32) {
+        let assignment: Vec<usize> = (0..vars).map(|i| code / n.pow(i as u32) % n).collect();
+        smt += &format!("(assert (= e{} {}))\n", assignment[0], rhs.smt(&assignment));
+    }
+    smt += "(check-sat)\n";
+    run_z3(&smt, cap)
+}
+
+fn run_z3(smt: &str, cap: Duration) -> (Option<bool>, Duration) {
+    let start = Instant::now();
+    let mut child = std::process::Command::new("z3")
+        .args(["-in", &format!("-T:{}", cap.as_secs().max(1))])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("z3");
+    child.stdin.take().expect("stdin").write_all(smt.as_bytes()).expect("z3 reads");
+    let output = child.wait_with_output().expect("z3 answers");
+    let answer = match String::from_utf8_lossy(&output.stdout).trim() {
+        "sat" => Some(true),
+        "unsat" => Some(false),
+        _ => None,
+    };
+    (answer, start.elapsed())
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+type Invoke<'a> = &'a dyn Fn(&str, Value) -> jacobian::contract::CapabilityResult;
+
+const SEARCH: &str = "universal_algebra.search.countermodel";
+
+/// `invoke` runs a capability in the sandbox.
+pub fn figures(invoke: Invoke) {
+    checker_figures(invoke);
+    let search = |input: Value| {
+        let result = invoke(SEARCH, input);
+        result.output.unwrap_or_else(|| panic!("the finder answered {:?}", result.diagnostic))
+    };
+    if std::process::Command::new("z3").arg("--version").output().is_err() {
+        println!("finder: z3 is not installed (scripts/test.sh installs it); skipping the comparison");
+        return;
+    }
+    let start_up = (0..5).map(|_| run_z3("(check-sat)\n", Duration::from_secs(10)).1).min().expect("five runs");
+    let mut seed = 0x00f1_dbe7_u64;
+    let mut corpus: Vec<(usize, Term)> = Vec::new();
+    while corpus.len() < 1200 {
+        let vars = if corpus.len() % 3 == 2 { 3 } else { 2 };
+        let rhs = Term::random(&mut seed, vars, 4);
+        let text = rhs.text();
+        if rhs.ops() >= 3 && text.contains('y') && (vars == 2 || text.contains('z')) {
+            corpus.push((vars, rhs));
+        }
+    }
+    // (law, vars, rhs, our time, our smallest order)
+    let mut groups: Vec<Vec<(String, usize, Term, Duration)>> = vec![Vec::new(); 8];
+    let mut stopped: Vec<(String, usize, Term, usize)> = Vec::new();
+    let mut none = 0;
+    for (vars, rhs) in corpus {
+        let law = format!("x = {}", rhs.text());
+        let start = Instant::now();
+        let output = search(
+            json!({"hypotheses": [law], "target": "x = y", "min_order": 2, "max_order": 7, "max_work": 100_000_000}),
+        );
+        let ours = start.elapsed();
+        match output["order"].as_u64() {
+            Some(order) if groups[order as usize].len() < 12 => groups[order as usize].push((law, vars, rhs, ours)),
+            Some(_) => {}
+            None if output["budget_exhausted"] == true => {
+                stopped.push((law, vars, rhs, output["stopped_at_order"].as_u64().unwrap_or(2) as usize))
+            }
+            None => none += 1,
+        }
+    }
+    println!(
+        "finder: 1,200 seeded laws x = t(x,y[,z]), depth <= 4; sandbox orders 2..7, default budgets; z3 {} (start-up \
+{:.0} ms, subtracted); {none} laws have no model of order 2..7 (exhausted), {} stopped on the work budget",
+        String::from_utf8_lossy(&std::process::Command::new("z3").arg("--version").output().expect("z3").stdout).trim(),
+        start_up.as_secs_f64() * 1e3,
+        stopped.len()
+    );
+    let cap = Duration::from_secs(60);
+    for (order, group) in groups.iter().enumerate().skip(2) {
+        if group.is_empty() {
+            println!("  order {order}: no law of the corpus has its smallest model here");
+            continue;
+        }
+        let (mut ours, mut theirs, mut within) = (Vec::new(), Vec::new(), 0);
+        for (law, vars, rhs, time) in group {
+            let mut total = Duration::ZERO;
+            let mut found = None;
+            for n in 2..=order {
+                let (answer, t) = z3(rhs, *vars, n, cap);
+                total += t.saturating_sub(start_up);
+                if answer != Some(false) {
+                    found = answer.map(|_| n);
+                    break;
+                }
+            }
+            assert_eq!(found, Some(order), "{law}: z3's smallest model order");
+            within += usize::from(time.as_secs_f64() <= 1.0);
+            ours.push(time.as_secs_f64() * 1e3);
+            theirs.push(total.as_secs_f64() * 1e3);
+        }
+        let (m_ours, m_theirs) = (median(ours.clone()), median(theirs.clone()));
+        println!(
+            "  order {order}: {} laws, {within} found within 1 s in the sandbox; median sandbox {m_ours:.1} ms (max \
+{:.1}), z3 {m_theirs:.1} ms (max {:.1}); z3/sandbox {:.1}x",
+            group.len(),
+            ours.iter().copied().fold(0.0, f64::max),
+            theirs.iter().copied().fold(0.0, f64::max),
+            m_theirs / m_ours
+        );
+    }
+    // The orders the sandbox did not exhaust, for the first eight laws it stopped on.
+    let (mut missed, mut unknown) = (0, 0);
+    for (law, vars, rhs, from) in stopped.iter().take(8) {
+        for n in *from..=7 {
+            match z3(rhs, *vars, n, Duration::from_secs(10)).0 {
+                Some(false) => continue,
+                Some(true) => {
+                    missed += 1;
+                    println!("  stopped at order {from}: {law}: z3 finds a model of order {n}");
+                }
+                None => unknown += 1,
+            }
+            break;
+        }
+    }
+    println!(
+        "  of the first {} laws the sandbox stopped on, z3 (10 s an order, from the order the sandbox stopped in to 7) \
+finds a model for {missed} and gives up on {unknown}",
+        stopped.len().min(8)
+    );
+}
+
+/// Larger tables through the independent checker: non-abelian groups (a
+/// quasigroup with an identity that is associative, not commutative).
+fn checker_figures(invoke: Invoke) {
+    for order in [8, 12, 16] {
+        let start = Instant::now();
+        let found = invoke(
+            SEARCH,
+            json!({"hypotheses": ["associative", "has_identity", "quasigroup"], "target": "commutative",
+                   "min_order": order, "max_order": order}),
+        );
+        let searched = start.elapsed();
+        let output = found.output.as_ref().expect("output");
+        assert_eq!(output["order"], order, "{output}");
+        let certificate = found.check_with.and_then(|c| c.certificate_artifact).expect("a certificate");
+        let start = Instant::now();
+        let verified = invoke("universal_algebra.countermodel.verify", json!({"countermodel": certificate}));
+        let checked = start.elapsed();
+        assert_eq!(verified.assurance, jacobian::contract::Assurance::Verified);
+        println!(
+            "finder: a non-abelian group of order {order}: found in {:.1} ms ({} decisions, fuel {}); checked by \
+universal_algebra.countermodel.verify in {:.1} ms (fuel {})",
+            searched.as_secs_f64() * 1e3,
+            output["nodes"],
+            found.fuel_consumed,
+            checked.as_secs_f64() * 1e3,
+            verified.fuel_consumed
+        );
+    }
+}
