@@ -212,3 +212,41 @@ fn budgets_stop_the_search_and_say_where() {
     let outcome = find(&six, &law("x = y"), 13, 14, nodes(u64::MAX));
     assert!(matches!(outcome.stopped, Some((13, crate::search::Stop::Instances(_)))), "{:?}", outcome.stopped);
 }
+
+/// OEIS values, read in place (outside truth).
+fn oeis(id: &str, order: usize) -> usize {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/testdata/oracles/sequences.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("outside truth {}: {e}", path.display()));
+    let sequences: serde_json::Value = serde_json::from_str(&text).expect("json");
+    assert_eq!(sequences[id]["offset"], 0, "{id} starts at order 0");
+    sequences[id]["values"][order].as_u64().unwrap_or_else(|| panic!("{id} has no value for order {order}")) as usize
+}
+
+#[test]
+fn models_up_to_isomorphism_are_counted_as_the_oeis_counts_them() {
+    use crate::enumerate::{UpTo, models};
+    let count = |laws: &[&str], order: u8, up_to: UpTo| {
+        let laws: Vec<Law> = laws.iter().map(|l| law(l)).collect();
+        let found = models(&laws, order, up_to, u64::MAX, u64::MAX);
+        assert_eq!(found.stopped, None);
+        found.models.len()
+    };
+    for order in 1..=3u8 {
+        let n = usize::from(order);
+        assert_eq!(count(&[], order, UpTo::Isomorphism), oeis("A001329", n), "all magmas of order {n}");
+        assert_eq!(count(&["commutative"], order, UpTo::Isomorphism), oeis("A001425", n), "commutative, {n}");
+    }
+    for order in 1..=5u8 {
+        let n = usize::from(order);
+        let semigroup = ["associative", "commutative"];
+        assert_eq!(count(&semigroup, order, UpTo::Isomorphism), oeis("A001426", n), "commutative semigroups, {n}");
+        // A027851's values (1, 1, 5, 24, 188, 1915, ...) count semigroups up to isomorphism alone,
+        // whatever the title beside them says (up to anti-isomorphism too is A001423: 1, 1, 4, 18, ...).
+        assert_eq!(count(&["associative"], order, UpTo::Isomorphism), oeis("A027851", n), "semigroups, {n}");
+        let up_to_anti = count(&["associative"], order, UpTo::IsomorphismOrAnti);
+        assert!(up_to_anti < oeis("A027851", n) || n < 2, "left- and right-zero semigroups are anti-isomorphic");
+    } // A budget ends an enumeration early and says so; what it kept is a subset.
+    let partial = models(&[], 3, UpTo::Isomorphism, u64::MAX, 20_000);
+    assert_eq!(partial.stopped, Some(crate::engine::Limit::Work));
+    assert!(partial.models.len() < oeis("A001329", 3));
+}
