@@ -17,7 +17,9 @@
 //!   quasigroup hypothesis removes an assigned value from the rest of its row
 //!   and column, and a cell left with one value is assigned.
 //! - **Most constrained cell first**, among the cells whose row and column are
-//!   elements already in use or the next unused one.
+//!   elements already in use or the next unused one (any unassigned cell once
+//!   those are all assigned), ties going to the cell with the longest watch
+//!   list (stale entries included).
 //! - **The least number heuristic.** The elements no decision has mentioned
 //!   yet are interchangeable, so a cell is tried only with the values in use
 //!   and the least unused one: isomorphic copies that differ in which unused
@@ -118,6 +120,9 @@ impl Side {
     }
 }
 
+/// Whether a complete table of order `n` is accepted, and the work judging it cost.
+pub(crate) type Judge<'a> = dyn Fn(usize, &[u8]) -> (bool, u64) + 'a;
+
 /// Why a search stopped before finishing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Limit {
@@ -147,8 +152,9 @@ pub(crate) struct Engine<'a> {
     /// First instance id of each equation, then the total.
     offsets: Vec<u32>,
     quasigroup: bool,
-    /// A complete table is accepted only if this holds (for targets checked on complete tables).
-    accept: &'a dyn Fn(usize, &[u8]) -> bool,
+    /// Whether a complete table is accepted (for targets judged on complete
+    /// tables, or for keeping every model), and the work that judging cost.
+    accept: &'a Judge<'a>,
     value: Vec<u8>,
     domain: Vec<u32>,
     position: Vec<u32>,
@@ -175,7 +181,7 @@ impl<'a> Engine<'a> {
         n: usize,
         equations: &'a [Equation],
         quasigroup: bool,
-        accept: &'a dyn Fn(usize, &[u8]) -> bool,
+        accept: &'a Judge<'a>,
         meter: Meter,
     ) -> Engine<'a> {
         let mut offsets = Vec::with_capacity(equations.len() + 1);
@@ -219,6 +225,8 @@ impl<'a> Engine<'a> {
             }
         }
         let total = *self.offsets.last().expect("offsets end with the total");
+        // Setting up: the watch tables (about 16 bytes an instance) and the cells.
+        self.meter.work += 4 * u64::from(total) + (self.n * self.n) as u64;
         for instance in 0..total {
             let (equation, assignment) = self.locate(instance);
             let sides = [self.evaluate(equation, 0, &assignment), self.evaluate(equation, 1, &assignment)];
@@ -233,6 +241,9 @@ impl<'a> Engine<'a> {
                 return Step::Exhausted;
             }
         }
+        if self.meter.work > self.meter.max_work {
+            return Step::Stopped(Limit::Work);
+        }
         match self.propagate() {
             Flow::Conflict => return Step::Exhausted,
             Flow::Stopped(limit) => return Step::Stopped(limit),
@@ -245,9 +256,9 @@ impl<'a> Engine<'a> {
     fn decide(&mut self) -> Step {
         let Some(choice) = self.select() else {
             debug_assert!(self.value.iter().all(|&v| v != UNSET));
-            // Judging a complete table costs up to a pass over every triple.
-            self.meter.work += (self.n * self.n * self.n) as u64;
-            return if (self.accept)(self.n, &self.value) { Step::Found(self.value.clone()) } else { Step::Exhausted };
+            let (accepted, cost) = (self.accept)(self.n, &self.value);
+            self.meter.work += cost;
+            return if accepted { Step::Found(self.value.clone()) } else { Step::Exhausted };
         };
         let Some((cell, values, largest_here)) = choice else { return Step::Exhausted };
         let mut values = values;
@@ -312,7 +323,13 @@ impl<'a> Engine<'a> {
     }
 
     fn undo(&mut self, (trail, domains, watches): (usize, usize, usize)) {
+        self.meter.work += (self.watch_trail.len() - watches) as u64;
         for (entry, from) in self.watch_trail.drain(watches..).rev() {
+            // The copy left behind is stale; drop it when it is still the last one there.
+            let to = self.watch_of[entry as usize] as usize;
+            if self.watches[to].last() == Some(&entry) {
+                self.watches[to].pop();
+            }
             self.watch_of[entry as usize] = from;
             self.watches[from as usize].push(entry);
         }
@@ -533,6 +550,7 @@ impl<'a> Engine<'a> {
                 break;
             }
         }
+        self.meter.work += (waiting.len() - i) as u64;
         self.watches[cell as usize].extend_from_slice(&waiting[i..]);
         let mut waiting = waiting;
         waiting.clear();

@@ -74,7 +74,7 @@ pub fn find(hypotheses: &[Law], target: &Law, min_order: u8, max_order: u8, budg
     let identity = hypotheses.contains(&Law::HasIdentity);
     for order in min_order..=max_order {
         let n = usize::from(order);
-        let instances = equations.iter().map(|e| e.instances(n)).fold(1u64, u64::saturating_add);
+        let instances = equations.iter().map(|e| e.instances(n)).fold(0u64, u64::saturating_add);
         if instances > MAX_INSTANCES {
             outcome.stopped = Some((order, Stop::Instances(instances)));
             break;
@@ -126,11 +126,13 @@ fn search_order(
             .collect(),
         _ => vec![(None, 0)],
     };
+    // An equation's failure is searched for; a named target is judged on each
+    // complete table (at most a pass over every triple).
     let judged = |n: usize, cells: &[u8]| match target {
-        Law::Equation { .. } => true,
+        Law::Equation { .. } => (true, 0),
         _ => {
             let table = Table { n, cells: cells.iter().map(|&v| Some(v)).collect() };
-            laws::violation(target, &table).is_some()
+            (laws::violation(target, &table).is_some(), (n * n * n) as u64)
         }
     };
     for (failing, used) in shapes {

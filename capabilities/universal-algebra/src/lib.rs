@@ -19,7 +19,7 @@ const WITNESS_CHECK: Check = Check {
 };
 const MAX_ORDER: u8 = 16;
 /// The largest `max_work`: at the most fuel a work unit was measured to cost
-/// (63-86, tests/it/countermodels.rs), it needs under two thirds of the
+/// (62-86, tests/it/countermodels.rs), it needs under two thirds of the
 /// default fuel budget, so the search's own budget speaks before fuel runs out.
 pub const MAX_WORK: u64 = 500_000_000;
 
