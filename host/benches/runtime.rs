@@ -32,6 +32,8 @@ mod finder;
 mod floor;
 #[path = "../../tests/it/mcp_http.rs"]
 mod mcp_http;
+#[path = "../../tests/it/random_laws.rs"]
+mod random_laws;
 use mcp_http::{HttpClient, resident_kib};
 
 const BUDGETS: CallBudgets = CallBudgets { fuel: 1_000_000_000, memory_bytes: 64 << 20, output_bytes: 1 << 20 };

@@ -4,6 +4,7 @@ use jacobian::contract::{Assurance, Status, VerificationStatus};
 use jacobian_guest::protocol::{ARTIFACT_VERSION, Completeness, Mode};
 use serde_json::{Value, json};
 
+use crate::random_laws::{Term, ground_smt, run_z3};
 use crate::support::{self, SEARCH, VERIFY, invoke};
 
 /// The oracle's claims in our law syntax: (claim text, hypotheses, target).
@@ -187,83 +188,11 @@ fn invalid_requests_name_the_field_and_store_nothing() {
     assert_eq!(artifacts(), before, "a rejected request stores nothing");
 }
 
-/// A term of one binary operation, built here (not by the capability's parser).
-#[derive(Debug, Clone)]
-enum Term {
-    Var(usize),
-    Op(Box<Term>, Box<Term>),
-}
-
-const NAMES: [&str; 5] = ["x", "y", "z", "u", "v"];
-
-fn next(seed: &mut u64) -> u64 {
-    *seed ^= *seed << 13;
-    *seed ^= *seed >> 7;
-    *seed ^= *seed << 17;
-    *seed
-}
-
-impl Term {
-    fn random(seed: &mut u64, vars: usize, depth: u32) -> Term {
-        if depth == 0 || next(seed).is_multiple_of(4) {
-            return Term::Var((next(seed) % vars as u64) as usize);
-        }
-        Term::Op(Box::new(Term::random(seed, vars, depth - 1)), Box::new(Term::random(seed, vars, depth - 1)))
-    }
-
-    fn text(&self) -> String {
-        match self {
-            Term::Var(i) => NAMES[*i].to_owned(),
-            Term::Op(l, r) => format!("({}*{})", l.text(), r.text()),
-        }
-    }
-
-    fn smt(&self, assignment: &[usize]) -> String {
-        match self {
-            Term::Var(i) => format!("e{}", assignment[*i]),
-            Term::Op(l, r) => format!("(m {} {})", l.smt(assignment), r.smt(assignment)),
-        }
-    }
-
-    fn vars(&self, seen: &mut Vec<usize>) {
-        match self {
-            Term::Var(i) if !seen.contains(i) => seen.push(*i),
-            Term::Var(_) => {}
-            Term::Op(l, r) => {
-                l.vars(seen);
-                r.vars(seen);
-            }
-        }
-    }
-}
-
-/// Whether z3 finds a magma of order `n` satisfying `lhs = rhs`, from a ground
-/// encoding over a finite sort (every instance asserted).
+/// Whether z3 finds a magma of order `n` satisfying `lhs = rhs`.
 fn z3_has_model(lhs: &Term, rhs: &Term, n: usize) -> bool {
-    let mut vars = Vec::new();
-    lhs.vars(&mut vars);
-    rhs.vars(&mut vars);
-    let k = vars.iter().max().map_or(0, |m| m + 1);
-    let elements: Vec<String> = (0..n).map(|i| format!("e{i}")).collect();
-    let mut smt = format!("(declare-datatypes () ((E {})))\n(declare-fun m (E E) E)\n", elements.join(" "));
-    for code in 0..n.pow(k as u32) {
-        let assignment: Vec<usize> = (0..k).map(|i| code / n.pow(i as u32) % n).collect();
-        smt += &format!("(assert (= {} {}))\n", lhs.smt(&assignment), rhs.smt(&assignment));
-    }
-    smt += "(check-sat)\n";
-    let mut child = std::process::Command::new("z3")
-        .args(["-in", "-T:120"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("z3 is installed (scripts/test.sh installs it with apt-get)");
-    use std::io::Write;
-    child.stdin.take().expect("stdin").write_all(smt.as_bytes()).expect("z3 reads the problem");
-    let output = child.wait_with_output().expect("z3 answers");
-    match String::from_utf8_lossy(&output.stdout).trim() {
-        "sat" => true,
-        "unsat" => false,
-        other => panic!("z3 answered {other:?} for order {n}"),
+    match run_z3(&ground_smt(lhs, rhs, n), std::time::Duration::from_secs(120)).0 {
+        Some(answer) => answer,
+        None => panic!("z3 gave no answer for order {n}"),
     }
 }
 

@@ -26,6 +26,7 @@ mod oidc;
 mod operations;
 mod pipeline;
 mod policy;
+mod random_laws;
 mod sat;
 mod scaleout;
 mod snapshots;

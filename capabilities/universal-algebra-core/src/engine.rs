@@ -29,7 +29,7 @@
 //! undoing); `watch_of` says where each side really waits, and a wake drops
 //! the others.
 
-use crate::laws::Term;
+use crate::laws::{Law, Term};
 
 const UNSET: u8 = u8::MAX;
 const NONE: u32 = u32::MAX;
@@ -95,6 +95,31 @@ impl Equation {
     /// Code units, the cost of one evaluation.
     fn size(&self) -> u64 {
         (self.sides[0].len() + self.sides[1].len()) as u64
+    }
+}
+
+/// Hypotheses as the engine takes them: equations, and the two named laws it
+/// handles itself (a quasigroup by its domains, an identity by presets).
+pub(crate) struct Hypotheses {
+    pub equations: Vec<Equation>,
+    pub quasigroup: bool,
+    pub identity: bool,
+}
+
+impl Hypotheses {
+    pub(crate) fn of(laws: &[Law]) -> Hypotheses {
+        let equations = laws
+            .iter()
+            .filter_map(|law| match law {
+                Law::Equation { vars, lhs, rhs } => Some(Equation::holding(lhs, rhs, vars.len())),
+                _ => None,
+            })
+            .collect();
+        Hypotheses {
+            equations,
+            quasigroup: laws.contains(&Law::Quasigroup),
+            identity: laws.contains(&Law::HasIdentity),
+        }
     }
 }
 

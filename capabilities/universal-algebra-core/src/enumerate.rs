@@ -10,7 +10,7 @@
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 
-use crate::engine::{Engine, Equation, Limit, Meter, Step};
+use crate::engine::{Engine, Hypotheses, Limit, Meter, Step};
 use crate::laws::Law;
 
 /// Which tables count as the same model.
@@ -39,15 +39,7 @@ pub const MAX_ORDER: u8 = 6;
 pub fn models(hypotheses: &[Law], order: u8, up_to: UpTo, max_nodes: u64, max_work: u64) -> Enumeration {
     assert!((1..=MAX_ORDER).contains(&order), "order {order} is outside 1..={MAX_ORDER}");
     let n = usize::from(order);
-    let equations: Vec<Equation> = hypotheses
-        .iter()
-        .filter_map(|law| match law {
-            Law::Equation { vars, lhs, rhs } => Some(Equation::holding(lhs, rhs, vars.len())),
-            _ => None,
-        })
-        .collect();
-    let quasigroup = hypotheses.contains(&Law::Quasigroup);
-    let identity = hypotheses.contains(&Law::HasIdentity);
+    let Hypotheses { equations, quasigroup, identity } = Hypotheses::of(hypotheses);
     let permutations = permutations(n);
     let found: RefCell<BTreeSet<Vec<u8>>> = RefCell::new(BTreeSet::new());
     let keep = |n: usize, cells: &[u8]| {

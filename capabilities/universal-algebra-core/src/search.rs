@@ -10,7 +10,7 @@
 //! heuristic's symmetry. A named target (`has_identity`, `quasigroup`) is
 //! judged on complete tables instead.
 
-use crate::engine::{Engine, Equation, Limit, Meter, Step};
+use crate::engine::{Engine, Equation, Hypotheses, Limit, Meter, Step};
 use crate::laws::{self, Law, Table, Term};
 
 /// Ground instances one search holds at most (their watch lists are its memory).
@@ -63,15 +63,7 @@ pub struct Budget {
 pub fn find(hypotheses: &[Law], target: &Law, min_order: u8, max_order: u8, budget: Budget) -> Outcome {
     let mut outcome = Outcome { found: None, orders_exhausted: Vec::new(), stopped: None, nodes: 0, work: 0 };
     let mut meter = Meter { nodes: 0, work: 0, max_nodes: budget.max_nodes, max_work: budget.max_work };
-    let equations: Vec<Equation> = hypotheses
-        .iter()
-        .filter_map(|law| match law {
-            Law::Equation { vars, lhs, rhs } => Some(Equation::holding(lhs, rhs, vars.len())),
-            _ => None,
-        })
-        .collect();
-    let quasigroup = hypotheses.contains(&Law::Quasigroup);
-    let identity = hypotheses.contains(&Law::HasIdentity);
+    let Hypotheses { equations, quasigroup, identity } = Hypotheses::of(hypotheses);
     for order in min_order..=max_order {
         let n = usize::from(order);
         let instances = equations.iter().map(|e| e.instances(n)).fold(0u64, u64::saturating_add);

@@ -10,82 +10,15 @@
 //! work budget) are given to z3 with a time cap, to see whether a model of
 //! order at most 7 was missed.
 
-use std::io::Write;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-#[derive(Debug, Clone)]
-enum Term {
-    Var(usize),
-    Op(Box<Term>, Box<Term>),
-}
-
-impl Term {
-    fn random(seed: &mut u64, vars: usize, depth: u32) -> Term {
-        if depth == 0 || next(seed).is_multiple_of(4) {
-            return Term::Var((next(seed) % vars as u64) as usize);
-        }
-        Term::Op(Box::new(Term::random(seed, vars, depth - 1)), Box::new(Term::random(seed, vars, depth - 1)))
-    }
-
-    fn text(&self) -> String {
-        match self {
-            Term::Var(i) => ["x", "y", "z"][*i].to_owned(),
-            Term::Op(l, r) => format!("({}*{})", l.text(), r.text()),
-        }
-    }
-
-    fn smt(&self, assignment: &[usize]) -> String {
-        match self {
-            Term::Var(i) => format!("e{}", assignment[*i]),
-            Term::Op(l, r) => format!("(m {} {})", l.smt(assignment), r.smt(assignment)),
-        }
-    }
-
-    fn ops(&self) -> usize {
-        match self {
-            Term::Var(_) => 0,
-            Term::Op(l, r) => 1 + l.ops() + r.ops(),
-        }
-    }
-}
-
-fn next(seed: &mut u64) -> u64 {
-    *seed ^= *seed << 13;
-    *seed ^= *seed >> 7;
-    *seed ^= *seed << 17;
-    *seed
-}
+use crate::random_laws::{Term, ground_smt, run_z3};
 
 /// z3 on `x = rhs` at order `n`: its answer and wall time.
-fn z3(rhs: &Term, vars: usize, n: usize, cap: Duration) -> (Option<bool>, Duration) {
-    let elements: Vec<String> = (0..n).map(|i| format!("e{i}")).collect();
-    let mut smt = format!("(declare-datatypes () ((E {})))\n(declare-fun m (E E) E)\n", elements.join(" "));
-    for code in 0..n.pow(vars as u32) {
-        let assignment: Vec<usize> = (0..vars).map(|i| code / n.pow(i as u32) % n).collect();
-        smt += &format!("(assert (= e{} {}))\n", assignment[0], rhs.smt(&assignment));
-    }
-    smt += "(check-sat)\n";
-    run_z3(&smt, cap)
-}
-
-fn run_z3(smt: &str, cap: Duration) -> (Option<bool>, Duration) {
-    let start = Instant::now();
-    let mut child = std::process::Command::new("z3")
-        .args(["-in", &format!("-T:{}", cap.as_secs().max(1))])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("z3");
-    child.stdin.take().expect("stdin").write_all(smt.as_bytes()).expect("z3 reads");
-    let output = child.wait_with_output().expect("z3 answers");
-    let answer = match String::from_utf8_lossy(&output.stdout).trim() {
-        "sat" => Some(true),
-        "unsat" => Some(false),
-        _ => None,
-    };
-    (answer, start.elapsed())
+fn z3(rhs: &Term, n: usize, cap: Duration) -> (Option<bool>, Duration) {
+    run_z3(&ground_smt(&Term::Var(0), rhs, n), cap)
 }
 
 fn median(mut values: Vec<f64>) -> f64 {
@@ -110,20 +43,20 @@ pub fn figures(invoke: Invoke) {
     }
     let start_up = (0..5).map(|_| run_z3("(check-sat)\n", Duration::from_secs(10)).1).min().expect("five runs");
     let mut seed = 0x00f1_dbe7_u64;
-    let mut corpus: Vec<(usize, Term)> = Vec::new();
+    let mut corpus: Vec<Term> = Vec::new();
     while corpus.len() < 1200 {
         let vars = if corpus.len() % 3 == 2 { 3 } else { 2 };
         let rhs = Term::random(&mut seed, vars, 4);
         let text = rhs.text();
         if rhs.ops() >= 3 && text.contains('y') && (vars == 2 || text.contains('z')) {
-            corpus.push((vars, rhs));
+            corpus.push(rhs);
         }
     }
-    // (law, vars, rhs, our time, our smallest order)
-    let mut groups: Vec<Vec<(String, usize, Term, Duration)>> = vec![Vec::new(); 8];
-    let mut stopped: Vec<(String, usize, Term, usize)> = Vec::new();
+    // By our smallest order: (law, its right-hand side, our time).
+    let mut groups: Vec<Vec<(String, Term, Duration)>> = vec![Vec::new(); 8];
+    let mut stopped: Vec<(String, Term, usize)> = Vec::new();
     let mut none = 0;
-    for (vars, rhs) in corpus {
+    for rhs in corpus {
         let law = format!("x = {}", rhs.text());
         let start = Instant::now();
         let output = search(
@@ -131,10 +64,10 @@ pub fn figures(invoke: Invoke) {
         );
         let ours = start.elapsed();
         match output["order"].as_u64() {
-            Some(order) if groups[order as usize].len() < 12 => groups[order as usize].push((law, vars, rhs, ours)),
+            Some(order) if groups[order as usize].len() < 12 => groups[order as usize].push((law, rhs, ours)),
             Some(_) => {}
             None if output["budget_exhausted"] == true => {
-                stopped.push((law, vars, rhs, output["stopped_at_order"].as_u64().unwrap_or(2) as usize))
+                stopped.push((law, rhs, output["stopped_at_order"].as_u64().unwrap_or(2) as usize))
             }
             None => none += 1,
         }
@@ -153,11 +86,11 @@ pub fn figures(invoke: Invoke) {
             continue;
         }
         let (mut ours, mut theirs, mut within) = (Vec::new(), Vec::new(), 0);
-        for (law, vars, rhs, time) in group {
+        for (law, rhs, time) in group {
             let mut total = Duration::ZERO;
             let mut found = None;
             for n in 2..=order {
-                let (answer, t) = z3(rhs, *vars, n, cap);
+                let (answer, t) = z3(rhs, n, cap);
                 total += t.saturating_sub(start_up);
                 if answer != Some(false) {
                     found = answer.map(|_| n);
@@ -181,9 +114,9 @@ pub fn figures(invoke: Invoke) {
     }
     // The orders the sandbox did not exhaust, for the first eight laws it stopped on.
     let (mut missed, mut unknown) = (0, 0);
-    for (law, vars, rhs, from) in stopped.iter().take(8) {
+    for (law, rhs, from) in stopped.iter().take(8) {
         for n in *from..=7 {
-            match z3(rhs, *vars, n, Duration::from_secs(10)).0 {
+            match z3(rhs, n, Duration::from_secs(10)).0 {
                 Some(false) => continue,
                 Some(true) => {
                     missed += 1;
