@@ -26,10 +26,14 @@ use jacobian_graph_core::enumerate;
 use jacobian_polynomial_core::{groebner, poly};
 use jacobian_sat_core::solver;
 
+#[path = "../../tests/it/classic_ideals.rs"]
+mod classic_ideals;
 #[path = "support/finder.rs"]
 mod finder;
 #[path = "support/floor.rs"]
 mod floor;
+#[path = "support/ideals.rs"]
+mod ideals;
 #[path = "../../tests/it/mcp_http.rs"]
 mod mcp_http;
 #[path = "../../tests/it/random_laws.rs"]
@@ -402,6 +406,10 @@ fn open_plain(dir: &std::path::Path) -> Runtime {
 }
 
 /// The monomial order a Gröbner case names.
+/// The component's default budgets.
+const GROEBNER_BUDGET: jacobian_polynomial_core::buchberger::Budget =
+    jacobian_polynomial_core::buchberger::Budget { max_pairs: 20_000, max_work: 50_000_000 };
+
 fn order_of(case: &serde_json::Value) -> poly::Order {
     match case["order"].as_str() {
         Some("lex") => poly::Order::Lex,
@@ -467,7 +475,7 @@ fn groebner_figures() {
             .iter()
             .map(|g| poly::parse(g.as_str().expect("text"), &vars, order, 10).expect("parses"))
             .collect();
-        std::hint::black_box(groebner::reduced_basis(&generators, vars.len(), order, 5_000).is_some());
+        std::hint::black_box(groebner::reduced_basis(&generators, vars.len(), order, GROEBNER_BUDGET).is_ok());
         native[usize::from(i >= textbook)] += start.elapsed();
         let input = json!({"generators": case["generators"], "vars": case["vars"], "order": case["order"]});
         let start = Instant::now();
@@ -1141,9 +1149,9 @@ fn preset_figures() {
     let artifact = |result: &jacobian::contract::CapabilityResult, role: &str| {
         result.artifacts.iter().find(|a| a.role == role).map(|a| a.uri.clone()).expect("artifact")
     };
-    let cyclic4 = json!({"generators": ["a+b+c+d", "a*b+b*c+c*d+d*a", "a*b*c+b*c*d+c*d*a+d*a*b", "a*b*c*d-1"],
-                         "vars": ["a", "b", "c", "d"], "order": "grevlex"});
-    let basis = invoke("polynomial.compute.groebner_basis", cyclic4.clone());
+    let (vars, generators) = classic_ideals::classic("katsura", 5);
+    let katsura5 = json!({"generators": generators, "vars": vars, "order": "grevlex"});
+    let basis = invoke("polynomial.compute.groebner_basis", katsura5.clone());
     let enumeration = invoke("graph.enumerate.nonisomorphic", json!({"order": 9, "family": "connected"}));
     // Seeded random graphs (edge probability 1/k) for the induced-tree search and its checker.
     let mut next = xorshift(0x7072_6573_6574);
@@ -1171,7 +1179,7 @@ fn preset_figures() {
             "universal_algebra.search.countermodel",
             json!({"hypotheses": ["x = y*(x*((y*x)*y))"], "target": "x = y", "max_order": 4}),
         ),
-        ("polynomial.compute.groebner_basis", cyclic4),
+        ("polynomial.compute.groebner_basis", katsura5),
         ("polynomial.groebner_basis.verify", json!({"certificate": artifact(&basis, "certificate")})),
         ("graph.induced_tree.maximum", json!({"graph": large})),
         (
@@ -1335,8 +1343,8 @@ fn floor_figures() {
 }
 
 /// `cargo bench --bench runtime [-- SECTION…]`: every section, or those named (enumeration,
-/// induced_tree, startup, compile, instantiate, invoke, http, guests, workspace, sat, groebner, split,
-/// presets, floor). `core_profile`, named alone, runs 30,000 core invokes for a profiler.
+/// induced_tree, startup, compile, instantiate, invoke, http, guests, workspace, sat, groebner, ideals,
+/// finder, split, presets, floor). `core_profile`, named alone, runs 30,000 core invokes for a profiler.
 fn main() {
     floor::serve_if_asked();
     let wanted: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
@@ -1416,6 +1424,11 @@ fn main() {
     }
     if run("groebner") {
         groebner_figures();
+    }
+    if run("ideals") {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let runtime = open(dir.path());
+        ideals::figures(&|id, input| call(&runtime, id, input));
     }
     if run("finder") {
         let dir = tempfile::tempdir().expect("temp dir");
@@ -1623,18 +1636,18 @@ fn split_figures() {
             let texts: Vec<String> = serde_json::from_value(case["generators"].clone()).expect("generators");
             let generators: Vec<poly::Poly> =
                 texts.iter().map(|g| poly::parse(g, &vars, order, 10).expect("parses")).collect();
-            let result = groebner::reduced_basis(&generators, vars.len(), order, 5_000).expect("finishes");
+            let result = groebner::reduced_basis(&generators, vars.len(), order, GROEBNER_BUDGET).expect("finishes");
             let show = |p: &poly::Poly| p.show(&vars);
-            let rows = |rows: &[Vec<poly::Poly>]| -> Vec<Vec<String>> {
-                rows.iter().map(|row| row.iter().map(show).collect()).collect()
-            };
+            let steps: Vec<Vec<usize>> = result
+                .trace
+                .iter()
+                .map(|s| [s.pair.0, s.pair.1].into_iter().chain(s.by.iter().copied()).collect())
+                .collect();
             let certificate = json!({
                 "vars": vars, "order": case["order"],
                 "generators": generators.iter().map(show).collect::<Vec<_>>(),
                 "basis": result.basis.iter().map(show).collect::<Vec<_>>(),
-                "cofactors": rows(&result.cofactors), "reductions": rows(&result.reductions),
-                "spolys": result.spolys.iter().map(|((i, k), q)| json!({"pair": [i, k],
-                    "quotients": q.iter().map(show).collect::<Vec<_>>()})).collect::<Vec<_>>(),
+                "trace": {"steps": steps},
             });
             std::hint::black_box(serde_json::to_vec(&certificate).expect("json"));
         }

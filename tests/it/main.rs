@@ -6,6 +6,7 @@ mod auth;
 mod bounds;
 mod certificates;
 mod claims;
+mod classic_ideals;
 mod concurrency;
 mod contract;
 mod countermodels;

@@ -4,39 +4,39 @@
 
 use proptest::prelude::*;
 
-use crate::{Certificate, P, SpolyCertificate, add_into, judge, poly, times};
+use crate::{Certificate, P, Trace, add_into, judge, poly, times};
 
 fn strings(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| (*s).to_owned()).collect()
 }
 
-/// ⟨x - y, y^2 - 1⟩ under lex: already the reduced basis. S(g0, g1) = y^2*(x - y) - x*(y^2 - 1)
-/// = x - y^3 = 1*(x - y) + (-y)*(y^2 - 1), standard since lm(x - y) = x = lm(S) and y^3 < x.
+/// ⟨x^2 - y, x*y - 1⟩ under grlex, worked by hand: S(f0, f1) = y*(x^2 - y) - x*(x*y - 1) = x - y^2, whose
+/// leading monomial y^2 neither x^2 nor x*y divides, so the trace adds it as is (made primitive: y^2 - x).
+/// S(f1, y^2 - x) = y*(x*y - 1) - x*(y^2 - x) = x^2 - y = f0 reduces to zero, and x^2, y^2 are coprime:
+/// the reduced basis is {x^2 - y, x*y - 1, y^2 - x}.
 fn by_hand() -> Certificate {
     Certificate {
+        format: "groebner-certificate/2".into(),
         vars: strings(&["x", "y"]),
-        order: "lex".into(),
-        generators: strings(&["x - y", "y^2 - 1"]),
-        basis: strings(&["x - y", "y^2 - 1"]),
-        cofactors: vec![strings(&["1", "0"]), strings(&["0", "1"])],
-        reductions: vec![strings(&["1", "0"]), strings(&["0", "1"])],
-        spolys: vec![SpolyCertificate { pair: [0, 1], quotients: strings(&["1", "-y"]) }],
+        order: "grlex".into(),
+        generators: strings(&["x^2 - y", "x*y - 1"]),
+        basis: strings(&["x^2 - y", "x*y - 1", "y^2 - x"]),
+        trace: Trace { order: "grlex".into(), steps: vec![vec![0, 1]] },
     }
 }
 
 #[test]
 fn a_certificate_worked_out_by_hand_is_accepted() {
     let checked = judge(&by_hand()).expect("accepted");
-    assert_eq!(checked.len(), 4);
-    // A monomial ideal: ⟨x^2, x*y⟩, whose only S-polynomial is zero.
+    assert_eq!(checked.len(), 5);
+    assert!(checked[3].starts_with("2 S-polynomials reduce to zero by the basis and 1 pairs"), "{}", checked[3]);
+    // A monomial ideal: ⟨x^2, x*y⟩, whose only S-polynomial is zero; no trace needed.
     let monomial = Certificate {
-        vars: strings(&["x", "y"]),
         order: "grevlex".into(),
         generators: strings(&["x^2", "x*y"]),
         basis: strings(&["x^2", "x*y"]),
-        cofactors: vec![strings(&["1", "0"]), strings(&["0", "1"])],
-        reductions: vec![strings(&["1", "0"]), strings(&["0", "1"])],
-        spolys: vec![SpolyCertificate { pair: [0, 1], quotients: strings(&["0", "0"]) }],
+        trace: Trace { order: "lex".into(), steps: Vec::new() },
+        ..by_hand()
     };
     assert!(judge(&monomial).is_ok());
 }
@@ -44,19 +44,22 @@ fn a_certificate_worked_out_by_hand_is_accepted() {
 #[test]
 fn each_kind_of_flaw_is_rejected_with_its_reason() {
     type Flaw = (&'static str, fn(&mut Certificate));
-    let flaws: [Flaw; 7] = [
-        ("basis element 0 is not the stated combination", |c| c.cofactors[0] = strings(&["2", "0"])),
-        ("generator 1 is not the stated combination", |c| c.reductions[1] = strings(&["0", "2"])),
-        ("does not sum to it", |c| c.spolys[0].quotients = strings(&["1", "y"])),
-        ("0 of 1 S-polynomials", |c| c.spolys.clear()),
-        ("not monic", |c| {
-            c.basis[0] = "2*x - 2*y".into();
-            c.cofactors[0] = strings(&["2", "0"]);
-            c.reductions[0] = strings(&["1/2", "0"]);
-            c.spolys[0].quotients = strings(&["1/2", "-y"]);
+    let flaws: [Flaw; 12] = [
+        ("basis element 2 does not reduce to zero by the trace's polynomials", |c| c.trace.steps.clear()),
+        ("trace step 0: reducer 0 divides no term", |c| c.trace.steps[0].push(0)),
+        ("trace step 0: reducer 2 is not an earlier", |c| c.trace.steps[0].push(2)),
+        ("trace step 0: the pair (0, 0) is not two earlier", |c| c.trace.steps[0] = vec![0, 0]),
+        ("trace step 0: the pair (0, 5) is not two earlier", |c| c.trace.steps[0] = vec![0, 5]),
+        ("trace step 0 names no pair", |c| c.trace.steps[0] = vec![1]),
+        ("trace step 1 reduces to zero", |c| c.trace.steps.push(vec![1, 2, 0])),
+        ("S(g0, g1) does not reduce to zero", |c| {
+            // The generators alone: in the ideal, but not a Gröbner basis.
+            c.basis.pop();
         }),
+        ("not monic", |c| c.basis[2] = "2*y^2 - 2*x".into()),
         ("unknown order", |c| c.order = "revlex".into()),
         ("unknown variable z", |c| c.generators[0] = "x - z".into()),
+        ("unknown format", |c| c.format = "groebner-certificate/1".into()),
     ];
     for (reason, flaw) in flaws {
         let mut certificate = by_hand();
@@ -64,19 +67,24 @@ fn each_kind_of_flaw_is_rejected_with_its_reason() {
         let error = judge(&certificate).expect_err(reason);
         assert!(error.contains(reason), "{reason}: {error}");
     }
-    // A Gröbner basis of the same ideal that is not reduced: g0 = (x - y) + (y^2 - 1) keeps the
-    // leading monomials x and y^2, and every other check holds (worked by hand: S(g0, g1) =
-    // y^2*g0 - x*g1 = x + y^4 - y^3 - y^2 = 1*g0 + (y^2 - y - 1)*g1), but its term y^2 is
-    // divisible by the leading monomial of g1.
-    let unreduced = Certificate {
-        basis: strings(&["x + y^2 - y - 1", "y^2 - 1"]),
-        cofactors: vec![strings(&["1", "1"]), strings(&["0", "1"])],
-        reductions: vec![strings(&["1", "-1"]), strings(&["0", "1"])],
-        spolys: vec![SpolyCertificate { pair: [0, 1], quotients: strings(&["1", "y^2 - y - 1"]) }],
-        ..by_hand()
-    };
+    // A basis of a larger ideal: y^2 - x replaced by y - 1 (no term divisible by another leading monomial,
+    // monic) lies outside the ideal, and the trace cannot rebuild it.
+    let mut larger = by_hand();
+    larger.basis = strings(&["x^2 - y", "x*y - 1", "y - 1"]);
+    let error = judge(&larger).expect_err("outside the ideal");
+    assert!(error.contains("a term of basis element 0 is divisible") || error.contains("does not reduce"), "{error}");
+    // A generator outside the ideal of the basis: the basis of the smaller ideal ⟨x^2 - y, x*y - 1⟩ claimed
+    // for ⟨x^2 - y, x*y - 1, x^3 - 2⟩ (x^3 - 2 ≡ x*y - 2 ≡ -1 modulo the basis) fails on the last generator.
+    let mut smaller = by_hand();
+    smaller.generators.push("x^3 - 2".into());
+    let error = judge(&smaller).expect_err("a generator outside");
+    assert!(error.contains("generator 2 does not reduce to zero by the basis"), "{error}");
+    // A Gröbner basis of the same ideal that is not reduced: x^2 - y + (y^2 - x) keeps its leading monomial
+    // and lies in the ideal, but its term y^2 is divisible by the leading monomial of the third element.
+    let mut unreduced = by_hand();
+    unreduced.basis[0] = "x^2 + y^2 - x - y".into();
     let error = judge(&unreduced).expect_err("not reduced");
-    assert_eq!(error, "a term of basis element 0 is divisible by the leading monomial of element 1");
+    assert_eq!(error, "a term of basis element 0 is divisible by the leading monomial of element 2");
 }
 
 /// Random polynomials in x, y as text in the certificate syntax.

@@ -1,14 +1,8 @@
 //! `polynomial.groebner_basis.verify`: checks a Gröbner basis certificate by
-//! polynomial arithmetic only — no Buchberger of its own (the checking is
-//! `jacobian-groebner-checker-core`):
-//! 1. every basis element equals the stated combination of the generators
-//!    (so the basis lies in the ideal of the generators);
-//! 2. every generator equals the stated combination of the basis (so the
-//!    generators lie in the ideal of the basis: the ideals are equal);
-//! 3. every S-polynomial of the basis has the stated standard representation
-//!    (Buchberger's criterion: the basis is a Gröbner basis);
-//! 4. the basis is reduced (monic, no term divisible by another leading
-//!    monomial), so it is the unique reduced Gröbner basis of the ideal.
+//! polynomial arithmetic only — it replays the producer's trace and reduces
+//! with whatever divides, and runs no Buchberger algorithm of its own (the
+//! checking is `jacobian-groebner-checker-core`, whose documentation lists
+//! the five checks).
 
 use jacobian_groebner_checker_core::{Certificate, judge};
 use jacobian_guest::{
@@ -18,13 +12,13 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-const SCHEMA: &str = "jacobian:polynomial/groebner-certificate@1";
+const SCHEMA: &str = "jacobian:polynomial/groebner-certificate@2";
 
 /// The certificate to check.
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VerifyInput {
-    /// URI of a `jacobian:polynomial/groebner-certificate@1` artifact.
+    /// URI of a `jacobian:polynomial/groebner-certificate@2` artifact.
     #[schemars(regex(pattern = r"^artifact://sha256/[0-9a-f]{64}$"))]
     pub certificate: String,
 }
@@ -36,12 +30,14 @@ impl Checker for GroebnerCertificate {
     const CAPABILITY_ID: &'static str = "polynomial.groebner_basis.verify";
     const TITLE: &'static str = "Check a Gröbner basis certificate";
     const OUTCOME: &'static str = "whether a stated basis is the reduced Gröbner basis of the ideal of the stated generators, by arithmetic alone";
-    const DESCRIPTION: &'static str = "Verifies cofactors (basis from generators), reductions (generators from the \
-basis), standard representations of all S-polynomials of the basis (Buchberger's criterion) and reducedness, in exact \
-rational arithmetic with its own parser. It runs no Buchberger algorithm of its own.";
+    const DESCRIPTION: &'static str = "Replays the certificate's trace (each polynomial the S-polynomial of two \
+earlier ones, then the named reducers), so each lies in the ideal of the generators; reduces every basis element to \
+zero by them (the basis lies in the ideal), every generator to zero by the basis (the ideals are equal), and every \
+S-polynomial of the basis whose leading monomials are not coprime to zero (Buchberger's criterion); checks the basis \
+is monic and reduced. Exact integer arithmetic with its own parser; no Buchberger algorithm of its own.";
     const TAGS: &'static [&'static str] =
         &["polynomial", "groebner", "certificate", "verification", "checker", "ideal"];
-    const CERTIFICATE_FORMATS: &'static [&'static str] = &["groebner-certificate/1"];
+    const CERTIFICATE_FORMATS: &'static [&'static str] = &["groebner-certificate/2"];
     const ARTIFACT_TYPES: &'static [&'static str] = &[SCHEMA];
     const ACCEPTS: &'static [(&'static str, &'static str)] = &[("certificate", SCHEMA)];
 
