@@ -74,11 +74,21 @@ pub fn add_into(target: &mut P, source: &P, sign: i32) {
     }
 }
 
-pub fn times(a: &P, b: &P) -> P {
+/// The largest exponent a polynomial may have (the producer's bound).
+pub const MAX_EXPONENT: u32 = 65_535;
+
+/// The product; an error when an exponent would pass [`MAX_EXPONENT`]
+/// (wrapping would make different monomials equal).
+pub fn times(a: &P, b: &P) -> Result<P, String> {
     let mut out = P::new();
     for (ma, ca) in a {
         for (mb, cb) in b {
-            let m: Vec<u32> = ma.iter().zip(mb).map(|(x, y)| x + y).collect();
+            let m: Vec<u32> = ma
+                .iter()
+                .zip(mb)
+                .map(|(x, y)| x.checked_add(*y).filter(|e| *e <= MAX_EXPONENT))
+                .collect::<Option<_>>()
+                .ok_or_else(|| format!("an exponent above {MAX_EXPONENT}"))?;
             let entry = out.entry(m.clone()).or_insert_with(BigRational::zero);
             *entry += ca * cb;
             if entry.is_zero() {
@@ -86,7 +96,7 @@ pub fn times(a: &P, b: &P) -> P {
             }
         }
     }
-    out
+    Ok(out)
 }
 
 /// The three orders, by name.
@@ -198,12 +208,16 @@ impl Expr<'_> {
                     };
                     self.at += 1;
                     let n: u32 = n.try_into().map_err(|_| "exponent too large".to_owned())?;
-                    if n > 65_535 {
+                    if n > MAX_EXPONENT {
                         return Err("exponent too large".into());
+                    }
+                    // x^2^3 reads as x^8 elsewhere and as (x^2)^3 here: refuse it.
+                    if self.toks.get(self.at) == Some(&Tok::Op('^')) {
+                        return Err("a power of a power needs parentheses".into());
                     }
                     let mut acc = self.constant(BigRational::one());
                     for _ in 0..n {
-                        acc = times(&acc, &left);
+                        acc = times(&acc, &left)?;
                     }
                     acc
                 }
@@ -213,9 +227,9 @@ impl Expr<'_> {
                     let Some(c) = (right.len() == 1).then(|| right.get(&vec![0; self.width]).cloned()).flatten() else {
                         return Err("division by a non-constant".into());
                     };
-                    times(&left, &self.constant(BigRational::one() / c))
+                    times(&left, &self.constant(BigRational::one() / c))?
                 }
-                '*' => times(&left, &self.parse(next)?),
+                '*' => times(&left, &self.parse(next)?)?,
                 _ => {
                     let right = self.parse(next)?;
                     let mut sum = left;

@@ -87,6 +87,25 @@ fn each_kind_of_flaw_is_rejected_with_its_reason() {
     assert_eq!(error, "a term of basis element 0 is divisible by the leading monomial of element 2");
 }
 
+/// Exponents that would wrap around are refused, not reduced modulo 2^32:
+/// x^(2^32) - 2 is not -1, so its ideal is not the whole ring.
+#[test]
+fn exponents_never_wrap_around() {
+    let wrapped = Certificate {
+        vars: strings(&["x"]),
+        order: "lex".into(),
+        generators: strings(&["(((x^256)^256)^256)^256 - 2"]),
+        basis: strings(&["1"]),
+        trace: Trace { order: "lex".into(), steps: Vec::new() },
+        ..by_hand()
+    };
+    let error = judge(&wrapped).expect_err("x^(2^32) - 2 does not generate the whole ring");
+    assert!(error.contains("an exponent above 65535"), "{error}");
+    let chained = Certificate { generators: strings(&["x^2^3"]), basis: strings(&["x^6"]), ..wrapped };
+    let error = judge(&chained).expect_err("a power of a power");
+    assert!(error.contains("needs parentheses"), "{error}");
+}
+
 /// Random polynomials in x, y as text in the certificate syntax.
 fn polynomial() -> impl Strategy<Value = String> {
     prop::collection::vec((-5i32..=5, 1u32..=3, 0u32..3, 0u32..3), 1..5).prop_map(|terms| {
@@ -101,6 +120,7 @@ proptest! {
     fn parsing_agrees_with_the_arithmetic(a in polynomial(), b in polynomial(), c in polynomial()) {
         let vars = strings(&["x", "y"]);
         let p = |text: &str| -> P { poly(text, &vars).unwrap() };
+        let times = |x: &P, y: &P| times(x, y).unwrap();
         prop_assert_eq!(p(&format!("({a})*({b})")), times(&p(&a), &p(&b)));
         prop_assert_eq!(times(&p(&a), &p(&b)), times(&p(&b), &p(&a)));
         let mut sum = p(&b);
