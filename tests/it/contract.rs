@@ -108,6 +108,7 @@ async fn browse_pages_stay_under_16_kib_and_cursors_continue_exactly() {
     let mut seen = Vec::new();
     let mut cursor: Option<String> = None;
     let mut pages = 0;
+    let mut cut_short = false;
     let mut largest = 0;
     let mut total = None;
     loop {
@@ -125,6 +126,8 @@ async fn browse_pages_stay_under_16_kib_and_cursors_continue_exactly() {
             seen.push(r["capability_id"].as_str().unwrap().to_owned());
         }
         pages += 1;
+        let listed = page["results"].as_array().unwrap().len();
+        cut_short |= listed < 20 && page["next_cursor"].is_string();
         match page["next_cursor"].as_str() {
             Some(next) => cursor = Some(next.to_owned()),
             None => break,
@@ -132,7 +135,7 @@ async fn browse_pages_stay_under_16_kib_and_cursors_continue_exactly() {
     }
     let total = total.unwrap();
     assert!(total >= 42, "the 40 test capabilities and the bundled ones");
-    assert!(pages > total / 20 + 1, "the bound, not the limit, cut some pages ({pages} pages)");
+    assert!(cut_short, "the bound, not the limit, cut some pages ({pages} pages)");
     assert!(largest > 14 * 1024, "pages are filled up to the bound ({largest} bytes)");
     let mut sorted = seen.clone();
     sorted.sort();
@@ -159,7 +162,7 @@ async fn policy_hides_capabilities_by_id_domain_tag_mode_and_profile() {
         page["results"].as_array().unwrap().iter().map(|r| r["capability_id"].as_str().unwrap().to_owned()).collect()
     };
     let all = visible(describe(&client, json!({"domain": "universal_algebra", "limit": 20})).await);
-    assert_eq!(all.len(), 2);
+    assert_eq!(all.len(), 4, "the countermodel search, the model enumeration and their checkers: {all:?}");
     let before = describe(&client, json!({"limit": 1})).await["policy_digest"].clone();
 
     let cases: &[(&str, &str, &str)] = &[

@@ -23,6 +23,7 @@ mod knowledge;
 mod layout;
 mod mcp_e2e;
 mod mcp_http;
+mod models;
 mod oidc;
 mod operations;
 mod pipeline;

@@ -10,7 +10,8 @@
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 
-use crate::engine::{Engine, Hypotheses, Limit, Meter, Step};
+pub use crate::engine::Limit;
+use crate::engine::{Engine, Hypotheses, Meter, Step};
 use crate::laws::Law;
 
 /// Which tables count as the same model.

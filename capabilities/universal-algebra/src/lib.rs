@@ -1,6 +1,12 @@
 //! `universal_algebra.search.countermodel`: find a finite magma that satisfies
 //! hypothesis laws and violates a target law, by a propagating search over
-//! Cayley tables in the style of Mace4 (the core's `engine`).
+//! Cayley tables in the style of Mace4 (the core's `engine`); and
+//! `universal_algebra.enumerate.models` (`models`): every model of laws at one
+//! order, up to isomorphism.
+
+mod models;
+
+pub use models::{EnumerateInput, EnumerateModels, EnumerateOutput};
 
 use jacobian_guest::{Capability, Check, Produced, Qualifier, Refusal, Scope, export_capabilities};
 use schemars::JsonSchema;
@@ -61,11 +67,11 @@ fn one() -> u8 {
     1
 }
 
-fn default_nodes() -> u64 {
+pub(crate) fn default_nodes() -> u64 {
     100_000_000
 }
 
-fn default_work() -> u64 {
+pub(crate) fn default_work() -> u64 {
     100_000_000
 }
 
@@ -266,4 +272,4 @@ fn search(input: &SearchInput, hypotheses: &[Law], target: &Law) -> Produced<Sea
     ])
 }
 
-export_capabilities!(SearchCountermodel);
+export_capabilities!(SearchCountermodel, EnumerateModels);

@@ -6,6 +6,8 @@
 
 use serde_json::Value;
 
+pub mod models;
+
 /// Judge a countermodel: the table of order `order` must be a closed binary
 /// operation, satisfy every hypothesis on every tuple, and violate the target
 /// at `witness`. What was established, or why the countermodel fails.

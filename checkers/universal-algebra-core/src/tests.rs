@@ -66,3 +66,144 @@ proptest! {
         prop_assert_eq!(property.first_failure(n, &op).is_none(), by_definition(law, n, &op));
     }
 }
+
+/// Every table of order `n`, row-major, as digit strings.
+fn every_table(n: usize) -> impl Iterator<Item = String> {
+    (0..n.pow((n * n) as u32)).map(move |mut code| {
+        (0..n * n)
+            .map(|_| {
+                let digit = code % n;
+                code /= n;
+                char::from(b'0' + digit as u8)
+            })
+            .collect()
+    })
+}
+
+fn satisfies(n: usize, table: &str, laws: &[Property]) -> bool {
+    let cells = table.as_bytes();
+    let op = |a: usize, b: usize| usize::from(cells[a * n + b] - b'0');
+    laws.iter().all(|law| law.first_failure(n, &op).is_none())
+}
+
+/// One model per class, by brute force: the first table met of each class
+/// (classes found by relabelling naively, a third way beside both enumerations).
+fn listing(n: usize, laws: &[&str], anti: bool) -> Vec<String> {
+    let laws: Vec<Property> = laws.iter().map(|l| Property::parse(l).unwrap()).collect();
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    let perms: Vec<Vec<usize>> = every_table(n)
+        .take(n.pow(n as u32))
+        .map(|t| t.bytes().take(n).map(|c| usize::from(c - b'0')).collect::<Vec<_>>())
+        .filter(|p| {
+            let mut sorted = p.clone();
+            sorted.sort();
+            sorted == (0..n).collect::<Vec<_>>()
+        })
+        .collect();
+    for table in every_table(n).filter(|t| satisfies(n, t, &laws)) {
+        if seen.contains(&table) {
+            continue;
+        }
+        let cells = table.as_bytes();
+        let opposite: String = (0..n * n).map(|i| char::from(cells[(i % n) * n + i / n])).collect();
+        for p in &perms {
+            seen.insert(relabel(n, &table, p));
+            if anti {
+                seen.insert(relabel(n, &opposite, p));
+            }
+        }
+        out.push(table);
+    }
+    out
+}
+
+#[test]
+fn the_labelled_recount_equals_brute_force() {
+    use crate::models::labelled_models;
+    let cases: &[&[&str]] = &[
+        &[],
+        &["commutative"],
+        &["associative"],
+        &["associative", "has_identity"],
+        &["quasigroup"],
+        &["idempotent", "x*(y*x) = y"],
+        &["x = y"],
+        &["has_identity", "commutative"],
+        &["(x*y)*(z*w) = (x*z)*(y*w)"],
+    ];
+    for laws in cases {
+        let parsed: Vec<Property> = laws.iter().map(|l| Property::parse(l).unwrap()).collect();
+        for n in 1..=3 {
+            let brute = every_table(n).filter(|t| satisfies(n, t, &parsed)).count() as u128;
+            assert_eq!(
+                labelled_models(n, &parsed, u64::MAX).map(|(count, _)| count),
+                Ok(brute),
+                "{laws:?} at order {n}"
+            );
+        }
+    }
+    let parsed = [Property::parse("associative").unwrap()];
+    assert_eq!(labelled_models(4, &parsed, 1_000), Err(1_000), "a budget stops the recount and says so");
+}
+
+#[test]
+fn complete_listings_are_accepted_and_flawed_ones_named() {
+    use crate::models::{Classes, Judgement, judge};
+    let laws = strings(&["associative"]);
+    let anti = listing(3, &["associative"], true);
+    let iso = listing(3, &["associative"], false);
+    // A027851's values count semigroups up to isomorphism (read in place).
+    assert_eq!(iso.len(), oeis("A027851", 3));
+    assert!(anti.len() < iso.len());
+    assert!(matches!(judge(3, &laws, Classes::Isomorphism, &iso, u64::MAX), Judgement::Complete(..)));
+    assert!(matches!(judge(3, &laws, Classes::IsomorphismOrAnti, &anti, u64::MAX), Judgement::Complete(..)));
+    let flaw = |classes, tables: &[String]| match judge(3, &laws, classes, tables, u64::MAX) {
+        Judgement::Flawed(reason) => reason,
+        other => panic!("accepted a flawed listing: {other:?}"),
+    };
+    // Up to isomorphism alone, anti-isomorphic pairs are two classes: the shorter listing misses some.
+    assert!(flaw(Classes::Isomorphism, &anti).contains("missing"));
+    assert!(flaw(Classes::IsomorphismOrAnti, &iso).contains("anti-isomorphic"));
+    assert!(flaw(Classes::Isomorphism, &iso[1..]).contains("missing"));
+    // A relabelled copy of a listed model is the same class.
+    let mut doubled = iso.clone();
+    doubled.push(relabel(3, &iso[5], &[1, 0, 2]));
+    assert_ne!(doubled[5], doubled[iso.len()], "the copy is another table");
+    assert!(flaw(Classes::Isomorphism, &doubled).contains("are isomorphic"));
+    let mut outsider = iso.clone();
+    outsider[0] = "021102210".into(); // x*y = x - y (mod 3) is not associative
+    assert!(flaw(Classes::Isomorphism, &outsider).contains("does not satisfy associative"));
+    for bad in ["01234567", "0120", "01a012012"] {
+        let mut tampered = iso.clone();
+        tampered[2] = bad.into();
+        assert!(flaw(Classes::Isomorphism, &tampered).starts_with("models.2"), "{bad}");
+    }
+    // Laws whose opposite models are not models have no classes up to anti-isomorphism.
+    let left_zero = strings(&["x*y = x"]);
+    assert!(matches!(
+        judge(2, &left_zero, Classes::IsomorphismOrAnti, &["0011".to_owned()], u64::MAX),
+        Judgement::Flawed(reason) if reason.contains("opposite")
+    ));
+    assert!(matches!(judge(4, &laws, Classes::Isomorphism, &[], 10), Judgement::TooLarge(_)));
+}
+
+/// The table `p(a) * p(b) = p(a * b)`.
+fn relabel(n: usize, table: &str, p: &[usize]) -> String {
+    let cells = table.as_bytes();
+    let mut image = vec![b'0'; n * n];
+    for a in 0..n {
+        for b in 0..n {
+            image[p[a] * n + p[b]] = b'0' + p[usize::from(cells[a * n + b] - b'0')] as u8;
+        }
+    }
+    String::from_utf8(image).unwrap()
+}
+
+/// OEIS values, read in place (outside truth).
+fn oeis(id: &str, order: usize) -> usize {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/testdata/oracles/sequences.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("outside truth {}: {e}", path.display()));
+    let sequences: serde_json::Value = serde_json::from_str(&text).unwrap();
+    sequences[id]["values"][order].as_u64().unwrap() as usize
+}

@@ -2,7 +2,13 @@
 //! magma countermodel. It shares no code with the search: laws are compiled to
 //! postfix programs by its own shunting-yard parser, every hypothesis is
 //! re-evaluated on the whole table, and the target's violation is recomputed
-//! at the stated witness (`jacobian-universal-algebra-checker-core`).
+//! at the stated witness (`jacobian-universal-algebra-checker-core`). And
+//! `universal_algebra.models.verify` (`models`): a listing of models is
+//! every class once.
+
+mod models;
+
+pub use models::ModelsComplete;
 
 use std::collections::BTreeMap;
 
@@ -113,4 +119,4 @@ acceptance refutes the stated implication and says nothing else.";
     }
 }
 
-export_checkers!(CountermodelWitness);
+export_checkers!(CountermodelWitness, ModelsComplete);
