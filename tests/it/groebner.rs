@@ -50,6 +50,11 @@ fn textbook_bases_are_reproduced_exactly_and_verified() {
 }
 
 /// Store a modified copy of a certificate artifact.
+fn stored_content(runtime: &Runtime, uri: &str) -> Value {
+    let bytes = runtime.data().read_artifact(&Digest::from_artifact_uri(uri).unwrap()).unwrap();
+    serde_json::from_slice::<Value>(&bytes).unwrap()["content"].clone()
+}
+
 fn tamper(runtime: &Runtime, uri: &str, change: impl Fn(&mut Value)) -> String {
     let bytes = runtime.data().read_artifact(&Digest::from_artifact_uri(uri).unwrap()).unwrap();
     let mut envelope: Value = serde_json::from_slice(&bytes).unwrap();
@@ -78,6 +83,16 @@ fn tampered_certificates_are_rejected() {
         assert_eq!(status, VerificationStatus::Rejected, "tampering with {what} was accepted");
         assert!(!reason.is_empty());
     }
+    // A homogenized trace read as an ordinary one, or run in another order, rebuilds nothing useful.
+    let (vars, generators) = classic("cyclic", 5);
+    let (_, certificate) = compute(&runtime, &json!(generators), &json!(vars), "grevlex");
+    assert_eq!(verify(&runtime, &certificate).0, VerificationStatus::Verified);
+    let certificate_of = |uri: &str| stored_content(&runtime, uri);
+    assert_eq!(certificate_of(&certificate)["trace"]["homogenize"], true);
+    let (status, reason) =
+        verify(&runtime, &tamper(&runtime, &certificate, |c: &mut Value| c["trace"]["order"] = json!("grlex")));
+    assert_eq!(status, VerificationStatus::Rejected, "a homogenized trace in grlex was accepted: {reason}");
+    assert!(reason.contains("homogenized trace runs in grevlex"), "{reason}");
 }
 
 #[test]
@@ -192,6 +207,26 @@ fn the_classic_benchmark_ideals_match_sympy() {
     agree_with_sympy(&runtime, &cases);
 }
 
+/// Cyclic-6 (sympy needs over a minute, so the checker is the judge): the
+/// grevlex basis within the default budget by the homogenized run, VERIFIED;
+/// its reduced basis has 45 elements (as Singular's `std` gives). The lex
+/// basis by FGLM needs 1.2*10^8 units, past the schema's largest budget.
+#[test]
+fn cyclic_6_is_computed_within_the_default_budget_and_verified() {
+    let (runtime, _dir) = support::runtime();
+    let (vars, generators) = classic("cyclic", 6);
+    let input = json!({"generators": generators, "vars": vars, "order": "grevlex"});
+    let result = invoke(&runtime, COMPUTE, Mode::Explore, input);
+    let output = result.output.as_ref().unwrap_or_else(|| panic!("{:?}", result.diagnostic));
+    assert_eq!(output["complete"], true, "{output}");
+    assert_eq!(output["basis"].as_array().unwrap().len(), 45);
+    assert_eq!(output["method"], "homogenized buchberger");
+    let certificate = result.check_with.unwrap().certificate_artifact.unwrap();
+    let (status, reason) = verify(&runtime, &certificate);
+    assert_eq!(status, VerificationStatus::Verified, "{reason}");
+    println!("cyclic-6 grevlex: {} work, {} fuel", output["work"], result.fuel_consumed);
+}
+
 /// Every case's basis equals sympy's reduced basis, and its certificate is VERIFIED.
 fn agree_with_sympy(runtime: &Runtime, cases: &[Value]) {
     let mut child = std::process::Command::new("python3")
@@ -230,7 +265,7 @@ fn the_largest_work_budget_fits_in_the_default_fuel() {
     let default_fuel = jacobian::policy::Budgets::default().fuel;
     let mut worst: f64 = 0.0;
     for (name, n, order, work) in
-        [("cyclic", 6, "grevlex", 30_000_000), ("katsura", 5, "lex", 30_000_000), ("cyclic", 5, "lex", 2_000_000)]
+        [("cyclic", 6, "grevlex", 5_000_000), ("katsura", 5, "lex", 30_000_000), ("cyclic", 5, "lex", 2_000_000)]
     {
         let (vars, generators) = classic(name, n);
         let input = json!({"generators": generators, "vars": vars, "order": order, "max_work": work});

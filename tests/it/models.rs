@@ -151,6 +151,17 @@ fn tampered_listings_are_rejected_with_the_flaw_named() {
     }
     let (status, reason, _) = verify(&runtime, &uri);
     assert_eq!(status, VerificationStatus::Verified, "the original still verifies: {reason}");
+    // A listing whose recount passes the checker's budget (every magma of order 4: 4^16 tables)
+    // is UNSUPPORTED, within the default fuel, not a guess and not FUEL_EXHAUSTED.
+    let (_, all, _) = enumerate(&runtime, json!({"order": 2}));
+    let huge = tampered(&runtime, &all, |c: &mut Value| {
+        c["claim"]["order"] = json!(4);
+        c["models"] = json!([]);
+        c["count"] = json!(0);
+    });
+    let (status, reason, fuel) = verify(&runtime, &huge);
+    assert_eq!(status, VerificationStatus::Unsupported, "{reason}");
+    println!("an exhausted recount budget: {fuel} fuel");
 }
 
 #[test]

@@ -258,6 +258,8 @@ fn reduce_terms(
     while at < rest.len() {
         let (m, c) = &rest[at];
         let mask = m.mask();
+        // Looking for a reducer costs too: a unit per 16 candidates.
+        *work += 1 + reducers.len() as u64 / 16;
         let reducer = reducers
             .iter()
             .copied()
@@ -276,7 +278,11 @@ fn reduce_terms(
                 *d *= &a;
                 *work += words(d) * words(&a);
             }
-            scale *= BigRational::from_integer(a.clone());
+            // Only a normal form's caller (FGLM) reads the scale; Buchberger's steps do not keep it.
+            if by.is_none() {
+                *work += words(scale.numer()) * words(&a) + words(scale.denom());
+                scale *= BigRational::from_integer(a.clone());
+            }
             scaled += 1;
         }
         rest = combine(order, &rest[at..], &a, &b, &u, &g.terms, work).ok_or(Stop::Degree)?;
@@ -301,7 +307,10 @@ fn reduce_terms(
                 for (_, c) in done.iter_mut().chain(rest.iter_mut()) {
                     *c = &*c / &content;
                 }
-                scale /= BigRational::from_integer(content);
+                if by.is_none() {
+                    *work += words(scale.numer()) * words(&content) + words(scale.denom());
+                    scale /= BigRational::from_integer(content);
+                }
             }
         }
     }

@@ -5,7 +5,10 @@
 //! 1. the trace rebuilds, from the generators, each polynomial it lists: the
 //!    S-polynomial of two earlier ones, then each named reducer cancelling
 //!    the largest term its leading monomial divides (so each lies in the
-//!    ideal of the generators);
+//!    ideal of the generators). A homogenized trace starts from the
+//!    generators homogenized by a new last variable `h` and its polynomials
+//!    are read at `h = 1` (they lie in the homogenized ideal, so at `h = 1`
+//!    in the ideal);
 //! 2. every basis element reduces to zero by the rebuilt polynomials, in
 //!    the trace's order (so the basis lies in the ideal of the generators);
 //! 3. every generator reduces to zero by the basis (so the generators lie
@@ -50,6 +53,11 @@ pub struct Certificate {
 pub struct Trace {
     /// The order the trace was computed in.
     pub order: String,
+    /// Whether the trace runs on the generators homogenized by a new last
+    /// variable `h` (each term times `h` to the generator's degree minus
+    /// its own), in grevlex; its polynomials are read with `h = 1`.
+    #[serde(default)]
+    pub homogenize: bool,
     /// One entry per polynomial added after the generators: `[i, j, r1, r2, …]`,
     /// the S-polynomial of polynomials `i` and `j` (indices into the list that
     /// starts with the generators), then each `r` cancelling the largest term
@@ -284,6 +292,20 @@ pub fn poly(text: &str, vars: &[String]) -> Result<P, String> {
     Ok(p)
 }
 
+/// `p` with a new last variable `h`: each term times `h` to the
+/// polynomial's total degree minus the term's.
+fn homogenized(p: &P) -> P {
+    let total = |m: &[u32]| m.iter().sum::<u32>();
+    let degree = p.keys().map(|m| total(m)).max().unwrap_or(0);
+    p.iter()
+        .map(|(m, c)| {
+            let mut lifted = m.clone();
+            lifted.push(degree - total(m));
+            (lifted, c.clone())
+        })
+        .collect()
+}
+
 /// A polynomial for the heavy checks: integer coefficients, terms by
 /// decreasing monomial in one order, primitive with a positive leading
 /// coefficient. Monomials are fixed arrays of exponents.
@@ -321,6 +343,16 @@ impl Z {
                 *c = &*c / &g;
             }
         }
+    }
+
+    /// The polynomial in the first `n` variables with the variable after them set to 1.
+    fn at_h_one(&self, n: usize) -> P {
+        let mut out = P::new();
+        for (m, c) in &self.terms {
+            let term = P::from([(m[..n].to_vec(), BigRational::from_integer(c.clone()))]);
+            add_into(&mut out, &term, 1);
+        }
+        out
     }
 
     fn lead(&self) -> &[u32; MAX_VARS] {
@@ -441,8 +473,12 @@ pub fn judge(c: &Certificate) -> Result<Vec<String>, String> {
             }
         }
     }
-    // 1. Replay the trace.
-    let mut h: Vec<Z> = f.iter().map(|p| Z::from_parsed(p, trace_order)).collect();
+    // 1. Replay the trace (on the homogenized generators, if it says so).
+    if c.trace.homogenize && (trace_order != Ord3::Grevlex || c.vars.len() >= MAX_VARS) {
+        return Err(format!("a homogenized trace runs in grevlex with at most {} variables", MAX_VARS - 1));
+    }
+    let start = |p: &P| if c.trace.homogenize { homogenized(p) } else { p.clone() };
+    let mut h: Vec<Z> = f.iter().map(|p| Z::from_parsed(&start(p), trace_order)).collect();
     for (k, step) in c.trace.steps.iter().enumerate() {
         let n = h.len();
         let (i, j, by) = match step.as_slice() {
@@ -469,6 +505,10 @@ pub fn judge(c: &Certificate) -> Result<Vec<String>, String> {
         h.push(p);
     }
     // 2. The basis from the rebuilt polynomials, in the trace's order.
+    if c.trace.homogenize {
+        let n = c.vars.len();
+        h = h.iter().map(|z| Z::from_parsed(&z.at_h_one(n), trace_order)).collect();
+    }
     for (i, p) in g.iter().enumerate() {
         if !reduces_to_zero(Z::from_parsed(p, trace_order), &h, trace_order)? {
             return Err(format!("basis element {i} does not reduce to zero by the trace's polynomials"));
@@ -497,7 +537,12 @@ pub fn judge(c: &Certificate) -> Result<Vec<String>, String> {
         }
     }
     Ok(vec![
-        format!("the trace's {} steps rebuild their polynomials from the {} generators", c.trace.steps.len(), f.len()),
+        format!(
+            "the trace's {} steps rebuild their polynomials from the {} generators{}",
+            c.trace.steps.len(),
+            f.len(),
+            if c.trace.homogenize { " homogenized by a new last variable h, then read at h = 1" } else { "" }
+        ),
         format!("each of the {} basis elements reduces to zero by them, so lies in the ideal", g.len()),
         "each generator reduces to zero by the basis, so the two ideals are equal".into(),
         format!(

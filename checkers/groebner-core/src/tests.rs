@@ -21,7 +21,7 @@ fn by_hand() -> Certificate {
         order: "grlex".into(),
         generators: strings(&["x^2 - y", "x*y - 1"]),
         basis: strings(&["x^2 - y", "x*y - 1", "y^2 - x"]),
-        trace: Trace { order: "grlex".into(), steps: vec![vec![0, 1]] },
+        trace: Trace { order: "grlex".into(), homogenize: false, steps: vec![vec![0, 1]] },
     }
 }
 
@@ -35,7 +35,7 @@ fn a_certificate_worked_out_by_hand_is_accepted() {
         order: "grevlex".into(),
         generators: strings(&["x^2", "x*y"]),
         basis: strings(&["x^2", "x*y"]),
-        trace: Trace { order: "lex".into(), steps: Vec::new() },
+        trace: Trace { order: "lex".into(), homogenize: false, steps: Vec::new() },
         ..by_hand()
     };
     assert!(judge(&monomial).is_ok());
@@ -96,7 +96,7 @@ fn exponents_never_wrap_around() {
         order: "lex".into(),
         generators: strings(&["(((x^256)^256)^256)^256 - 2"]),
         basis: strings(&["1"]),
-        trace: Trace { order: "lex".into(), steps: Vec::new() },
+        trace: Trace { order: "lex".into(), homogenize: false, steps: Vec::new() },
         ..by_hand()
     };
     let error = judge(&wrapped).expect_err("x^(2^32) - 2 does not generate the whole ring");

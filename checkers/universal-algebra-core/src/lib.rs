@@ -85,6 +85,17 @@ impl Property {
         Ok(Property::Equation { names, lhs, rhs })
     }
 
+    /// Work units evaluating the law on a whole table of order `n` costs:
+    /// one per term symbol per assignment (a pass over the table otherwise).
+    pub fn evaluation_cost(&self, n: usize) -> u64 {
+        match self {
+            Property::Equation { names, lhs, rhs } => {
+                (n as u64).saturating_pow(names.len() as u32).saturating_mul((lhs.len() + rhs.len()) as u64)
+            }
+            Property::Identity | Property::Latin => 2 * (n * n) as u64,
+        }
+    }
+
     /// Searches the whole table for a failure of the law.
     pub fn first_failure(&self, n: usize, op: &impl Fn(usize, usize) -> usize) -> Option<String> {
         match self {

@@ -67,6 +67,20 @@ fn judge_inner(
         .map(|(i, text)| Property::parse(text).map_err(|e| format!("hypotheses.{i} ({text}): {e}")))
         .collect::<Result<Vec<_>, _>>()?;
     let decoded = tables.iter().enumerate().map(|(i, t)| decode(n, t, i)).collect::<Result<Vec<_>, _>>()?;
+    // What re-checking and canonicalizing the listed tables costs comes out
+    // of the same budget as the recount, before either runs.
+    let sides: u64 = if classes == Classes::IsomorphismOrAnti { 2 } else { 1 };
+    let per_table = laws.iter().fold(0u64, |sum, law| sum.saturating_add(law.evaluation_cost(n).saturating_mul(sides)));
+    let factorial: u64 = (1..=n as u64).product();
+    let per_table = per_table.saturating_add(factorial * sides * (n * n) as u64);
+    let upfront = per_table.saturating_mul(decoded.len() as u64);
+    if upfront > max_work {
+        return Ok(Judgement::TooLarge(format!(
+            "re-checking and canonicalizing {} tables needs {upfront} work units, more than this checker's budget \
+             of {max_work}; nothing was decided",
+            decoded.len()
+        )));
+    }
     for (i, table) in decoded.iter().enumerate() {
         let op = |a: usize, b: usize| usize::from(table[a * n + b]);
         let opposite = |a: usize, b: usize| usize::from(table[b * n + a]);
@@ -84,15 +98,17 @@ fn judge_inner(
             }
         }
     }
-    let (labelled, work) = match labelled_models(n, &laws, max_work) {
+    let (labelled, work) = match labelled_models(n, &laws, max_work - upfront) {
         Ok(counted) => counted,
         Err(spent) => {
             return Ok(Judgement::TooLarge(format!(
-                "recounting the labelled models of order {n} needs more than {spent} work units \
-                 (this checker's budget); the listing's completeness was not decided"
+                "recounting the labelled models of order {n} needs more than this checker's budget ({spent} work \
+                 units left of {max_work}, at most {MAX_INSTANCES} ground instances); the listing's completeness \
+                 was not decided"
             )));
         }
     };
+    let work = work + upfront;
     let permutations = heap_permutations(n);
     let group = permutations.len() as u128 * if classes == Classes::IsomorphismOrAnti { 2 } else { 1 };
     let mut forms: HashMap<u128, usize> = HashMap::with_capacity(decoded.len());
@@ -202,6 +218,7 @@ pub fn labelled_models(n: usize, laws: &[Property], max_work: u64) -> Result<(u1
         watch: vec![Vec::new(); n * n],
         watched: Vec::new(),
         assigned: Vec::new(),
+        queue: Vec::new(),
         latin: laws.iter().any(|l| matches!(l, Property::Latin)),
         identity: laws.iter().any(|l| matches!(l, Property::Identity)),
         work: 0,
@@ -212,7 +229,10 @@ pub fn labelled_models(n: usize, laws: &[Property], max_work: u64) -> Result<(u1
         if let Property::Equation { names, lhs, rhs } = law {
             let k = names.len();
             let total = n.pow(k as u32);
-            recount.spend((total * (lhs.len() + rhs.len())) as u64)?;
+            recount.spend(law.evaluation_cost(n))?;
+            if recount.instances.len() + total > MAX_INSTANCES {
+                return Err(recount.max_work);
+            }
             let program = recount.programs.len();
             recount.programs.push((lhs.clone(), rhs.clone()));
             for mut code in 0..total {
@@ -244,12 +264,17 @@ pub fn labelled_models(n: usize, laws: &[Property], max_work: u64) -> Result<(u1
         consistent = consistent && recount.propagate(cell, value)?;
     }
     if consistent {
-        recount.search()?;
+        recount.search(0)?;
     }
     Ok((recount.count, recount.work))
 }
 
 const EMPTY: u8 = u8::MAX;
+/// Work units one branch of the recount is charged.
+const BRANCH: u64 = 8;
+/// Ground instances the recount holds at once (their watch entries are its
+/// memory: 16 bytes each, 32 MiB in all); more is past its budget.
+const MAX_INSTANCES: usize = 1 << 21;
 
 struct Instance {
     program: usize,
@@ -277,6 +302,8 @@ struct Recount {
     watched: Vec<usize>,
     /// Cells assigned, by choice or forced, in order.
     assigned: Vec<usize>,
+    /// Forced assignments waiting (kept to reuse its allocation).
+    queue: Vec<(usize, u8)>,
     latin: bool,
     identity: bool,
     work: u64,
@@ -305,18 +332,20 @@ impl Recount {
 
     /// Branch on the first unassigned cell (row-major) over every value;
     /// count the complete tables.
-    fn search(&mut self) -> Result<(), u64> {
-        let Some(cell) = self.cells.iter().position(|&c| c == EMPTY) else {
+    fn search(&mut self, from: usize) -> Result<(), u64> {
+        // Every cell before `from` is assigned.
+        let Some(cell) = self.cells[from..].iter().position(|&c| c == EMPTY).map(|i| from + i) else {
             if !self.identity || self.identity_possible() {
                 self.count += 1;
             }
             return Ok(());
         };
         for value in 0..self.n as u8 {
-            self.spend(1)?;
+            // A branch (choosing, assigning, undoing) costs what several term symbols do.
+            self.spend(BRANCH)?;
             let mark = (self.assigned.len(), self.watched.len());
             if self.propagate(cell, value)? {
-                self.search()?;
+                self.search(cell + 1)?;
             }
             while self.assigned.len() > mark.0 {
                 let undone = self.assigned.pop().expect("above the mark");
@@ -333,8 +362,16 @@ impl Recount {
     /// Assign the cell and everything it forces; false on a contradiction
     /// (the caller undoes the assignments either way).
     fn propagate(&mut self, cell: usize, value: u8) -> Result<bool, u64> {
+        let mut queue = std::mem::take(&mut self.queue);
+        queue.clear();
+        queue.push((cell, value));
+        let outcome = self.drain(&mut queue);
+        self.queue = queue;
+        outcome
+    }
+
+    fn drain(&mut self, queue: &mut Vec<(usize, u8)>) -> Result<bool, u64> {
         let n = self.n;
-        let mut queue = vec![(cell, value)];
         while let Some((cell, value)) = queue.pop() {
             if self.cells[cell] != EMPTY {
                 if self.cells[cell] != value {

@@ -186,6 +186,15 @@ fn complete_listings_are_accepted_and_flawed_ones_named() {
         Judgement::Flawed(reason) if reason.contains("opposite")
     ));
     assert!(matches!(judge(4, &laws, Classes::Isomorphism, &[], 10), Judgement::TooLarge(_)));
+    // Hostile listings stay within the budget: too many ground instances, too costly a re-check.
+    let wide = vec!["a*b*c = d*e*f".to_owned(); 50];
+    assert!(matches!(judge(6, &wide, Classes::Isomorphism, &[], u64::MAX), Judgement::TooLarge(_)));
+    let heavy = vec!["a*b*c*d*e*f = a*b*c*d*e*f".to_owned(); 1500];
+    let one = vec!["0".repeat(36)];
+    match judge(6, &heavy, Classes::Isomorphism, &one, 600_000_000) {
+        Judgement::TooLarge(reason) => assert!(reason.contains("re-checking"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
 }
 
 /// The table `p(a) * p(b) = p(a * b)`.

@@ -34,10 +34,16 @@ struct Listing {
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Claim {
+    /// The producer's wording; the verdict restates the claim from the fields below.
+    #[serde(rename = "statement")]
+    _statement: String,
     hypotheses: Vec<String>,
     order: usize,
     up_to: String,
+    #[serde(rename = "semantics")]
+    _semantics: String,
 }
 
 pub struct ModelsComplete;
@@ -92,7 +98,9 @@ its own (cells in row-major order, ground instances watched and propagated). Ord
             "lineage": lineage,
         });
         let semantics = json!({
-            "model": "a*b = the digit at position a*n+b; every hypothesis holds for every assignment",
+            "model": "a*b = the digit at position a*n+b; every equation holds for every assignment of its \
+                      variables, has_identity has a two-sided identity, quasigroup has every row and column a \
+                      permutation",
             "classes": "relabellings of the elements (and, up to anti-isomorphism, a*b read as b*a)",
         });
         let candidate = json!({"models": input.models});
