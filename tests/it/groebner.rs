@@ -49,12 +49,13 @@ fn textbook_bases_are_reproduced_exactly_and_verified() {
     }
 }
 
-/// Store a modified copy of a certificate artifact.
+/// A stored certificate's content.
 fn stored_content(runtime: &Runtime, uri: &str) -> Value {
     let bytes = runtime.data().read_artifact(&Digest::from_artifact_uri(uri).unwrap()).unwrap();
     serde_json::from_slice::<Value>(&bytes).unwrap()["content"].clone()
 }
 
+/// Store a modified copy of a certificate artifact.
 fn tamper(runtime: &Runtime, uri: &str, change: impl Fn(&mut Value)) -> String {
     let bytes = runtime.data().read_artifact(&Digest::from_artifact_uri(uri).unwrap()).unwrap();
     let mut envelope: Value = serde_json::from_slice(&bytes).unwrap();
@@ -83,7 +84,7 @@ fn tampered_certificates_are_rejected() {
         assert_eq!(status, VerificationStatus::Rejected, "tampering with {what} was accepted");
         assert!(!reason.is_empty());
     }
-    // A homogenized trace read as an ordinary one, or run in another order, rebuilds nothing useful.
+    // Cyclic-5's grevlex certificate has a homogenized trace; claimed in another order, it is refused.
     let (vars, generators) = classic("cyclic", 5);
     let (_, certificate) = compute(&runtime, &json!(generators), &json!(vars), "grevlex");
     assert_eq!(verify(&runtime, &certificate).0, VerificationStatus::Verified);

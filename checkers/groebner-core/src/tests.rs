@@ -41,6 +41,30 @@ fn a_certificate_worked_out_by_hand_is_accepted() {
     assert!(judge(&monomial).is_ok());
 }
 
+/// The same ideal in grevlex with a homogenized trace: x^2 - y*h and x*y - h^2, whose S-polynomial
+/// y*(x^2 - y*h) - x*(x*y - h^2) = x*h^2 - y^2*h has leading monomial y^2*h (the smaller power of the
+/// last variable h wins), which neither x^2 nor x*y divides; at h = 1 it is y^2 - x.
+#[test]
+fn a_homogenized_trace_worked_out_by_hand_is_accepted_and_bounded() {
+    let homogenized = Certificate {
+        order: "grevlex".into(),
+        trace: Trace { order: "grevlex".into(), homogenize: true, steps: vec![vec![0, 1]] },
+        ..by_hand()
+    };
+    let checked = judge(&homogenized).expect("accepted");
+    assert!(checked[0].contains("homogenized by a new last variable h"), "{}", checked[0]);
+    // h needs a variable of its own, and the trace must be in grevlex.
+    let mut crowded = homogenized.clone();
+    crowded.vars = (0..12).map(|i| format!("v{i}")).collect();
+    crowded.vars[0] = "x".into();
+    crowded.vars[1] = "y".into();
+    let reason = judge(&crowded).expect_err("no room for h");
+    assert!(reason.contains("homogenized trace runs in grevlex with at most 11 variables"), "{reason}");
+    let mut graded = homogenized;
+    graded.trace.order = "grlex".into();
+    assert!(judge(&graded).expect_err("not grevlex").contains("homogenized trace"));
+}
+
 #[test]
 fn each_kind_of_flaw_is_rejected_with_its_reason() {
     type Flaw = (&'static str, fn(&mut Certificate));
