@@ -7,7 +7,7 @@ use jacobian::digest::Digest;
 use jacobian_guest::protocol::Mode;
 use serde_json::{Value, json};
 
-use crate::support::{self, invoke};
+use crate::support::{self, invoke, sequence, stored, tampered};
 
 fn construct(runtime: &Runtime, n: u32, edges: &[[u32; 2]]) -> String {
     let result = invoke(runtime, "graph.construct.explicit", Mode::Explore, json!({"vertices": n, "edges": edges}));
@@ -200,28 +200,10 @@ fn enumerate(runtime: &Runtime, family: &str, order: usize) -> (Value, String, V
     (result.output.unwrap(), uri, graphs.collect())
 }
 
-fn stored(runtime: &Runtime, uri: &str) -> Value {
-    serde_json::from_slice(&runtime.data().read_artifact(&Digest::from_artifact_uri(uri).unwrap()).unwrap()).unwrap()
-}
-
 fn verify_enumeration(runtime: &Runtime, uri: &str) -> (VerificationStatus, String) {
     let result = invoke(runtime, "graph.enumerate.nonisomorphic.verify", Mode::Verify, json!({"enumeration": uri}));
     let record = result.verification.unwrap_or_else(|| panic!("{:?}", result.diagnostic));
     (record.status, record.reason)
-}
-
-/// Store a modified copy of an enumeration artifact.
-fn tampered(runtime: &Runtime, uri: &str, edit: impl FnOnce(&mut Value)) -> String {
-    let mut envelope = stored(runtime, uri);
-    edit(&mut envelope["content"]);
-    support::recorded_like(runtime, runtime.data().put_artifact(&envelope).unwrap().0, uri)
-}
-
-fn sequence(id: &str) -> Vec<u64> {
-    let text = std::fs::read_to_string(support::testdata("oracles/sequences.json")).unwrap();
-    let sequences: Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(sequences[id]["offset"], 0);
-    sequences[id]["values"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect()
 }
 
 #[test]

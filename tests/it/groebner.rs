@@ -4,7 +4,6 @@
 
 use jacobian::Runtime;
 use jacobian::contract::{Assurance, Status, VerificationStatus};
-use jacobian::digest::Digest;
 use jacobian_guest::protocol::Mode;
 use serde_json::{Value, json};
 
@@ -49,20 +48,6 @@ fn textbook_bases_are_reproduced_exactly_and_verified() {
     }
 }
 
-/// A stored certificate's content.
-fn stored_content(runtime: &Runtime, uri: &str) -> Value {
-    let bytes = runtime.data().read_artifact(&Digest::from_artifact_uri(uri).unwrap()).unwrap();
-    serde_json::from_slice::<Value>(&bytes).unwrap()["content"].clone()
-}
-
-/// Store a modified copy of a certificate artifact.
-fn tamper(runtime: &Runtime, uri: &str, change: impl Fn(&mut Value)) -> String {
-    let bytes = runtime.data().read_artifact(&Digest::from_artifact_uri(uri).unwrap()).unwrap();
-    let mut envelope: Value = serde_json::from_slice(&bytes).unwrap();
-    change(&mut envelope["content"]);
-    support::recorded_like(runtime, runtime.data().put_artifact(&envelope).unwrap().0, uri)
-}
-
 #[test]
 fn tampered_certificates_are_rejected() {
     let (runtime, _dir) = support::runtime();
@@ -79,7 +64,7 @@ fn tampered_certificates_are_rejected() {
         ("a generator", Box::new(|c: &mut Value| c["generators"][0] = json!("x^3 - 3*x*y"))),
     ];
     for (what, change) in tamperings {
-        let bad = tamper(&runtime, &certificate, change);
+        let bad = support::tampered(&runtime, &certificate, change);
         let (status, reason) = verify(&runtime, &bad);
         assert_eq!(status, VerificationStatus::Rejected, "tampering with {what} was accepted");
         assert!(!reason.is_empty());
@@ -88,10 +73,12 @@ fn tampered_certificates_are_rejected() {
     let (vars, generators) = classic("cyclic", 5);
     let (_, certificate) = compute(&runtime, &json!(generators), &json!(vars), "grevlex");
     assert_eq!(verify(&runtime, &certificate).0, VerificationStatus::Verified);
-    let certificate_of = |uri: &str| stored_content(&runtime, uri);
+    let certificate_of = |uri: &str| support::stored(&runtime, uri)["content"].clone();
     assert_eq!(certificate_of(&certificate)["trace"]["homogenize"], true);
-    let (status, reason) =
-        verify(&runtime, &tamper(&runtime, &certificate, |c: &mut Value| c["trace"]["order"] = json!("grlex")));
+    let (status, reason) = verify(
+        &runtime,
+        &support::tampered(&runtime, &certificate, |c: &mut Value| c["trace"]["order"] = json!("grlex")),
+    );
     assert_eq!(status, VerificationStatus::Rejected, "a homogenized trace in grlex was accepted: {reason}");
     assert!(reason.contains("homogenized trace runs in grevlex"), "{reason}");
 }

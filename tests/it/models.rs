@@ -4,21 +4,13 @@
 
 use jacobian::Runtime;
 use jacobian::contract::{Status, VerificationStatus};
-use jacobian::digest::Digest;
 use jacobian_guest::protocol::Mode;
 use serde_json::{Value, json};
 
-use crate::support::{self, invoke};
+use crate::support::{self, invoke, sequence, stored, tampered};
 
 const ENUMERATE: &str = "universal_algebra.enumerate.models";
 const VERIFY_MODELS: &str = "universal_algebra.models.verify";
-
-fn sequence(id: &str) -> Vec<u64> {
-    let text = std::fs::read_to_string(support::testdata("oracles/sequences.json")).unwrap();
-    let sequences: Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(sequences[id]["offset"], 0);
-    sequences[id]["values"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect()
-}
 
 /// Enumerate; the output, the listing's URI and the fuel the call burnt.
 fn enumerate(runtime: &Runtime, input: Value) -> (Value, String, u64) {
@@ -33,17 +25,6 @@ fn verify(runtime: &Runtime, uri: &str) -> (VerificationStatus, String, u64) {
     let fuel = result.fuel_consumed;
     let record = result.verification.unwrap_or_else(|| panic!("{:?}", result.diagnostic));
     (record.status, record.reason, fuel)
-}
-
-fn stored(runtime: &Runtime, uri: &str) -> Value {
-    serde_json::from_slice(&runtime.data().read_artifact(&Digest::from_artifact_uri(uri).unwrap()).unwrap()).unwrap()
-}
-
-/// Store a modified copy of a listing.
-fn tampered(runtime: &Runtime, uri: &str, edit: impl FnOnce(&mut Value)) -> String {
-    let mut envelope = stored(runtime, uri);
-    edit(&mut envelope["content"]);
-    support::recorded_like(runtime, runtime.data().put_artifact(&envelope).unwrap().0, uri)
 }
 
 #[test]

@@ -108,6 +108,28 @@ pub fn recorded_like(runtime: &Runtime, tampered: jacobian::digest::Digest, orig
     tampered.artifact_uri()
 }
 
+/// A stored artifact's envelope.
+pub fn stored(runtime: &Runtime, uri: &str) -> Value {
+    let digest = jacobian::digest::Digest::from_artifact_uri(uri).expect("a URI");
+    serde_json::from_slice(&runtime.data().read_artifact(&digest).expect("stored")).expect("JSON")
+}
+
+/// Store a copy of a certificate artifact with its content edited, recorded
+/// like the original (`recorded_like`); its URI.
+pub fn tampered(runtime: &Runtime, uri: &str, edit: impl FnOnce(&mut Value)) -> String {
+    let mut envelope = stored(runtime, uri);
+    edit(&mut envelope["content"]);
+    recorded_like(runtime, runtime.data().put_artifact(&envelope).expect("stored").0, uri)
+}
+
+/// An OEIS sequence from `oracles/sequences.json` (outside truth), from order 0.
+pub fn sequence(id: &str) -> Vec<u64> {
+    let text = std::fs::read_to_string(testdata("oracles/sequences.json")).expect("sequences.json");
+    let sequences: Value = serde_json::from_str(&text).expect("JSON");
+    assert_eq!(sequences[id]["offset"], 0);
+    sequences[id]["values"].as_array().expect("values").iter().map(|v| v.as_u64().expect("a count")).collect()
+}
+
 /// The result as JSON without its accounting section (timings).
 pub fn without_accounting(result: &CapabilityResult) -> String {
     let mut value = serde_json::to_value(result).expect("serializes");

@@ -67,6 +67,23 @@ fn one() -> u8 {
     1
 }
 
+/// The hypothesis laws, or a refusal naming the first that does not parse.
+pub(crate) fn parse_hypotheses(texts: &[String]) -> Result<Vec<Law>, Refusal> {
+    texts
+        .iter()
+        .enumerate()
+        .map(|(i, h)| laws::parse(h).map_err(|e| Refusal::at(format!("hypotheses.{i}"), e)))
+        .collect()
+}
+
+/// Refuse a `max_work` above [`MAX_WORK`].
+pub(crate) fn within_max_work(max_work: u64) -> Result<(), Refusal> {
+    if max_work > MAX_WORK {
+        return Err(Refusal::at("max_work", format!("must be at most {MAX_WORK}")));
+    }
+    Ok(())
+}
+
 pub(crate) fn default_nodes() -> u64 {
     100_000_000
 }
@@ -169,16 +186,9 @@ Assurance COMPUTED; check the countermodel with universal_algebra.countermodel.v
     }
 
     fn run(input: SearchInput) -> Result<Produced<SearchOutput>, Refusal> {
-        let hypotheses = input
-            .hypotheses
-            .iter()
-            .enumerate()
-            .map(|(i, h)| laws::parse(h).map_err(|e| Refusal::at(format!("hypotheses.{i}"), e)))
-            .collect::<Result<Vec<_>, _>>()?;
+        let hypotheses = parse_hypotheses(&input.hypotheses)?;
         let target = laws::parse(&input.target).map_err(|e| Refusal::at("target", e))?;
-        if input.max_work > MAX_WORK {
-            return Err(Refusal::at("max_work", format!("must be at most {MAX_WORK}")));
-        }
+        within_max_work(input.max_work)?;
         if input.max_order > MAX_ORDER {
             return Err(Refusal::at("max_order", format!("must be at most {MAX_ORDER}")));
         }

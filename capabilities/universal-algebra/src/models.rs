@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use jacobian_universal_algebra_core::enumerate::{self, Enumeration, Limit, UpTo};
 use jacobian_universal_algebra_core::laws::{self, Law, Table};
 
-use crate::{MAX_WORK, default_nodes, default_work};
+use crate::{default_nodes, default_work, parse_hypotheses, within_max_work};
 
 /// Schema of the listing artifact (read by the independent checker).
 pub const MODELS_SCHEMA: &str = "jacobian:universal_algebra/models@1";
@@ -147,18 +147,11 @@ labelled models independently.";
     }
 
     fn run(input: EnumerateInput) -> Result<Produced<EnumerateOutput>, Refusal> {
-        let hypotheses = input
-            .hypotheses
-            .iter()
-            .enumerate()
-            .map(|(i, h)| laws::parse(h).map_err(|e| Refusal::at(format!("hypotheses.{i}"), e)))
-            .collect::<Result<Vec<_>, _>>()?;
+        let hypotheses = parse_hypotheses(&input.hypotheses)?;
         if input.order == 0 || input.order > enumerate::MAX_ORDER {
             return Err(Refusal::at("order", format!("must be between 1 and {}", enumerate::MAX_ORDER)));
         }
-        if input.max_work > MAX_WORK {
-            return Err(Refusal::at("max_work", format!("must be at most {MAX_WORK}")));
-        }
+        within_max_work(input.max_work)?;
         let up_to = match input.up_to {
             UpToName::Isomorphism => UpTo::Isomorphism,
             UpToName::IsomorphismOrAnti => UpTo::IsomorphismOrAnti,
