@@ -204,13 +204,7 @@ pub fn violated_by_partial(law: &Law, table: &Table) -> bool {
 pub fn violation(law: &Law, table: &Table) -> Option<serde_json::Value> {
     let n = table.n;
     match law {
-        Law::Equation { vars, lhs, rhs } => first_assignment(n, vars.len(), |a| {
-            let (l, r) = (table.eval(lhs, a)?, table.eval(rhs, a)?);
-            (l != r).then(|| {
-                let assignment: BTreeMap<&str, u8> = vars.iter().map(String::as_str).zip(a.iter().copied()).collect();
-                serde_json::json!({"kind": "equation", "assignment": assignment, "lhs": l, "rhs": r})
-            })
-        }),
+        Law::Equation { vars, .. } => first_assignment(n, vars.len(), |a| violation_at(law, table, a)),
         Law::Quasigroup => repeated_entry(table).map(|(line, index, first, second, value)| {
             serde_json::json!({"kind": "repeated_entry", "line": line, "index": index,
                                "positions": [first, second], "value": value})
@@ -221,6 +215,17 @@ pub fn violation(law: &Law, table: &Table) -> Option<serde_json::Value> {
             failures.map(|f| serde_json::json!({"kind": "no_identity", "failures": f}))
         }
     }
+}
+
+/// The violation of an equation at one assignment of its variables, if it
+/// fails there (as JSON for the witness); `None` for a named law.
+pub fn violation_at(law: &Law, table: &Table, a: &[u8]) -> Option<serde_json::Value> {
+    let Law::Equation { vars, lhs, rhs } = law else { return None };
+    let (l, r) = (table.eval(lhs, a)?, table.eval(rhs, a)?);
+    (l != r).then(|| {
+        let assignment: BTreeMap<&str, u8> = vars.iter().map(String::as_str).zip(a.iter().copied()).collect();
+        serde_json::json!({"kind": "equation", "assignment": assignment, "lhs": l, "rhs": r})
+    })
 }
 
 /// The first `x` with `e*x != x` or `x*e != x` among assigned cells.

@@ -7,6 +7,7 @@
 //! The component crate (`capabilities/universal-algebra`) is a thin shell
 //! around it. It shares no code with the checker.
 
+mod affine;
 mod engine;
 pub mod enumerate;
 pub mod laws;

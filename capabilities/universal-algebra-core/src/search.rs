@@ -10,6 +10,7 @@
 //! heuristic's symmetry. A named target (`has_identity`, `quasigroup`) is
 //! judged on complete tables instead.
 
+use crate::affine::{self, Tried};
 use crate::engine::{Engine, Equation, Hypotheses, Limit, Meter, Step};
 use crate::laws::{self, Law, Table, Term};
 
@@ -23,6 +24,8 @@ pub struct Outcome {
     pub found: Option<Countermodel>,
     /// The orders every table of which was examined without a countermodel.
     pub orders_exhausted: Vec<u8>,
+    /// The orders after a stop whose affine magmas were all tried without a countermodel.
+    pub affine_after_stop: Vec<u8>,
     /// Why the search stopped before its last order, and at which order.
     pub stopped: Option<(u8, Stop)>,
     /// Decisions (cells given a value by choice), over all orders.
@@ -50,6 +53,8 @@ pub struct Countermodel {
     pub table: Vec<Vec<u8>>,
     /// Where the target fails (see [`laws::violation`]).
     pub witness: serde_json::Value,
+    /// The affine rule that made it (see [`affine`]), or `None` when the search found it.
+    pub affine: Option<String>,
 }
 
 /// The search's two budgets.
@@ -59,28 +64,57 @@ pub struct Budget {
     pub max_work: u64,
 }
 
-/// Search orders `min_order..=max_order` in turn within `budget`.
+/// The part of `max_work` kept for trying affine magmas at the orders after
+/// the one a budget stopped the search in: one sixteenth.
+pub const AFTER_STOP_SHARE: u64 = 16;
+
+/// Search orders `min_order..=max_order` in turn within `budget`: at each
+/// order the affine magmas first, then the propagating search. When a budget
+/// stops the search, the affine magmas of the remaining orders are still
+/// tried (within the sixteenth of `max_work` kept for them), so a countermodel
+/// may be found past an order that was not exhausted.
 pub fn find(hypotheses: &[Law], target: &Law, min_order: u8, max_order: u8, budget: Budget) -> Outcome {
-    let mut outcome = Outcome { found: None, orders_exhausted: Vec::new(), stopped: None, nodes: 0, work: 0 };
-    let mut meter = Meter { nodes: 0, work: 0, max_nodes: budget.max_nodes, max_work: budget.max_work };
+    find_with(hypotheses, target, (min_order, max_order), budget, true)
+}
+
+/// [`find`], with the affine magmas tried (`affine_first`) or the search alone.
+pub fn find_with(hypotheses: &[Law], target: &Law, orders: (u8, u8), budget: Budget, affine_first: bool) -> Outcome {
+    let (min_order, max_order) = orders;
+    let mut outcome = Outcome {
+        found: None,
+        orders_exhausted: Vec::new(),
+        affine_after_stop: Vec::new(),
+        stopped: None,
+        nodes: 0,
+        work: 0,
+    };
+    let reserve = budget.max_work / AFTER_STOP_SHARE;
+    let mut meter = Meter { nodes: 0, work: 0, max_nodes: budget.max_nodes, max_work: budget.max_work - reserve };
     let Hypotheses { equations, quasigroup, identity } = Hypotheses::of(hypotheses);
-    for order in min_order..=max_order {
+    let mut order = min_order;
+    while order <= max_order {
         let n = usize::from(order);
-        let instances = equations.iter().map(|e| e.instances(n)).fold(0u64, u64::saturating_add);
-        if instances > MAX_INSTANCES {
-            outcome.stopped = Some((order, Stop::Instances(instances)));
+        let tried = if affine_first { affine::find(hypotheses, target, n, &mut meter) } else { Tried::None };
+        if let Tried::Found(found) = tried {
+            outcome.found = Some(from_affine(order, found));
             break;
         }
-        let step = search_order(n, &equations, quasigroup, identity, target, &mut meter);
-        outcome.nodes = meter.nodes;
-        outcome.work = meter.work;
+        let instances = equations.iter().map(|e| e.instances(n)).fold(0u64, u64::saturating_add);
+        let step = if matches!(tried, Tried::OutOfWork) {
+            Step::Stopped(Limit::Work)
+        } else if instances > MAX_INSTANCES {
+            outcome.stopped = Some((order, Stop::Instances(instances)));
+            break;
+        } else {
+            search_order(n, &equations, quasigroup, identity, target, &mut meter)
+        };
         match step {
             Step::Found(cells) => {
-                let table: Vec<Vec<u8>> = cells.chunks(n).map(<[u8]>::to_vec).collect();
+                let n = usize::from(order);
                 let complete = Table { n, cells: cells.iter().map(|&v| Some(v)).collect() };
                 let witness = laws::violation(target, &complete).expect("a found table violates the target");
-                debug_assert!(hypotheses.iter().all(|h| laws::violation(h, &complete).is_none()));
-                outcome.found = Some(Countermodel { order, table, witness });
+                let table = cells.chunks(n).map(<[u8]>::to_vec).collect();
+                outcome.found = Some(Countermodel { order, table, witness, affine: None });
                 break;
             }
             Step::Exhausted => outcome.orders_exhausted.push(order),
@@ -93,8 +127,39 @@ pub fn find(hypotheses: &[Law], target: &Law, min_order: u8, max_order: u8, budg
                 break;
             }
         }
+        order += 1;
     }
+    if let Some((stopped_at, _)) = outcome.stopped.filter(|_| affine_first) {
+        // What the search left of max_work (at least the part held back).
+        meter.max_work = budget.max_work;
+        for later in stopped_at.saturating_add(1)..=max_order {
+            match affine::find(hypotheses, target, usize::from(later), &mut meter) {
+                Tried::Found(found) => {
+                    outcome.found = Some(from_affine(later, found));
+                    break;
+                }
+                Tried::None => outcome.affine_after_stop.push(later),
+                Tried::OutOfWork => break,
+            }
+        }
+    }
+    outcome.nodes = meter.nodes;
+    outcome.work = meter.work;
+    debug_assert!(
+        outcome.found.as_ref().is_none_or(|c| hypotheses.iter().all(|h| laws::violation(h, &table(c)).is_none()))
+    );
     outcome
+}
+
+/// An affine countermodel as the search reports one.
+fn from_affine(order: u8, found: affine::Affine) -> Countermodel {
+    let table = found.cells.chunks(usize::from(order)).map(<[u8]>::to_vec).collect();
+    Countermodel { order, table, witness: found.witness, affine: Some(found.rule) }
+}
+
+/// A countermodel's table as the laws module reads it.
+fn table(c: &Countermodel) -> Table {
+    Table { n: usize::from(c.order), cells: c.table.iter().flatten().map(|&v| Some(v)).collect() }
 }
 
 /// Every table of order `n`, up to the symmetries the engine breaks.

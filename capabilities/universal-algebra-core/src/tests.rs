@@ -6,7 +6,7 @@
 use proptest::prelude::*;
 
 use crate::laws::{self, Law, NAMED_LAWS, Table};
-use crate::search::{Budget, find};
+use crate::search::{Budget, find, find_with};
 
 fn law(text: &str) -> Law {
     laws::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"))
@@ -173,16 +173,62 @@ proptest! {
         if quasigroup { hypotheses.push(Law::Quasigroup); }
         if identity { hypotheses.push(Law::HasIdentity); }
         let target = law(&target);
-        let outcome = find(&hypotheses, &target, 1, 3, nodes(u64::MAX));
-        prop_assert!(outcome.stopped.is_none());
         let countermodel = |t: &Table| hypotheses.iter().all(|h| holds(h, t)) && !holds(&target, t);
         let smallest = (1..=3).find(|&n| all_tables(n).any(|t| countermodel(&t)));
-        prop_assert_eq!(outcome.found.as_ref().map(|c| usize::from(c.order)), smallest);
-        if let Some(found) = &outcome.found {
-            prop_assert!(countermodel(&complete(&found.table)));
+        // With the affine magmas tried first, and by the search alone.
+        for affine_first in [true, false] {
+            let outcome = find_with(&hypotheses, &target, (1, 3), nodes(u64::MAX), affine_first);
+            prop_assert!(outcome.stopped.is_none());
+            prop_assert_eq!(outcome.found.as_ref().map(|c| usize::from(c.order)), smallest);
+            if let Some(found) = &outcome.found {
+                prop_assert!(countermodel(&complete(&found.table)));
+                prop_assert!(affine_first || found.affine.is_none());
+            }
+            let exhausted: Vec<u8> = (1..=smallest.unwrap_or(4) as u8 - 1).collect();
+            prop_assert_eq!(outcome.orders_exhausted, exhausted);
         }
-        let exhausted: Vec<u8> = (1..=smallest.unwrap_or(4) as u8 - 1).collect();
-        prop_assert_eq!(outcome.orders_exhausted, exhausted);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// The affine stage's linear forms against tables: at orders 2..=5 it
+    /// answers exactly when some affine magma over Z_n (built cell by cell and
+    /// judged by the evaluator) satisfies the hypotheses and violates the target.
+    #[test]
+    fn affine_forms_agree_with_the_tables_they_stand_for(
+        hypothesis in equation(3),
+        named in prop::option::of(named_law()),
+        target in prop_oneof![equation(2), named_law().prop_map(str::to_owned)],
+        n in 2usize..=5,
+    ) {
+        let mut hypotheses = vec![law(&hypothesis)];
+        hypotheses.extend(named.map(law));
+        let target = law(&target);
+        let mut meter = crate::engine::Meter { nodes: 0, work: 0, max_nodes: u64::MAX, max_work: u64::MAX };
+        let found = match crate::affine::find(&hypotheses, &target, n, &mut meter) {
+            crate::affine::Tried::Found(found) => Some(found),
+            crate::affine::Tried::None => None,
+            crate::affine::Tried::OutOfWork => unreachable!("no budget"),
+        };
+        let countermodel = |t: &Table| hypotheses.iter().all(|h| holds(h, t)) && !holds(&target, t);
+        let any = (0..n * n * n).any(|abc| {
+            let (a, b, c) = (abc / (n * n), abc / n % n, abc % n);
+            let cells = (0..n * n).map(|i| Some(((a * (i / n) + b * (i % n) + c) % n) as u8)).collect();
+            countermodel(&Table { n, cells })
+        });
+        if let Some(found) = &found {
+            let table = Table { n, cells: found.cells.iter().map(|&v| Some(v)).collect() };
+            prop_assert!(countermodel(&table), "{}", found.rule);
+            // The witness, found from the forms, is a violation the table shows.
+            if let (Law::Equation { vars, .. }, Some(at)) = (&target, found.witness["assignment"].as_object()) {
+                let a: Vec<u8> = vars.iter().map(|v| at[v].as_u64().expect("a value") as u8).collect();
+                prop_assert_eq!(laws::violation_at(&target, &table, &a), Some(found.witness.clone()));
+            }
+        }
+        // Z_n comes first; at order 4, GF(4) may answer where Z_4 has none.
+        prop_assert!(found.is_some() == any || (n == 4 && found.is_some()));
     }
 }
 
@@ -190,16 +236,21 @@ proptest! {
 fn the_smallest_nontrivial_model_of_a_hard_law_is_found_at_order_five() {
     // Outside truth: z3 (a ground encoding over a finite sort) finds no model of this law of
     // order 2..4 and one of order 5 (tests/it/countermodels.rs runs z3 itself on a corpus).
-    let outcome = find(&[law("x = y*(x*((y*x)*y))")], &law("x = y"), 2, 8, nodes(10_000_000));
+    // The search alone (the law has an affine model of order 5 too).
+    let outcome = find_with(&[law("x = y*(x*((y*x)*y))")], &law("x = y"), (2, 8), nodes(10_000_000), false);
     assert_eq!(outcome.orders_exhausted, vec![2, 3, 4]);
     let found = outcome.found.expect("a model of order 5");
-    assert_eq!(found.order, 5);
+    assert_eq!((found.order, found.affine), (5, None));
     assert!(holds(&law("x = y*(x*((y*x)*y))"), &complete(&found.table)));
 }
 
 #[test]
 fn budgets_stop_the_search_and_say_where() {
+    // The search alone: its budgets and where it stopped.
     let hard = [law("x = y*(x*((y*x)*y))")];
+    let find = |hypotheses: &[Law], target: &Law, min: u8, max: u8, budget: Budget| {
+        find_with(hypotheses, target, (min, max), budget, false)
+    };
     let outcome = find(&hard, &law("x = y"), 2, 8, Budget { max_nodes: u64::MAX, max_work: 2_000 });
     assert_eq!(outcome.found, None);
     let (order, stop) = outcome.stopped.expect("stopped");
@@ -208,9 +259,52 @@ fn budgets_stop_the_search_and_say_where() {
     let outcome = find(&hard, &law("x = y"), 2, 8, nodes(3));
     assert_eq!(outcome.stopped.map(|s| s.1), Some(crate::search::Stop::Nodes));
     // An order whose ground instances would not fit is a stop, not a refusal.
+    // (Its only affine magma of order 13 is x*y = y, which satisfies the target.)
     let six = [law("x*(y*(z*(w*(u*v)))) = v")];
-    let outcome = find(&six, &law("x = y"), 13, 14, nodes(u64::MAX));
+    let outcome = find(&six, &law("x*y = y"), 13, 14, nodes(u64::MAX));
     assert!(matches!(outcome.stopped, Some((13, crate::search::Stop::Instances(_)))), "{:?}", outcome.stopped);
+}
+
+#[test]
+fn an_affine_model_is_found_where_the_search_and_z3_stall() {
+    // z3 (the ground encoding of tests/it/random_laws.rs) gives up on order 5 after two
+    // minutes; the search alone spends its budget there. The affine magmas of order 5 are
+    // tried before the search, after orders 2..4 were exhausted.
+    let hard = law("x = ((((y*x)*y)*((x*x)*y))*((y*(y*y))*(x*(x*y))))");
+    let outcome = find(std::slice::from_ref(&hard), &law("x = y"), 2, 7, nodes(u64::MAX));
+    assert_eq!(outcome.orders_exhausted, vec![2, 3, 4]);
+    let found = outcome.found.expect("a model of order 5");
+    assert_eq!((found.order, outcome.stopped), (5, None));
+    assert!(found.affine.as_deref().is_some_and(|rule| rule.ends_with("over Z_5")), "{:?}", found.affine);
+    assert!(holds(&hard, &complete(&found.table)));
+}
+
+#[test]
+fn after_a_stop_the_affine_magmas_of_the_later_orders_are_tried() {
+    // One decision allowed: the search stops at order 2; an affine model of a later order
+    // is still found, and the order it stopped in is not claimed exhausted.
+    let hypotheses = [law("x = y*(x*((y*x)*y))")];
+    let outcome = find(&hypotheses, &law("x = y"), 2, 8, Budget { max_nodes: 1, max_work: u64::MAX });
+    assert_eq!(outcome.stopped.map(|s| s.1), Some(crate::search::Stop::Nodes));
+    let (stopped_at, _) = outcome.stopped.expect("stopped");
+    let found = outcome.found.expect("an affine model after the stop");
+    assert!(found.order > stopped_at && found.affine.is_some());
+    assert!(holds(&hypotheses[0], &complete(&found.table)));
+    assert!(outcome.orders_exhausted.iter().all(|&o| o < stopped_at), "{:?}", outcome.orders_exhausted);
+    // The orders between were tried by their affine magmas alone.
+    assert_eq!(outcome.affine_after_stop, (stopped_at + 1..found.order).collect::<Vec<_>>());
+}
+
+#[test]
+fn the_affine_rings_are_commutative_rings_and_the_fields_fields() {
+    for n in 1..=16 {
+        for ring in crate::affine::Ring::of_order(n) {
+            assert!(ring.is_commutative_ring(), "{}", ring.name);
+            if ring.name.starts_with("GF") {
+                assert!((1..n as u8).all(|x| (1..n as u8).any(|y| ring.product(x, y) == 1)), "{}", ring.name);
+            }
+        }
+    }
 }
 
 /// OEIS values, read in place (outside truth).

@@ -1,6 +1,7 @@
 //! `universal_algebra.search.countermodel`: find a finite magma that satisfies
-//! hypothesis laws and violates a target law, by a propagating search over
-//! Cayley tables in the style of Mace4 (the core's `engine`); and
+//! hypothesis laws and violates a target law, among the affine magmas of
+//! each order (the core's `affine`) and by a propagating search over Cayley
+//! tables in the style of Mace4 (the core's `engine`); and
 //! `universal_algebra.enumerate.models` (`models`): every model of laws at one
 //! order, up to isomorphism.
 
@@ -57,7 +58,9 @@ pub struct SearchInput {
     /// per cell scanned when choosing, per term symbol evaluated (and a few
     /// per instance evaluation). A unit costs about 60-90 fuel (the default,
     /// 10^8, runs in about 1-1.5 s on a 2-core machine); the largest value
-    /// fits in the default fuel budget.
+    /// fits in the default fuel budget. A sixteenth of it is held back from
+    /// the search for the affine magmas of the orders after one a budget
+    /// stopped the search in.
     #[serde(default = "default_work")]
     #[schemars(range(min = 1, max = 500_000_000))]
     pub max_work: u64,
@@ -103,6 +106,10 @@ pub struct SearchOutput {
     pub table: Option<Vec<Vec<u8>>>,
     /// Where the target fails in it.
     pub witness: Option<serde_json::Value>,
+    /// How it was found: `search`, or the affine rule that made it
+    /// (`x*y = a·x + b·y + c over R`, tried at each order before the search
+    /// and, after a budget stopped the search, at the orders left).
+    pub found_by: Option<String>,
     /// Orders whose every magma was examined without finding a countermodel.
     pub orders_exhausted: Vec<u8>,
     /// Whether a budget (`max_nodes`, `max_work`, or the ground instances one
@@ -145,13 +152,15 @@ impl Capability for SearchCountermodel {
     const ID: &'static str = "universal_algebra.search.countermodel";
     const TITLE: &'static str = "Find a finite countermodel (magma) to a law";
     const OUTCOME: &'static str = "a finite magma satisfying the hypothesis laws and violating the target law, with its Cayley table and a witness";
-    const DESCRIPTION: &'static str = "Searches the magmas of each order from min_order to max_order (at most 16) \
-in the style of Mace4: cells are assigned most-constrained first, every assignment is propagated through the ground \
+    const DESCRIPTION: &'static str = "Searches the magmas of each order from min_order to max_order (at most 16): \
+first the affine magmas x*y = a*x + b*y + c over Z_n (and the fields of order 4, 8, 9, 16), judged by linear forms \
+(one pass over the terms per a, b), then every magma in the style of Mace4: cells are assigned most-constrained first, every assignment is propagated through the ground \
 instances of the laws (forcing cells and removing values), and the least number heuristic skips isomorphic copies. \
 Returns the first countermodel found with a witness tuple, or reports every order it exhausted. Two budgets: \
 max_nodes (decisions) and max_work (about 60-90 fuel a unit, so the default 10^8 is about 1-1.5 s; the largest \
 allowed fits the default fuel, so the search stops on its own budget and reports the orders exhausted and the order \
-it was in). An order needing more than \
+it was in; a sixteenth of max_work is held back from the search for the affine magmas of the orders after that one, \
+and a model found there is reported with the orders in between not exhausted). found_by says which found the model. An order needing more than \
 2,097,152 ground instances (order^variables summed over the hypotheses) stops the search there. Finite evidence \
 only: a countermodel refutes the implication; exhausting orders up to max_order says nothing about larger orders. \
 Assurance COMPUTED; check the countermodel with universal_algebra.countermodel.verify.";
@@ -207,6 +216,7 @@ fn search(input: &SearchInput, hypotheses: &[Law], target: &Law) -> Produced<Sea
         order: None,
         table: None,
         witness: None,
+        found_by: None,
         orders_exhausted: outcome.orders_exhausted,
         budget_exhausted: outcome.stopped.is_some(),
         stopped_at_order: outcome.stopped.map(|(order, _)| order),
@@ -215,7 +225,8 @@ fn search(input: &SearchInput, hypotheses: &[Law], target: &Law) -> Produced<Sea
         work: outcome.work,
     };
     let implication = format!("every magma satisfying [{}] satisfies {}", input.hypotheses.join(", "), input.target);
-    if let Some(Countermodel { order, table, witness }) = outcome.found {
+    let why = outcome.stopped.map(|(at, stop)| (at, stop, stopped_because(input, stop)));
+    if let Some(Countermodel { order, table, witness, affine }) = outcome.found {
         let artifact = CountermodelArtifact {
             format: "cayley-table-witness/1".into(),
             claim: Claim {
@@ -232,12 +243,23 @@ fn search(input: &SearchInput, hypotheses: &[Law], target: &Law) -> Produced<Sea
         output.order = Some(order);
         output.table = Some(table);
         output.witness = Some(witness);
-        let earlier = if order > input.min_order {
-            format!("; every magma of order {}..{} was examined first", input.min_order, order - 1)
-        } else {
-            String::new()
+        let made = affine.as_ref().map_or(String::new(), |rule| format!(" (the affine magma {rule})"));
+        output.found_by = Some(affine.map_or_else(|| "search".to_owned(), |rule| format!("affine: {rule}")));
+        let earlier = match &why {
+            Some((at, stop, why)) => {
+                output.stop_reason = Some(stop_name(*stop).to_owned());
+                format!(
+                    "; {why} at order {at}, so orders {at}..{} were not exhausted and a smaller countermodel may exist",
+                    order - 1
+                )
+            }
+            None if order > input.min_order => {
+                format!("; every magma of order {}..{} was examined first", input.min_order, order - 1)
+            }
+            None => String::new(),
         };
-        let scope = Scope::witness_only(format!("refutes \"{implication}\" by one magma of order {order}{earlier}"));
+        let scope =
+            Scope::witness_only(format!("refutes \"{implication}\" by one magma of order {order}{made}{earlier}"));
         return Produced::computed(output, scope)
             .qualifiers(&[Qualifier::Exact, Qualifier::Bounded, Qualifier::Deterministic])
             .artifact("countermodel", COUNTERMODEL_SCHEMA, &artifact)
@@ -246,25 +268,14 @@ fn search(input: &SearchInput, hypotheses: &[Law], target: &Law) -> Produced<Sea
             )
             .verify_with(WITNESS_CHECK.route("cayley-table-witness/1", "countermodel"));
     }
-    if let Some((at, stop)) = outcome.stopped {
-        let why = match stop {
-            Stop::Nodes => format!("the decision budget (max_nodes = {}) ran out", input.max_nodes),
-            Stop::Work => format!("the work budget (max_work = {}) ran out", input.max_work),
-            Stop::Instances(needed) => format!(
-                "this order needs {needed} ground instances, more than the {} one search holds",
-                search::MAX_INSTANCES
-            ),
+    if let Some((at, stop, why)) = why {
+        output.stop_reason = Some(stop_name(stop).to_owned());
+        let affine = match (outcome.affine_after_stop.first(), outcome.affine_after_stop.last()) {
+            (Some(first), Some(last)) => format!(" (nor among the affine magmas of orders {first}..{last})"),
+            _ => String::new(),
         };
-        output.stop_reason = Some(
-            match stop {
-                Stop::Nodes => "max_nodes",
-                Stop::Work => "max_work",
-                Stop::Instances(_) => "instances",
-            }
-            .to_owned(),
-        );
         let scope = Scope::partial(format!(
-            "{why} at order {at}; no countermodel among the tables examined; orders {:?} were exhausted",
+            "{why} at order {at}; no countermodel among the tables examined{affine}; orders {:?} were exhausted",
             output.orders_exhausted
         ));
         return Produced::computed(output, scope).qualifiers(&[Qualifier::Bounded, Qualifier::Deterministic]);
@@ -280,6 +291,29 @@ fn search(input: &SearchInput, hypotheses: &[Law], target: &Law) -> Produced<Sea
         Qualifier::Exhaustive,
         Qualifier::Deterministic,
     ])
+}
+
+/// Why a budget stopped the search, in words.
+fn stopped_because(input: &SearchInput, stop: Stop) -> String {
+    match stop {
+        Stop::Nodes => format!("the decision budget (max_nodes = {}) ran out", input.max_nodes),
+        Stop::Work => format!("the work budget (max_work = {}) ran out", input.max_work),
+        Stop::Instances(needed) => {
+            format!(
+                "this order needs {needed} ground instances, more than the {} one search holds",
+                search::MAX_INSTANCES
+            )
+        }
+    }
+}
+
+/// The budget's name in `stop_reason`.
+fn stop_name(stop: Stop) -> &'static str {
+    match stop {
+        Stop::Nodes => "max_nodes",
+        Stop::Work => "max_work",
+        Stop::Instances(_) => "instances",
+    }
 }
 
 export_capabilities!(SearchCountermodel, EnumerateModels);
