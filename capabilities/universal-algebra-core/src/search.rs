@@ -130,7 +130,8 @@ pub fn find_with(hypotheses: &[Law], target: &Law, orders: (u8, u8), budget: Bud
         order += 1;
     }
     if let Some((stopped_at, _)) = outcome.stopped.filter(|_| affine_first) {
-        // What the search left of max_work (at least the part held back).
+        // What the search left of max_work: the part held back, less any overshoot (an
+        // engine charges the set-up of an order before it checks the budget).
         meter.max_work = budget.max_work;
         for later in stopped_at.saturating_add(1)..=max_order {
             match affine::find(hypotheses, target, usize::from(later), &mut meter) {
