@@ -91,8 +91,7 @@ pub fn find_with(hypotheses: &[Law], target: &Law, orders: (u8, u8), budget: Bud
     let reserve = budget.max_work / AFTER_STOP_SHARE;
     let mut meter = Meter { nodes: 0, work: 0, max_nodes: budget.max_nodes, max_work: budget.max_work - reserve };
     let Hypotheses { equations, quasigroup, identity } = Hypotheses::of(hypotheses);
-    let mut order = min_order;
-    while order <= max_order {
+    for order in min_order..=max_order {
         let n = usize::from(order);
         let tried = if affine_first { affine::find(hypotheses, target, n, &mut meter) } else { Tried::None };
         if let Tried::Found(found) = tried {
@@ -110,7 +109,6 @@ pub fn find_with(hypotheses: &[Law], target: &Law, orders: (u8, u8), budget: Bud
         };
         match step {
             Step::Found(cells) => {
-                let n = usize::from(order);
                 let complete = Table { n, cells: cells.iter().map(|&v| Some(v)).collect() };
                 let witness = laws::violation(target, &complete).expect("a found table violates the target");
                 let table = cells.chunks(n).map(<[u8]>::to_vec).collect();
@@ -127,7 +125,6 @@ pub fn find_with(hypotheses: &[Law], target: &Law, orders: (u8, u8), budget: Bud
                 break;
             }
         }
-        order += 1;
     }
     if let Some((stopped_at, _)) = outcome.stopped.filter(|_| affine_first) {
         // What the search left of max_work: the part held back, less any overshoot (an
