@@ -532,6 +532,18 @@ fn origins_sessions_requests_in_flight_and_slow_clients_are_bounded() {
         let text = String::from_utf8_lossy(&rest);
         assert!(text.is_empty() || text.starts_with("HTTP/1.1 408"), "closed, not served: {text}");
     }
+
+    // A kept-alive connection left idle after its answer holds a connection as a loris would:
+    // it is closed at the client timeout too (clients open a new one).
+    let mut idle = TcpStream::connect(&server.addr).unwrap();
+    idle.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    idle.write_all(b"GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n").unwrap();
+    let answered = std::time::Instant::now();
+    let mut all = Vec::new();
+    let _ = idle.read_to_end(&mut all);
+    let text = String::from_utf8_lossy(&all);
+    assert!(text.starts_with("HTTP/1.1 200"), "answered, then closed: {text}");
+    assert!(answered.elapsed() >= Duration::from_secs(2), "closed after {:?}", answered.elapsed());
 }
 
 /// Bodies above `BULK_BODY_BYTES`, parsed on the background lane, are

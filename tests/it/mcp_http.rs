@@ -12,6 +12,8 @@ pub struct HttpClient {
     session: Option<String>,
     /// Sent as `Authorization: Bearer …` with every request.
     bearer: Option<String>,
+    /// Whether a request has been answered on this connection already.
+    reused: bool,
 }
 
 impl HttpClient {
@@ -41,6 +43,7 @@ impl HttpClient {
             addr: addr.to_owned(),
             session: None,
             bearer: bearer.map(str::to_owned),
+            reused: false,
         }
     }
 
@@ -71,7 +74,7 @@ impl HttpClient {
 
     /// POST one JSON-RPC message: the status and the response body, whole.
     pub fn exchange(&mut self, body: &str) -> (u16, String) {
-        use std::io::{BufRead as _, Read as _, Write as _};
+        use std::io::{BufRead as _, Read as _};
         let mut head = format!(
             "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
              Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
@@ -85,11 +88,21 @@ impl HttpClient {
             head.push_str(&format!("Authorization: Bearer {token}\r\n"));
         }
         head.push_str("\r\n");
-        let stream = self.stream.get_mut();
-        stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(body.as_bytes())).expect("send");
-        let (mut length, mut chunked) = (None, false);
         let mut line = String::new();
-        self.stream.read_line(&mut line).expect("status line");
+        if let Err(error) = self.send(&head, body, &mut line) {
+            // The server closes a connection left idle longer than its client
+            // timeout (hyper's header-read timeout runs between requests);
+            // like any HTTP client, open a new one and send again: the
+            // closed connection never read this request.
+            assert!(self.reused, "send on a new connection: {error}");
+            let session = self.session.take();
+            *self = HttpClient::connect_raw(&self.addr, self.bearer.as_deref());
+            self.session = session;
+            line.clear();
+            self.send(&head, body, &mut line).expect("send on a new connection");
+        }
+        self.reused = true;
+        let (mut length, mut chunked) = (None, false);
         let status: u16 = line.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or_else(|| panic!("{line}"));
         loop {
             line.clear();
@@ -128,6 +141,19 @@ impl HttpClient {
 }
 
 impl HttpClient {
+    /// Write one request and read its status line into `line`; an error, or
+    /// the connection closed before any answer, is `Err`.
+    fn send(&mut self, head: &str, body: &str, line: &mut String) -> std::io::Result<()> {
+        use std::io::{BufRead as _, Write as _};
+        let stream = self.stream.get_mut();
+        stream.write_all(head.as_bytes())?;
+        stream.write_all(body.as_bytes())?;
+        match self.stream.read_line(line)? {
+            0 => Err(std::io::ErrorKind::UnexpectedEof.into()),
+            _ => Ok(()),
+        }
+    }
+
     /// One JSON-RPC request; its `result` (panics on a JSON-RPC error).
     pub fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
         let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string();
