@@ -33,6 +33,8 @@ use crate::laws::{Law, Term};
 
 const UNSET: u8 = u8::MAX;
 const NONE: u32 = u32::MAX;
+/// Ground instances set up between two looks at the work budget.
+const SETUP_CHECK: u32 = 1024;
 
 /// A term in postfix order.
 #[derive(Debug, Clone, Copy)]
@@ -251,8 +253,17 @@ impl<'a> Engine<'a> {
         }
         let total = *self.offsets.last().expect("offsets end with the total");
         // Setting up: the watch tables (about 16 bytes an instance) and the cells.
-        self.meter.work += 4 * u64::from(total) + (self.n * self.n) as u64;
+        // The budget is checked before and as the instances are evaluated, so an
+        // order with millions of them cannot spend far past it.
+        let setup = 4 * u64::from(total) + (self.n * self.n) as u64;
+        if self.meter.work + setup > self.meter.max_work {
+            return Step::Stopped(Limit::Work);
+        }
+        self.meter.work += setup;
         for instance in 0..total {
+            if instance % SETUP_CHECK == 0 && self.meter.work > self.meter.max_work {
+                return Step::Stopped(Limit::Work);
+            }
             let (equation, assignment) = self.locate(instance);
             let sides = [self.evaluate(equation, 0, &assignment), self.evaluate(equation, 1, &assignment)];
             for (s, side) in sides.iter().enumerate() {

@@ -263,6 +263,14 @@ fn budgets_stop_the_search_and_say_where() {
     let six = [law("x*(y*(z*(w*(u*v)))) = v")];
     let outcome = find(&six, &law("x*y = y"), 13, 14, nodes(u64::MAX));
     assert!(matches!(outcome.stopped, Some((13, crate::search::Stop::Instances(_)))), "{:?}", outcome.stopped);
+    // An order with a million instances (16^5) stops close to a budget far below its set-up's cost
+    // (evaluating every instance alone would spend more than 4·10^7).
+    let five = [law("x*(y*(z*(w*u))) = u")];
+    for max_work in [1_000_000, 20_000_000] {
+        let outcome = find(&five, &law("x*y = y"), 16, 16, Budget { max_nodes: u64::MAX, max_work });
+        assert_eq!(outcome.stopped, Some((16, crate::search::Stop::Work)));
+        assert!(outcome.work <= max_work + 100_000, "{} spent of {max_work}", outcome.work);
+    }
 }
 
 #[test]

@@ -11,12 +11,16 @@
 //! order at most 7 was missed. A law whose model was found by an affine
 //! magma after the search stopped at a smaller order is counted apart: its
 //! smallest model's order is not known.
+//!
+//! `-- finder_large`: a second seeded corpus for orders 6 and 7 (laws over
+//! 2..5 variables, filtered for having no small linear model), see
+//! [`larger_orders`].
 
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::random_laws::{Term, ground_smt, run_z3};
+use crate::random_laws::{NAMES, Term, ground_smt, run_z3};
 
 /// z3 on `x = rhs` at order `n`: its answer and wall time.
 fn z3(rhs: &Term, n: usize, cap: Duration) -> (Option<bool>, Duration) {
@@ -32,18 +36,17 @@ type Invoke<'a> = &'a dyn Fn(&str, Value) -> jacobian::contract::CapabilityResul
 
 const SEARCH: &str = "universal_algebra.search.countermodel";
 
+/// The finder's output for `input` (it always answers one).
+fn output(invoke: Invoke, input: Value) -> Value {
+    let result = invoke(SEARCH, input);
+    result.output.unwrap_or_else(|| panic!("the finder answered {:?}", result.diagnostic))
+}
+
 /// `invoke` runs a capability in the sandbox.
 pub fn figures(invoke: Invoke) {
     checker_figures(invoke);
-    let search = |input: Value| {
-        let result = invoke(SEARCH, input);
-        result.output.unwrap_or_else(|| panic!("the finder answered {:?}", result.diagnostic))
-    };
-    if std::process::Command::new("z3").arg("--version").output().is_err() {
-        println!("finder: z3 is not installed (scripts/test.sh installs it); skipping the comparison");
-        return;
-    }
-    let start_up = (0..5).map(|_| run_z3("(check-sat)\n", Duration::from_secs(10)).1).min().expect("five runs");
+    let search = |input: Value| output(invoke, input);
+    let Some(start_up) = z3_start_up() else { return };
     let mut seed = 0x00f1_dbe7_u64;
     let mut corpus: Vec<Term> = Vec::new();
     while corpus.len() < 1200 {
@@ -143,6 +146,145 @@ model, {} found a model by an affine magma of a later order after the search sto
 finds a model for {missed} and gives up on {unknown}",
         stopped.len().min(8)
     );
+}
+
+/// The wall time of a z3 process answering an empty problem (the least of
+/// five), or `None` when z3 is not installed.
+fn z3_start_up() -> Option<Duration> {
+    if std::process::Command::new("z3").arg("--version").output().is_err() {
+        println!("finder: z3 is not installed (scripts/test.sh installs it); skipping the comparison");
+        return None;
+    }
+    (0..5).map(|_| run_z3("(check-sat)\n", Duration::from_secs(10)).1).min()
+}
+
+/// The smallest `n` in `2..=max` for which `x = rhs` holds in a linear magma
+/// `x*y = a·x + b·y` over Z_n: a cheap filter for laws with no small model of
+/// that kind (written here, apart from the capability's affine stage).
+fn smallest_linear_model(rhs: &Term, max: u64) -> Option<u64> {
+    fn coefficients(t: &Term, a: u64, b: u64, n: u64) -> [u64; 5] {
+        match t {
+            Term::Var(i) => std::array::from_fn(|v| u64::from(v == *i)),
+            Term::Op(l, r) => {
+                let (l, r) = (coefficients(l, a, b, n), coefficients(r, a, b, n));
+                std::array::from_fn(|v| (a * l[v] + b * r[v]) % n)
+            }
+        }
+    }
+    (2..=max).find(|&n| {
+        (0..n * n).any(|ab| {
+            let c = coefficients(rhs, ab / n, ab % n, n);
+            c[0] == 1 && c[1..].iter().all(|&k| k == 0)
+        })
+    })
+}
+
+/// The second corpus, for orders 6 and 7: 20,000 seeded laws `x = t` over
+/// 2..5 variables (depth at most 4), kept when their smallest linear model
+/// over Z_n has order 7 (so none of order 2..5 is linear), then searched in
+/// the sandbox on orders 2..7 with the default budgets. z3 gets 60 s a law in
+/// all (orders 2.. until `sat`); a capped law gives a lower bound.
+pub fn larger_orders(invoke: Invoke) {
+    let Some(start_up) = z3_start_up() else { return };
+    let mut seed = 0x5eed_1234_u64;
+    let (mut drawn, mut seen) = (0, std::collections::HashSet::new());
+    // By the order found: laws with every smaller order exhausted, and laws whose model was
+    // found by an affine magma after the search stopped at a smaller order.
+    let (mut groups, mut past_stop, mut stopped) = (vec![Vec::new(); 8], Vec::new(), 0);
+    while drawn < 20_000 {
+        let vars = 2 + drawn % 4;
+        let rhs = Term::random(&mut seed, vars, 4);
+        let text = rhs.text();
+        if rhs.ops() < 3 || !NAMES[1..vars].iter().all(|name| text.contains(name)) {
+            continue;
+        }
+        drawn += 1;
+        if smallest_linear_model(&rhs, 7) != Some(7) || !seen.insert(text.clone()) {
+            continue;
+        }
+        let law = format!("x = {text}");
+        let start = Instant::now();
+        let output = output(invoke, json!({"hypotheses": [law], "target": "x = y", "min_order": 2, "max_order": 7}));
+        let ours = start.elapsed();
+        match (output["order"].as_u64(), output["budget_exhausted"] == true) {
+            (Some(order), false) => groups[order as usize].push((law, rhs, ours)),
+            (Some(order), true) => past_stop.push((law, rhs, output["stopped_at_order"].as_u64(), order)),
+            (None, _) => stopped += 1,
+        }
+    }
+    let smaller: Vec<String> = (2..6).map(|order| format!("{} of order {order}", groups[order].len())).collect();
+    println!(
+        "finder, orders 6 and 7: 20,000 seeded laws x = t over 2..5 variables, depth <= 4; the {} distinct ones whose \
+smallest linear model x*y = a*x + b*y over Z_n has order 7 were searched in the sandbox (orders 2..7, default \
+budgets). With every smaller order exhausted: {}, {} of order 6, {} of order 7. {} found by an affine magma after the \
+search stopped at a smaller order; {stopped} stopped with no model. z3 gets 60 s a law (orders from 2 until sat).",
+        seen.len(),
+        smaller.join(", "),
+        groups[6].len(),
+        groups[7].len(),
+        past_stop.len()
+    );
+    // z3 on x = rhs for the orders `orders` until it answers sat, within a minute in all:
+    // (the order it found a model at, whether it answered every order it was asked, its time).
+    let z3_until = |rhs: &Term, orders: std::ops::RangeInclusive<usize>| {
+        let cap = Duration::from_secs(60);
+        let mut total = Duration::ZERO;
+        for n in orders {
+            let (answer, t) = z3(rhs, n, cap.saturating_sub(total).max(Duration::from_secs(1)));
+            total += t.saturating_sub(start_up);
+            match answer {
+                Some(false) => continue,
+                Some(true) => return (Some(n), true, total),
+                None => return (None, false, total),
+            }
+        }
+        (None, true, total)
+    };
+    for (order, group) in groups.iter().enumerate().skip(6) {
+        let (mut ours, mut theirs, mut capped) = (Vec::new(), Vec::new(), 0);
+        for (law, rhs, time) in group.iter().take(12) {
+            let (found, answered, total) = z3_until(rhs, 2..=order);
+            if answered {
+                assert_eq!(found, Some(order), "{law}: z3's smallest model order");
+            }
+            capped += usize::from(!answered);
+            let (t_ours, t_theirs) = (time.as_secs_f64() * 1e3, total.as_secs_f64() * 1e3);
+            println!(
+                "  order {order}: {law}: sandbox {t_ours:.0} ms; z3 {}{t_theirs:.0} ms",
+                if answered { "" } else { "gave up after " }
+            );
+            ours.push(t_ours);
+            theirs.push(t_theirs);
+        }
+        if ours.is_empty() {
+            continue;
+        }
+        let within = ours.iter().filter(|&&t| t <= 1e3).count();
+        let (m_ours, m_theirs) = (median(ours.clone()), median(theirs));
+        println!(
+            "  order {order}: {} laws, {within} found within 1 s in the sandbox; median sandbox {m_ours:.1} ms (max \
+{:.1}); median z3 {}{m_theirs:.0} ms ({capped} gave up at the minute); z3/sandbox {}{:.0}x",
+            ours.len(),
+            ours.iter().copied().fold(0.0, f64::max),
+            if capped > 0 { ">= " } else { "" },
+            if capped > 0 { ">= " } else { "" },
+            m_theirs / m_ours
+        );
+    }
+    // Whether the search missed a smaller model where it stopped: z3 from the order it stopped in.
+    for (law, rhs, stopped_at, order) in past_stop.iter().take(4) {
+        let from = stopped_at.map_or(2, |o| o as usize);
+        let (found, answered, total) = z3_until(rhs, from..=*order as usize - 1);
+        let verdict = match (found, answered) {
+            (Some(n), _) => format!("finds a model of order {n}"),
+            (None, true) => format!("finds none of order {from}..{}", order - 1),
+            (None, false) => "gives up".to_owned(),
+        };
+        println!(
+            "  stopped at order {from}, affine model of order {order}: {law}: z3 {verdict} ({:.0} ms)",
+            total.as_secs_f64() * 1e3
+        );
+    }
 }
 
 /// Larger tables through the independent checker: non-abelian groups (a
