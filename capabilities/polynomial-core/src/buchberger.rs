@@ -6,12 +6,11 @@
 //! rebuild each one from the generators.
 
 use num_bigint::BigInt;
-use num_integer::Integer;
 use num_rational::BigRational;
 use num_traits::{One, Zero};
 
 use crate::poly::Order;
-use crate::sparse::{Mono, Pol, cancelling, combine, compare, words};
+use crate::sparse::{Mono, Pol, cancelling, combine, compare, content, words};
 
 /// How a polynomial was added: the S-polynomial of `pair`, its leading term
 /// then cancelled by each of `by` in turn (indices into the list that
@@ -205,7 +204,7 @@ impl State {
     /// The S-polynomial of `pair`, fully reduced by the active set.
     fn reduce(&mut self, pair: &Pair) -> Result<(Pol, Vec<usize>, u32), Stop> {
         let (f, g) = (&self.polys[pair.i], &self.polys[pair.j]);
-        let (a, b) = cancelling(f.lc(), g.lc());
+        let (a, b) = cancelling(f.lc(), g.lc(), &mut self.counts.work);
         let uf = f.lm().quotient_of(&pair.lcm);
         let ug = g.lm().quotient_of(&pair.lcm);
         // a·uf·f − b·ug·g: uf·f first, then the combination.
@@ -228,7 +227,7 @@ impl State {
         if *work > self.budget.max_work {
             return Err(Stop::Work);
         }
-        h.make_primitive();
+        h.make_primitive(&mut self.counts.work);
         Ok((h, by, pair.sugar))
     }
 }
@@ -272,7 +271,7 @@ fn reduce_terms(
         };
         let g = &polys[r];
         let u = g.lm().quotient_of(m);
-        let (a, b) = cancelling(c, g.lc());
+        let (a, b) = cancelling(c, g.lc(), work);
         if !a.is_one() {
             for (_, d) in &mut done {
                 *d *= &a;
@@ -296,15 +295,10 @@ fn reduce_terms(
         // Fraction-free steps multiply every coefficient: divide the content out every few.
         if scaled >= 4 {
             scaled = 0;
-            let content = done.iter().chain(&rest).fold(BigInt::zero(), |g, (_, c)| {
-                if g.is_one() {
-                    return g;
-                }
-                *work += words(c) * words(c);
-                g.gcd(c)
-            });
+            let content = content(done.iter().chain(&rest).map(|(_, c)| c), work);
             if !content.is_one() && !content.is_zero() {
                 for (_, c) in done.iter_mut().chain(rest.iter_mut()) {
+                    *work += words(c) * words(&content);
                     *c = &*c / &content;
                 }
                 if by.is_none() {

@@ -145,7 +145,7 @@ pub fn to_lex(
                 let denominators = terms.iter().fold(BigInt::one(), |l, (_, c)| l.lcm(c.denom()));
                 let terms = terms.into_iter().map(|(m, c)| (m, (c * &denominators).to_integer())).collect();
                 let mut p = Pol { terms };
-                p.make_primitive();
+                p.make_primitive(work);
                 leads.push(m);
                 out.push(p);
             }

@@ -197,7 +197,7 @@ fn interreduce(
     for g in &minimal {
         let (mut p, _) = normal_form(order, g, 1, &minimal, &mut work, max_work)
             .map_err(|stop| Stopped { stop, counts: Counts { work, ..run.counts } })?;
-        p.make_primitive();
+        p.make_primitive(&mut work);
         out.push(p);
     }
     out.sort_by(|a, b| compare(order, b.lm(), a.lm()));

@@ -144,7 +144,7 @@ impl Pol {
             .collect::<Option<Vec<_>>>()?;
         let mut pol = Pol { terms };
         pol.terms.sort_by(|a, b| compare(order, &b.0, &a.0));
-        pol.make_primitive();
+        pol.make_primitive(&mut 0);
         Some(pol)
     }
 
@@ -161,21 +161,16 @@ impl Pol {
     }
 
     /// Divide by the gcd of the coefficients; make the leading one positive.
-    pub fn make_primitive(&mut self) {
+    pub fn make_primitive(&mut self, work: &mut u64) {
         let Some((_, first)) = self.terms.first() else { return };
         let negative = first.is_negative();
-        let mut content = BigInt::zero();
-        for (_, c) in &self.terms {
-            content = content.gcd(c);
-            if content.is_one() {
-                break;
-            }
-        }
+        let mut content = content(self.terms.iter().map(|(_, c)| c), work);
         if negative {
             content = -content;
         }
         if !content.is_one() {
             for (_, c) in &mut self.terms {
+                *work += words(c) * words(&content);
                 *c = &*c / &content;
             }
         }
@@ -242,6 +237,40 @@ pub fn combine(
     Some(out)
 }
 
+/// Passes over the smaller operand's words a binary gcd makes for each of
+/// them: about one per bit.
+const GCD_PASSES: u64 = 64;
+
+/// The greatest common divisor of `a` and `b` (non-negative), the larger
+/// reduced modulo the smaller first: the binary gcd then runs on operands of
+/// the smaller one's size instead of walking the larger one bit by bit.
+/// Charged as the division plus [`GCD_PASSES`] passes per word of the smaller.
+pub fn gcd(a: &BigInt, b: &BigInt, work: &mut u64) -> BigInt {
+    let (big, small) = if a.bits() >= b.bits() { (a, b) } else { (b, a) };
+    if small.is_zero() {
+        return big.abs();
+    }
+    let s = words(small);
+    *work += words(big) * s + GCD_PASSES * s * s;
+    let rest = big % small;
+    if rest.is_zero() { small.abs() } else { small.gcd(&rest) }
+}
+
+/// The gcd of `coefficients` (zero for none), from the smallest on, stopping
+/// at one.
+pub fn content<'c>(coefficients: impl Iterator<Item = &'c BigInt> + Clone, work: &mut u64) -> BigInt {
+    let Some(smallest) = coefficients.clone().min_by_key(|c| c.bits()) else { return BigInt::zero() };
+    let mut g = smallest.abs();
+    for c in coefficients {
+        *work += 1;
+        if g.is_one() {
+            break;
+        }
+        g = gcd(&g, c, work);
+    }
+    g
+}
+
 /// 64-bit words of an integer.
 pub fn words(n: &BigInt) -> u64 {
     n.bits() / 64 + 1
@@ -249,8 +278,8 @@ pub fn words(n: &BigInt) -> u64 {
 
 /// The multipliers making `a·lc_p − b·lc_g = 0` with the smallest `a`:
 /// `(lc_g / d, lc_p / d)` for `d = gcd`, `a` positive.
-pub fn cancelling(lc_p: &BigInt, lc_g: &BigInt) -> (BigInt, BigInt) {
-    let mut d = lc_p.gcd(lc_g);
+pub fn cancelling(lc_p: &BigInt, lc_g: &BigInt, work: &mut u64) -> (BigInt, BigInt) {
+    let mut d = gcd(lc_p, lc_g, work);
     if lc_g.is_negative() {
         d = -d;
     }

@@ -151,3 +151,27 @@ proptest! {
         prop_assert_eq!(a.mul(&b.add(&c, order), order), a.mul(&b, order).add(&a.mul(&c, order), order));
     }
 }
+
+/// An integer of up to 600 bits with a factor shared by the proptest below.
+fn big() -> impl Strategy<Value = BigInt> {
+    (proptest::collection::vec(any::<u64>(), 0..10), any::<bool>()).prop_map(|(digits, negative)| {
+        let n = digits.iter().fold(BigInt::from(0), |n, &d| (n << 64) + BigInt::from(d));
+        if negative { -n } else { n }
+    })
+}
+
+proptest! {
+    #[test]
+    fn the_engine_s_gcd_and_content_are_the_greatest_common_divisors(
+        shared in big(), rest in proptest::collection::vec(big(), 1..6)
+    ) {
+        use num_integer::Integer;
+        let coefficients: Vec<BigInt> = rest.iter().map(|c| c * &shared).collect();
+        let mut work = 0;
+        for pair in coefficients.windows(2) {
+            prop_assert_eq!(crate::sparse::gcd(&pair[0], &pair[1], &mut work), pair[0].gcd(&pair[1]));
+        }
+        let expected = coefficients.iter().fold(BigInt::from(0), |g, c| g.gcd(c));
+        prop_assert_eq!(crate::sparse::content(coefficients.iter(), &mut work), expected);
+    }
+}

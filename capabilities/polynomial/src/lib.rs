@@ -25,7 +25,7 @@ const MAX_VARS: usize = 10;
 const MAX_GENERATORS: usize = 24;
 const MAX_DEGREE: u32 = 16;
 /// Terms touched by the arithmetic, at most (the schema's bound).
-const MAX_WORK: u64 = 80_000_000;
+const MAX_WORK: u64 = 250_000_000;
 
 /// Monomial orders.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
@@ -58,11 +58,12 @@ pub struct GroebnerInput {
     pub max_steps: u64,
     /// Terms the arithmetic may touch (each term of each polynomial combined counts one) before the computation
     /// stops without an answer. A unit is a term written or examined, a 64-bit word multiplied or 16 candidate
-    /// reducers looked at, so growing coefficients and large bases are paid for: measured 75–800 fuel per unit
-    /// on the classic benchmark ideals (the most in the homogenized run of cyclic-6, which takes 8.6*10^6
-    /// units); the maximum stays within the default fuel.
+    /// reducers looked at, a gcd at 64 per word of its smaller operand squared, so growing coefficients and
+    /// large bases are paid for: measured 70–205 fuel per unit on the classic benchmark ideals (the most in
+    /// FGLM's rational arithmetic); cyclic-6 takes 3.8*10^7 units in grevlex, 1.5*10^8 in lex; the maximum
+    /// stays within the default fuel.
     #[serde(default = "default_work")]
-    #[schemars(range(min = 1, max = 80_000_000))]
+    #[schemars(range(min = 1, max = 250_000_000))]
     pub max_work: u64,
 }
 
@@ -71,7 +72,7 @@ fn default_steps() -> u64 {
 }
 
 fn default_work() -> u64 {
-    50_000_000
+    200_000_000
 }
 
 /// The reduced basis.
@@ -106,7 +107,7 @@ impl Capability for GroebnerBasis {
     const DESCRIPTION: &'static str = "Buchberger's algorithm in exact fraction-free integer arithmetic with the \
 Gebauer–Möller criteria, pairs chosen by the normal strategy in degree orders and by sugar in lex, reducers chosen \
 to keep coefficients small, then interreduction. In grevlex the generators are homogenized by a new last variable \
-first when they are not homogeneous (degree by degree, no intermediate blow-up; cyclic-6 in 8.6*10^6 units) and \
+first when they are not homogeneous (degree by degree, no intermediate blow-up; cyclic-6 in 3.8*10^7 units) and \
 the basis is dehomogenized and reduced. A lex basis of a zero-dimensional ideal is computed in grevlex and \
 converted by FGLM. The certificate carries the trace of the run — for each polynomial added, the pair it came from \
 and the reducers used — so that polynomial.groebner_basis.verify can rebuild those polynomials from the generators, \
