@@ -152,7 +152,7 @@ proptest! {
     }
 }
 
-/// An integer of up to 600 bits with a factor shared by the proptest below.
+/// An integer of up to 640 bits (ten 64-bit words), either sign.
 fn big() -> impl Strategy<Value = BigInt> {
     (proptest::collection::vec(any::<u64>(), 0..10), any::<bool>()).prop_map(|(digits, negative)| {
         let n = digits.iter().fold(BigInt::from(0), |n, &d| (n << 64) + BigInt::from(d));
