@@ -7,8 +7,10 @@ use num_rational::BigRational;
 use proptest::prelude::*;
 
 use crate::buchberger::{Budget, Stop};
+use crate::fglm;
 use crate::groebner::{direct, reduced_basis};
 use crate::poly::{Order, Poly, parse};
+use crate::sparse::Pol;
 
 fn vars(names: &[&str]) -> Vec<String> {
     names.iter().map(|v| (*v).to_owned()).collect()
@@ -101,6 +103,56 @@ proptest! {
         let computed = direct(&generators, 2, Order::Lex, budget).unwrap();
         prop_assert_eq!(converted.basis, computed.basis);
     }
+}
+
+/// FGLM on `generators` (whose reduced grevlex basis is `grevlex`) with the
+/// primes given, against Buchberger's algorithm in lex.
+fn fglm_with_primes(generators: &[&str], grevlex: &[&str], primes: Vec<u64>) {
+    let xy = vars(&["x", "y"]);
+    let basis: Vec<Pol> = grevlex
+        .iter()
+        .map(|g| Pol::from_rational(&parse(g, &xy, Order::Grevlex, 10).unwrap(), Order::Grevlex).unwrap())
+        .collect();
+    let lex = fglm::to_lex_with(
+        Order::Grevlex,
+        &basis,
+        2,
+        100,
+        &mut 0,
+        100_000_000,
+        primes.into_iter().chain(fglm::primes()),
+    )
+    .expect("a zero-dimensional ideal");
+    let monic: Vec<Poly> = lex.iter().map(|p| p.to_monic(2)).collect();
+    let generators: Vec<Poly> = generators.iter().map(|g| parse(g, &xy, Order::Lex, 10).unwrap()).collect();
+    let budget = Budget { max_pairs: 10_000, max_work: 20_000_000 };
+    assert_eq!(monic, direct(&generators, 2, Order::Lex, budget).unwrap().basis);
+}
+
+/// Primes that would mislead FGLM: one dividing a denominator of the
+/// quotient's multiplication (the largest prime below 2³¹ is the first tried)
+/// is skipped; one that loses rank (y² = 5x + 1 becomes y² = 1 modulo 5, a
+/// relation where ℚ has a standard monomial) is outvoted by the next, whether
+/// it comes first or later.
+#[test]
+fn fglm_survives_unlucky_primes() {
+    fglm_with_primes(&["2147483647*x^2 - y", "y^2 - 3"], &["2147483647*x^2 - y", "y^2 - 3"], vec![]);
+    let rank_loss = ["y^2 - 5*x - 1", "x^2 - 2"];
+    fglm_with_primes(&rank_loss, &rank_loss, vec![5]);
+    fglm_with_primes(&rank_loss, &rank_loss, vec![2147483629, 5, 7]);
+    fglm_with_primes(&rank_loss, &rank_loss, vec![]);
+}
+
+#[test]
+fn fglm_reads_fractions_back_exactly() {
+    // Coefficients with large numerators and denominators need many primes.
+    let ideal = ["x^2 - 123456789012345678901234567/98765432109876543210*y - 7", "y^2 - 1/3*x - 11/13"];
+    let xy = vars(&["x", "y"]);
+    let generators: Vec<Poly> = ideal.iter().map(|g| parse(g, &xy, Order::Lex, 10).unwrap()).collect();
+    let budget = Budget { max_pairs: 10_000, max_work: 200_000_000 };
+    let converted = reduced_basis(&generators, 2, Order::Lex, budget).unwrap();
+    assert!(converted.fglm);
+    assert_eq!(converted.basis, direct(&generators, 2, Order::Lex, budget).unwrap().basis);
 }
 
 #[test]

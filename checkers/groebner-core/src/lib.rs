@@ -323,7 +323,7 @@ fn exps(m: &[u32]) -> [u32; MAX_VARS] {
 impl Z {
     /// Denominators cleared, sorted in `order`, content divided out.
     pub fn from_parsed(p: &P, order: Ord3) -> Z {
-        let common = p.values().fold(BigInt::one(), |l, c| l.lcm(c.denom()));
+        let common = p.values().fold(BigInt::one(), |l, c| &l / gcd(&l, c.denom()) * c.denom());
         let mut terms: Vec<([u32; MAX_VARS], BigInt)> =
             p.iter().map(|(m, c)| (exps(m), (c * BigRational::from_integer(common.clone())).to_integer())).collect();
         terms.sort_by(|a, b| order.compare(&b.0, &a.0));
@@ -334,7 +334,14 @@ impl Z {
 
     fn primitive(&mut self) {
         let Some((_, lead)) = self.terms.first() else { return };
-        let mut g = self.terms.iter().fold(BigInt::zero(), |g, (_, c)| if g.is_one() { g } else { g.gcd(c) });
+        let Some(smallest) = self.terms.iter().map(|(_, c)| c).min_by_key(|c| c.bits()) else { return };
+        let mut g = smallest.abs();
+        for (_, c) in &self.terms {
+            if g.is_one() {
+                break;
+            }
+            g = gcd(&g, c);
+        }
         if lead.is_negative() {
             g = -g;
         }
@@ -408,7 +415,7 @@ impl Z {
     fn cancel(&self, at: usize, g: &Z, order: Ord3) -> Option<Z> {
         let (e, c) = &self.terms[at];
         let m: [u32; MAX_VARS] = std::array::from_fn(|k| e[k] - g.lead()[k]);
-        let d = c.gcd(&g.terms[0].1);
+        let d = gcd(c, &g.terms[0].1);
         self.minus(&(&g.terms[0].1 / &d), &(c / &d), &m, g, order)
     }
 
@@ -418,9 +425,22 @@ impl Z {
         let mf: [u32; MAX_VARS] = std::array::from_fn(|k| lcm[k] - f.lead()[k]);
         let mg: [u32; MAX_VARS] = std::array::from_fn(|k| lcm[k] - g.lead()[k]);
         let lifted = Z { terms: Vec::new() }.minus(&BigInt::zero(), &BigInt::from(-1), &mf, f, order)?;
-        let d = f.terms[0].1.gcd(&g.terms[0].1);
+        let d = gcd(&f.terms[0].1, &g.terms[0].1);
         lifted.minus(&(&g.terms[0].1 / &d), &(&f.terms[0].1 / &d), &mg, g, order)
     }
+}
+
+/// The greatest common divisor (non-negative), the larger operand reduced
+/// modulo the smaller first: a binary gcd of unequal operands otherwise
+/// walks the larger one bit by bit, which made this checker's content
+/// computations nearly all of its time on large lex bases.
+fn gcd(a: &BigInt, b: &BigInt) -> BigInt {
+    let (big, small) = if a.bits() >= b.bits() { (a, b) } else { (b, a) };
+    if small.is_zero() {
+        return big.abs();
+    }
+    let rest = big % small;
+    if rest.is_zero() { small.abs() } else { small.gcd(&rest) }
 }
 
 fn divides(a: &[u32; MAX_VARS], b: &[u32; MAX_VARS]) -> bool {

@@ -155,4 +155,24 @@ proptest! {
         let difference = p(&format!("({a}) - ({a})"));
         prop_assert!(difference.is_empty());
     }
+
+    /// The checker's gcd is the greatest common divisor, on integers of up
+    /// to 640 bits of either sign sharing a random factor.
+    #[test]
+    fn the_gcd_is_the_greatest_common_divisor(
+        a in prop::collection::vec(any::<u64>(), 0..6),
+        b in prop::collection::vec(any::<u64>(), 0..6),
+        f in prop::collection::vec(any::<u64>(), 0..4),
+        signs in (any::<bool>(), any::<bool>()),
+    ) {
+        use num_bigint::{BigInt, BigUint, Sign};
+        use num_integer::Integer;
+        let int = |digits: &[u64], negative: bool| {
+            let magnitude = BigUint::from_slice(&digits.iter().flat_map(|d| [*d as u32, (*d >> 32) as u32]).collect::<Vec<_>>());
+            BigInt::from_biguint(if negative { Sign::Minus } else { Sign::Plus }, magnitude)
+        };
+        let factor = int(&f, false) + 1u32;
+        let (a, b) = (int(&a, signs.0) * &factor, int(&b, signs.1) * &factor);
+        prop_assert_eq!(crate::gcd(&a, &b), a.gcd(&b));
+    }
 }
