@@ -26,6 +26,8 @@ use jacobian_graph_core::enumerate;
 use jacobian_polynomial_core::{groebner, poly};
 use jacobian_sat_core::solver;
 
+#[path = "support/cadical.rs"]
+mod cadical;
 #[path = "../../tests/it/classic_ideals.rs"]
 mod classic_ideals;
 #[path = "support/finder.rs"]
@@ -1344,7 +1346,7 @@ fn floor_figures() {
 
 /// `cargo bench --bench runtime [-- SECTION…]`: every section, or those named (enumeration,
 /// induced_tree, startup, compile, instantiate, invoke, http, guests, workspace, sat, groebner, ideals,
-/// finder, finder_large, split, presets, floor). `core_profile`, named alone, runs 30,000 core invokes for a profiler.
+/// finder, finder_large, split, presets, floor, sat_cadical). `core_profile`, named alone, runs 30,000 core invokes for a profiler.
 fn main() {
     floor::serve_if_asked();
     let wanted: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
@@ -1424,6 +1426,18 @@ fn main() {
     }
     if run("groebner") {
         groebner_figures();
+    }
+    if run("sat_cadical") {
+        // Proofs of 250-variable formulas run to tens of MB: room for them.
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(
+            dir.path().join("policy.toml"),
+            "[budgets]\nfuel = 2000000000000\nmemory_bytes = 268435456\noutput_bytes = 268435456\n",
+        )
+        .expect("policy");
+        let runtime = open(dir.path());
+        let satlib = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/testdata/sat/satlib");
+        cadical::figures(&|id, input| call(&runtime, id, input), &satlib);
     }
     if run("ideals") {
         let dir = tempfile::tempdir().expect("temp dir");

@@ -1,9 +1,11 @@
 //! A CDCL SAT solver that writes an LRAT proof as it goes: two watched
-//! literals, first-UIP learning, VSIDS with phase saving, Luby restarts and
+//! literals with a blocking literal each, first-UIP learning with recursive
+//! minimization, VSIDS on a binary heap with phase saving, Luby restarts and
 //! LBD-based clause deletion. Every learned clause is emitted with the hints
-//! of its derivation (the antecedents of the conflict analysis in trail
-//! order), every unit fixed at level 0 becomes a proof clause, and a conflict
-//! at level 0 ends the proof with the empty clause.
+//! of its derivation (the antecedents of the conflict analysis and of the
+//! literals minimization removed, in trail order), every unit fixed at level
+//! 0 becomes a proof clause, and a conflict at level 0 ends the proof with
+//! the empty clause.
 
 use std::fmt::Write as _;
 
@@ -24,12 +26,167 @@ fn var(lit: Lit) -> usize {
     (lit >> 1) as usize
 }
 
-struct Clause {
-    lits: Vec<Lit>,
-    id: u64,
-    learnt: bool,
-    lbd: u32,
-    deleted: bool,
+/// A clause watching a literal, and a literal of it (the blocker) whose
+/// truth satisfies the clause without reading it.
+#[derive(Clone, Copy)]
+struct Watch {
+    clause: u32,
+    blocker: Lit,
+    /// A clause of two literals: the blocker is all the rest of it.
+    binary: bool,
+}
+
+/// The value of `lit` (1 true, -1 false, 0 unassigned) in a table indexed by literal.
+fn lit_value(values: &[i8], lit: Lit) -> i8 {
+    values[lit as usize]
+}
+
+/// Unassigned variables by activity, most active on top.
+#[derive(Default)]
+struct Heap {
+    heap: Vec<u32>,
+    /// Each variable's place in `heap`, or `ABSENT`.
+    place: Vec<u32>,
+}
+
+const ABSENT: u32 = u32::MAX;
+
+impl Heap {
+    fn contains(&self, v: usize) -> bool {
+        self.place[v] != ABSENT
+    }
+
+    fn insert(&mut self, v: usize, activity: &[f64]) {
+        if self.contains(v) {
+            return;
+        }
+        self.place[v] = self.heap.len() as u32;
+        self.heap.push(v as u32);
+        self.up(self.heap.len() - 1, activity);
+    }
+
+    fn pop(&mut self, activity: &[f64]) -> Option<usize> {
+        let top = *self.heap.first()? as usize;
+        let last = self.heap.pop()?;
+        self.place[top] = ABSENT;
+        if !self.heap.is_empty() {
+            self.heap[0] = last;
+            self.place[last as usize] = 0;
+            self.down(0, activity);
+        }
+        Some(top)
+    }
+
+    /// After `v`'s activity grew.
+    fn raised(&mut self, v: usize, activity: &[f64]) {
+        if self.contains(v) {
+            self.up(self.place[v] as usize, activity);
+        }
+    }
+
+    fn up(&mut self, mut i: usize, activity: &[f64]) {
+        let v = self.heap[i];
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            let p = self.heap[parent];
+            if activity[p as usize] >= activity[v as usize] {
+                break;
+            }
+            self.heap[i] = p;
+            self.place[p as usize] = i as u32;
+            i = parent;
+        }
+        self.heap[i] = v;
+        self.place[v as usize] = i as u32;
+    }
+
+    fn down(&mut self, mut i: usize, activity: &[f64]) {
+        let v = self.heap[i];
+        loop {
+            let left = 2 * i + 1;
+            if left >= self.heap.len() {
+                break;
+            }
+            let right = left + 1;
+            let child = if right < self.heap.len()
+                && activity[self.heap[right] as usize] > activity[self.heap[left] as usize]
+            {
+                right
+            } else {
+                left
+            };
+            let c = self.heap[child];
+            if activity[c as usize] <= activity[v as usize] {
+                break;
+            }
+            self.heap[i] = c;
+            self.place[c as usize] = i as u32;
+            i = child;
+        }
+        self.heap[i] = v;
+        self.place[v as usize] = i as u32;
+    }
+}
+
+/// What minimization knows about a variable of a conflict's lower levels.
+const UNKNOWN: u8 = 0;
+const REMOVABLE: u8 = 1;
+const POISON: u8 = 2;
+
+/// Every clause in one vector of words, referred to by the place of its
+/// header: its length, its LBD with the learnt and deleted flags, and its
+/// proof id (two words), then its literals. Propagation reads a clause
+/// without following a pointer per clause.
+#[derive(Default)]
+struct Arena {
+    words: Vec<u32>,
+}
+
+const HEADER: usize = 4;
+const LEARNT: u32 = 1 << 31;
+const DELETED: u32 = 1 << 30;
+
+impl Arena {
+    fn push(&mut self, lits: &[Lit], id: u64, learnt: bool, lbd: u32) -> u32 {
+        let at = self.words.len() as u32;
+        self.words.extend([lits.len() as u32, lbd.min(DELETED - 1) | if learnt { LEARNT } else { 0 }]);
+        self.words.extend([id as u32, (id >> 32) as u32]);
+        self.words.extend_from_slice(lits);
+        at
+    }
+
+    fn lits(&self, c: u32) -> &[Lit] {
+        let c = c as usize;
+        &self.words[c + HEADER..c + HEADER + self.words[c] as usize]
+    }
+
+    fn lits_mut(&mut self, c: u32) -> &mut [Lit] {
+        let c = c as usize;
+        let len = self.words[c] as usize;
+        &mut self.words[c + HEADER..c + HEADER + len]
+    }
+
+    fn id(&self, c: u32) -> u64 {
+        let c = c as usize;
+        u64::from(self.words[c + 2]) | (u64::from(self.words[c + 3]) << 32)
+    }
+
+    fn lbd(&self, c: u32) -> u32 {
+        self.words[c as usize + 1] & (DELETED - 1)
+    }
+
+    fn deleted(&self, c: u32) -> bool {
+        self.words[c as usize + 1] & DELETED != 0
+    }
+
+    fn delete(&mut self, c: u32) {
+        self.words[c as usize + 1] |= DELETED;
+    }
+
+    /// Words a clause takes.
+    fn size(&self, c: u32) -> usize {
+        HEADER + self.words[c as usize] as usize
+    }
 }
 
 /// How a run ended.
@@ -57,23 +214,36 @@ pub struct Stats {
     pub deleted: u64,
     /// Restarts.
     pub restarts: u64,
+    /// Times the clause arena was compacted.
+    pub compactions: u64,
 }
 
 /// The solver state.
 pub struct Solver {
-    clauses: Vec<Clause>,
-    watches: Vec<Vec<u32>>,
+    arena: Arena,
+    /// Learned clauses not deleted, and the words deleted clauses still take.
+    learnts: Vec<u32>,
+    wasted: usize,
+    watches: Vec<Vec<Watch>>,
+    /// Each variable's value (1 true, -1 false, 0 unassigned), and each literal's.
     value: Vec<i8>,
+    lit_values: Vec<i8>,
     level: Vec<u32>,
     reason: Vec<u32>,
     unit_id: Vec<u64>,
+    /// Each assigned variable's place on the trail.
+    trail_place: Vec<u32>,
     trail: Vec<Lit>,
     trail_lim: Vec<usize>,
     qhead: usize,
     activity: Vec<f64>,
     var_inc: f64,
+    heap: Heap,
     phase: Vec<bool>,
     seen: Vec<bool>,
+    /// Minimization's verdicts, and the variables they were given for.
+    mark: Vec<u8>,
+    marked: Vec<usize>,
     next_id: u64,
     last_added: u64,
     /// The LRAT proof written so far.
@@ -87,19 +257,26 @@ impl Solver {
     pub fn new(variables: u32, clauses: &[Vec<i32>]) -> (Solver, Option<Answer>) {
         let n = variables as usize;
         let mut s = Solver {
-            clauses: Vec::new(),
+            arena: Arena::default(),
+            learnts: Vec::new(),
+            wasted: 0,
             watches: vec![Vec::new(); 2 * n],
             value: vec![0; n],
+            lit_values: vec![0; 2 * n],
             level: vec![0; n],
             reason: vec![NO_REASON; n],
             unit_id: vec![0; n],
+            trail_place: vec![0; n],
             trail: Vec::new(),
             trail_lim: Vec::new(),
             qhead: 0,
             activity: vec![0.0; n],
             var_inc: 1.0,
+            heap: Heap { heap: (0..variables).collect(), place: (0..variables).collect() },
             phase: vec![false; n],
             seen: vec![false; n],
+            mark: vec![UNKNOWN; n],
+            marked: Vec::new(),
             next_id: clauses.len() as u64 + 1,
             last_added: clauses.len() as u64,
             proof: String::new(),
@@ -117,8 +294,7 @@ impl Solver {
                 s.emit_lemma(&[], &[id]);
                 return (s, Some(Answer::Unsat));
             }
-            let index = s.clauses.len() as u32;
-            s.clauses.push(Clause { lits: lits.clone(), id, learnt: false, lbd: 0, deleted: false });
+            let index = s.arena.push(&lits, id, false, 0);
             if lits.len() == 1 {
                 match s.lit_value(lits[0]) {
                     1 => {}
@@ -130,16 +306,22 @@ impl Solver {
                     _ => s.enqueue(lits[0], index),
                 }
             } else {
-                s.watches[lits[0] as usize].push(index);
-                s.watches[lits[1] as usize].push(index);
+                s.watch(index);
             }
         }
         (s, None)
     }
 
     fn lit_value(&self, lit: Lit) -> i8 {
-        let v = self.value[var(lit)];
-        if lit & 1 == 1 { -v } else { v }
+        lit_value(&self.lit_values, lit)
+    }
+
+    /// Watch clause `c`'s first two literals, each with the other as blocker.
+    fn watch(&mut self, c: u32) {
+        let (a, b) = (self.arena.lits(c)[0], self.arena.lits(c)[1]);
+        let binary = self.arena.lits(c).len() == 2;
+        self.watches[a as usize].push(Watch { clause: c, blocker: b, binary });
+        self.watches[b as usize].push(Watch { clause: c, blocker: a, binary });
     }
 
     fn decision_level(&self) -> u32 {
@@ -165,18 +347,21 @@ impl Solver {
     fn enqueue(&mut self, lit: Lit, reason: u32) {
         let v = var(lit);
         self.value[v] = if lit & 1 == 1 { -1 } else { 1 };
+        self.lit_values[lit as usize] = 1;
+        self.lit_values[(lit ^ 1) as usize] = -1;
         self.level[v] = self.decision_level();
         self.reason[v] = reason;
+        self.trail_place[v] = self.trail.len() as u32;
         self.trail.push(lit);
         if self.decision_level() == 0 && reason != NO_REASON {
-            let clause = &self.clauses[reason as usize];
-            if clause.lits.len() == 1 {
-                self.unit_id[v] = clause.id;
+            let lits = self.arena.lits(reason);
+            if lits.len() == 1 {
+                self.unit_id[v] = self.arena.id(reason);
             } else {
                 // Derive the unit: the other literals are false by their own units.
                 let mut hints: Vec<u64> =
-                    clause.lits.iter().filter(|&&l| var(l) != v).map(|&l| self.unit_id[var(l)]).collect();
-                hints.push(clause.id);
+                    lits.iter().filter(|&&l| var(l) != v).map(|&l| self.unit_id[var(l)]).collect();
+                hints.push(self.arena.id(reason));
                 self.unit_id[v] = self.emit_lemma(&[lit], &hints);
             }
         }
@@ -193,49 +378,68 @@ impl Solver {
             let mut i = 0;
             let mut conflict = None;
             while i < list.len() {
-                let ci = list[i];
+                let w = list[i];
                 i += 1;
-                if self.clauses[ci as usize].deleted {
-                    continue;
-                }
-                {
-                    let lits = &mut self.clauses[ci as usize].lits;
-                    if lits[0] == false_lit {
-                        lits.swap(0, 1);
-                    }
-                }
-                let first = self.clauses[ci as usize].lits[0];
-                if self.lit_value(first) == 1 {
-                    list[keep] = ci;
+                let blocker = lit_value(&self.lit_values, w.blocker);
+                if blocker == 1 {
+                    list[keep] = w;
                     keep += 1;
                     continue;
                 }
-                let len = self.clauses[ci as usize].lits.len();
-                let mut moved = false;
-                for k in 2..len {
-                    let candidate = self.clauses[ci as usize].lits[k];
-                    if self.lit_value(candidate) != -1 {
-                        self.clauses[ci as usize].lits.swap(1, k);
-                        self.watches[candidate as usize].push(ci);
-                        moved = true;
+                let ci = w.clause;
+                if w.binary {
+                    list[keep] = w;
+                    keep += 1;
+                    if blocker == -1 {
+                        conflict = Some(ci);
                         break;
                     }
-                }
-                if moved {
+                    // A binary reason may imply either literal: readers skip the implied one's variable.
+                    self.enqueue(w.blocker, ci);
                     continue;
                 }
-                list[keep] = ci;
+                let (first, replacement) = {
+                    if self.arena.deleted(ci) {
+                        continue;
+                    }
+                    let lits = self.arena.lits_mut(ci);
+                    if lits[0] == false_lit {
+                        lits.swap(0, 1);
+                    }
+                    let first = lits[0];
+                    if first != w.blocker && lit_value(&self.lit_values, first) == 1 {
+                        list[keep] = Watch { clause: ci, blocker: first, binary: false };
+                        keep += 1;
+                        continue;
+                    }
+                    let mut replacement = None;
+                    for k in 2..lits.len() {
+                        let candidate = lits[k];
+                        if lit_value(&self.lit_values, candidate) != -1 {
+                            lits.swap(1, k);
+                            replacement = Some(candidate);
+                            break;
+                        }
+                    }
+                    (first, replacement)
+                };
+                if let Some(candidate) = replacement {
+                    self.watches[candidate as usize].push(Watch { clause: ci, blocker: first, binary: false });
+                    continue;
+                }
+                list[keep] = Watch { clause: ci, blocker: first, binary: false };
                 keep += 1;
                 if self.lit_value(first) == -1 {
-                    while i < list.len() {
-                        list[keep] = list[i];
-                        keep += 1;
-                        i += 1;
-                    }
                     conflict = Some(ci);
+                    break;
                 } else {
                     self.enqueue(first, ci);
                 }
+            }
+            while i < list.len() {
+                list[keep] = list[i];
+                keep += 1;
+                i += 1;
             }
             list.truncate(keep);
             self.watches[false_lit as usize] = list;
@@ -254,14 +458,14 @@ impl Solver {
         let mut units: Vec<u64> = Vec::new();
         let mut unit_seen: Vec<usize> = Vec::new();
         let mut chain: Vec<(usize, u64)> = Vec::new();
-        let conflict_id = self.clauses[conflict as usize].id;
+        let conflict_id = self.arena.id(conflict);
         let mut clause = conflict;
         let mut pending = 0;
         let mut index = self.trail.len();
         let mut resolved: Option<Lit> = None;
         loop {
-            let lits = self.clauses[clause as usize].lits.clone();
-            for q in lits {
+            for k in 0..self.arena.lits(clause).len() {
+                let q = self.arena.lits(clause)[k];
                 let v = var(q);
                 if resolved.is_some_and(|p| var(p) == v) || self.seen[v] {
                     continue;
@@ -295,13 +499,27 @@ impl Solver {
                 break;
             }
             clause = self.reason[var(p)];
-            chain.push((index, self.clauses[clause as usize].id));
+            chain.push((index, self.arena.id(clause)));
         }
         let uip = resolved.unwrap_or(0);
         learnt[0] = uip ^ 1;
+        // Minimization: a literal implied by the clause's other literals (its
+        // reason's literals each in the clause, fixed at level 0, or so
+        // implied in turn) is dropped; the reasons that imply it join the hints.
+        let mut keep = vec![true];
+        for &l in &learnt[1..] {
+            let v = var(l);
+            keep.push(self.reason[v] == NO_REASON || !self.implied(v, &mut chain, &mut units, &mut unit_seen));
+        }
         for &l in &learnt[1..] {
             self.seen[var(l)] = false;
         }
+        let mut kept = keep.iter();
+        learnt.retain(|_| kept.next().copied().unwrap_or(true));
+        for &v in &self.marked {
+            self.mark[v] = UNKNOWN;
+        }
+        self.marked.clear();
         let mut backjump = 0;
         if learnt.len() > 1 {
             let mut best = 1;
@@ -320,6 +538,60 @@ impl Solver {
         (learnt, backjump, hints)
     }
 
+    /// Whether variable `v` (of a level below the conflict's, with a reason)
+    /// follows from the learned clause's literals (`seen`) and level-0 units
+    /// by reasons; each reason so used is added to `chain` once, with its
+    /// literal's trail place, each unit to `units`. Depth first, on a stack
+    /// of its own (implication chains can be as long as the trail).
+    fn implied(
+        &mut self,
+        v: usize,
+        chain: &mut Vec<(usize, u64)>,
+        units: &mut Vec<u64>,
+        unit_seen: &mut Vec<usize>,
+    ) -> bool {
+        match self.mark[v] {
+            REMOVABLE => return true,
+            POISON => return false,
+            _ => {}
+        }
+        let mut stack: Vec<(usize, usize)> = vec![(v, 0)];
+        while let Some(&(w, k)) = stack.last() {
+            let reason = self.reason[w];
+            let lits = self.arena.lits(reason);
+            if k == lits.len() {
+                stack.pop();
+                self.mark[w] = REMOVABLE;
+                self.marked.push(w);
+                chain.push((self.trail_place[w] as usize, self.arena.id(reason)));
+                continue;
+            }
+            let u = var(lits[k]);
+            if let Some(top) = stack.last_mut() {
+                top.1 += 1;
+            }
+            if u == w || self.seen[u] || self.mark[u] == REMOVABLE {
+                continue;
+            }
+            if self.level[u] == 0 {
+                if !unit_seen.contains(&u) {
+                    unit_seen.push(u);
+                    units.push(self.unit_id[u]);
+                }
+                continue;
+            }
+            if self.mark[u] == POISON || self.reason[u] == NO_REASON {
+                for (x, _) in stack.drain(..) {
+                    self.mark[x] = POISON;
+                    self.marked.push(x);
+                }
+                return false;
+            }
+            stack.push((u, 0));
+        }
+        true
+    }
+
     fn bump(&mut self, v: usize) {
         self.activity[v] += self.var_inc;
         if self.activity[v] > 1e100 {
@@ -328,6 +600,7 @@ impl Solver {
             }
             self.var_inc *= 1e-100;
         }
+        self.heap.raised(v, &self.activity);
     }
 
     fn cancel_until(&mut self, level: u32) {
@@ -339,48 +612,100 @@ impl Solver {
             let v = var(lit);
             self.phase[v] = lit & 1 == 0;
             self.value[v] = 0;
+            self.lit_values[lit as usize] = 0;
+            self.lit_values[(lit ^ 1) as usize] = 0;
             self.reason[v] = NO_REASON;
+            self.heap.insert(v, &self.activity);
         }
         self.trail.truncate(start);
         self.trail_lim.truncate(level as usize);
         self.qhead = start;
     }
 
-    fn pick_branch(&self) -> Option<Lit> {
-        let mut best: Option<usize> = None;
-        for v in 0..self.value.len() {
-            if self.value[v] == 0 && best.is_none_or(|b| self.activity[v] > self.activity[b]) {
-                best = Some(v);
+    fn pick_branch(&mut self) -> Option<Lit> {
+        loop {
+            let v = self.heap.pop(&self.activity)?;
+            if self.value[v] == 0 {
+                return Some((v as u32) * 2 + u32::from(!self.phase[v]));
             }
         }
-        best.map(|v| (v as u32) * 2 + u32::from(!self.phase[v]))
     }
 
-    fn locked(&self, index: usize) -> bool {
-        let first = self.clauses[index].lits[0];
-        self.reason[var(first)] == index as u32 && self.lit_value(first) == 1
+    /// Whether clause `c` (of more than two literals, so its implied literal
+    /// is its first) is the reason of a current assignment.
+    fn locked(&self, c: u32) -> bool {
+        let first = self.arena.lits(c)[0];
+        self.reason[var(first)] == c && self.lit_value(first) == 1
     }
 
+    /// Delete half of the learned clauses of more than two literals and LBD
+    /// above 2 that are no reason, the highest LBD (then the oldest) first;
+    /// compact the arena once deleted clauses take half of it.
     fn reduce(&mut self) {
-        let mut candidates: Vec<usize> = (0..self.clauses.len())
-            .filter(|&i| {
-                let c = &self.clauses[i];
-                c.learnt && !c.deleted && c.lits.len() > 2 && c.lbd > 2
-            })
-            .filter(|&i| !self.locked(i))
+        let mut candidates: Vec<u32> = self
+            .learnts
+            .iter()
+            .copied()
+            .filter(|&c| self.arena.lits(c).len() > 2 && self.arena.lbd(c) > 2 && !self.locked(c))
             .collect();
-        candidates.sort_by_key(|&i| (std::cmp::Reverse(self.clauses[i].lbd), std::cmp::Reverse(self.clauses[i].id)));
-        let doomed: Vec<usize> = candidates.into_iter().take(self.stats.learned as usize / 4).collect();
-        if doomed.is_empty() {
+        candidates.sort_by_key(|&c| (std::cmp::Reverse(self.arena.lbd(c)), self.arena.id(c)));
+        candidates.truncate(candidates.len() / 2);
+        if candidates.is_empty() {
             return;
         }
         let _ = write!(self.proof, "{} d", self.last_added);
-        for &i in &doomed {
-            self.clauses[i].deleted = true;
-            let _ = write!(self.proof, " {}", self.clauses[i].id);
+        for &c in &candidates {
+            self.arena.delete(c);
+            self.wasted += self.arena.size(c);
+            let _ = write!(self.proof, " {}", self.arena.id(c));
             self.stats.deleted += 1;
         }
         self.proof.push_str(" 0\n");
+        self.learnts.retain(|&c| !self.arena.deleted(c));
+        if self.wasted * 2 > self.arena.words.len() {
+            self.compact();
+        }
+    }
+
+    /// Move the live clauses together; references follow them (reasons and
+    /// learned clauses through a forwarding word left in each old header,
+    /// watches rebuilt from each clause's first two literals, which are
+    /// always its watched ones).
+    fn compact(&mut self) {
+        let mut old = std::mem::take(&mut self.arena.words);
+        let mut at = 0;
+        while at < old.len() {
+            let c = at as u32;
+            let size = HEADER + old[at] as usize;
+            if old[at + 1] & DELETED == 0 {
+                let moved = self.arena.words.len() as u32;
+                self.arena.words.extend_from_slice(&old[at..at + size]);
+                old[at + 1] = moved;
+            } else {
+                old[at + 1] = NO_REASON;
+            }
+            at += size;
+            debug_assert!(c as usize + size == at);
+        }
+        for reason in self.reason.iter_mut().filter(|r| **r != NO_REASON) {
+            *reason = old[*reason as usize + 1];
+        }
+        for c in &mut self.learnts {
+            *c = old[*c as usize + 1];
+        }
+        for list in &mut self.watches {
+            list.clear();
+        }
+        let mut at = 0;
+        while at < self.arena.words.len() {
+            let c = at as u32;
+            at += self.arena.size(c);
+            if self.arena.lits(c).len() >= 2 {
+                self.watch(c);
+            }
+        }
+        self.wasted = 0;
+        self.stats.compactions += 1;
     }
 
     /// Run until an answer or until `max_conflicts` conflicts.
@@ -388,13 +713,13 @@ impl Solver {
         let mut restart_index = 1u64;
         let mut until_restart = 64 * luby(restart_index);
         let mut next_reduce = 2000u64;
+        let mut reductions = 0u64;
         loop {
             if let Some(conflict) = self.propagate() {
                 self.stats.conflicts += 1;
                 if self.decision_level() == 0 {
-                    let lits = self.clauses[conflict as usize].lits.clone();
-                    let mut hints: Vec<u64> = lits.iter().map(|&l| self.unit_id[var(l)]).collect();
-                    hints.push(self.clauses[conflict as usize].id);
+                    let mut hints: Vec<u64> = self.arena.lits(conflict).iter().map(|&l| self.unit_id[var(l)]).collect();
+                    hints.push(self.arena.id(conflict));
                     self.emit_lemma(&[], &hints);
                     return Answer::Unsat;
                 }
@@ -405,14 +730,12 @@ impl Solver {
                 let mut levels: Vec<u32> = learnt.iter().map(|&l| self.level[var(l)]).collect();
                 levels.sort_unstable();
                 levels.dedup();
-                let index = self.clauses.len() as u32;
-                let asserting = learnt[0];
+                let index = self.arena.push(&learnt, id, true, levels.len() as u32);
                 if learnt.len() > 1 {
-                    self.watches[learnt[0] as usize].push(index);
-                    self.watches[learnt[1] as usize].push(index);
+                    self.watch(index);
                 }
-                self.clauses.push(Clause { lits: learnt, id, learnt: true, lbd: levels.len() as u32, deleted: false });
-                self.enqueue(asserting, index);
+                self.learnts.push(index);
+                self.enqueue(learnt[0], index);
                 self.var_inc *= 1.0 / 0.95;
                 if self.stats.conflicts >= max_conflicts {
                     return Answer::Unknown;
@@ -425,7 +748,8 @@ impl Solver {
                     self.cancel_until(0);
                 }
                 if self.stats.conflicts >= next_reduce {
-                    next_reduce += 2000 + 300 * self.stats.restarts;
+                    reductions += 1;
+                    next_reduce += 2000 + 300 * reductions;
                     self.reduce();
                 }
             } else {

@@ -1,8 +1,7 @@
 //! The core alone, natively: SATLIB answers (outside truth), and on random
-//! small formulas, agreement with exhaustive search, models that satisfy
-//! every clause, and proofs that are well-formed LRAT ending in the empty
-//! clause. (Whether the proofs are valid is the checker's business, tested
-//! with the checker.)
+//! small formulas, agreement with exhaustive search; models that satisfy
+//! every clause, and every proof accepted by the LRAT checker's core (the
+//! sandbox's tests check proofs through the checker component).
 
 use std::path::PathBuf;
 
@@ -27,24 +26,31 @@ fn satisfies(model: &[i32], clauses: &[Vec<i32>]) -> bool {
     clauses.iter().all(|clause| clause.iter().any(|literal| model.contains(literal)))
 }
 
-/// Solve, and check what can be checked without a checker: a model
-/// satisfies every clause; a proof is LRAT syntax whose last step adds the
-/// empty clause.
+/// Solve, and check: a model satisfies every clause; a proof is LRAT syntax
+/// whose last step adds the empty clause, accepted by the checker's core.
 fn solve(variables: u32, clauses: &[Vec<i32>]) -> Option<bool> {
+    solved(variables, clauses).0
+}
+
+fn solved(variables: u32, clauses: &[Vec<i32>]) -> (Option<bool>, Solver) {
     let (mut solver, early) = Solver::new(variables, clauses);
     let answer = early.unwrap_or_else(|| solver.solve(1_000_000));
+    let formula = jacobian_lrat_core::Formula { variables, clauses: clauses.to_vec() };
     match answer {
         Answer::Sat(model) => {
             assert!(satisfies(&model, clauses), "the model satisfies every clause");
-            Some(true)
+            (Some(true), solver)
         }
         Answer::Unsat => {
             lrat_syntax(&solver.proof).expect("the proof is LRAT");
             let last = solver.proof.lines().rev().find(|l| l.split_whitespace().nth(1) != Some("d")).expect("a step");
             assert_eq!(last.split_whitespace().nth(1), Some("0"), "the proof ends with the empty clause: {last}");
-            Some(false)
+            if let Err(rejection) = jacobian_lrat_core::check_lrat(&formula, &solver.proof) {
+                panic!("the checker rejects the proof: {rejection:?}");
+            }
+            (Some(false), solver)
         }
-        Answer::Unknown => None,
+        Answer::Unknown => (None, solver),
     }
 }
 
@@ -58,6 +64,42 @@ fn satlib_formulas_get_satlibs_answers() {
             assert_eq!(solve(cnf.variables, &cnf.clauses), Some(satisfiable), "{name}");
         }
     }
+}
+
+/// Seeded random 3-SAT at the threshold (4.26 clauses a variable): long
+/// enough runs that learned clauses are minimized, deleted and the arena
+/// compacted, every answer checked (models by evaluation, proofs by the
+/// checker's core), and both answers met.
+#[test]
+fn threshold_formulas_get_checked_answers_through_deletion_and_compaction() {
+    let mut seed = 0x5a7_0001_u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let (mut answers, mut compactions) = (Vec::new(), 0);
+    for _ in 0..6 {
+        let variables = 200;
+        let clauses: Vec<Vec<i32>> = (0..852)
+            .map(|_| {
+                let mut clause: Vec<i32> = Vec::new();
+                while clause.len() < 3 {
+                    let v = (next() % variables) as i32 + 1;
+                    if !clause.iter().any(|l| l.abs() == v) {
+                        clause.push(if next() & 1 == 1 { -v } else { v });
+                    }
+                }
+                clause
+            })
+            .collect();
+        let (answer, solver) = solved(variables as u32, &clauses);
+        answers.push(answer.expect("answered within the conflict budget"));
+        compactions += solver.stats.compactions;
+    }
+    assert!(answers.contains(&true) && answers.contains(&false), "{answers:?}");
+    assert!(compactions > 0, "no run compacted its arena");
 }
 
 #[test]
