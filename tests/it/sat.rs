@@ -253,3 +253,45 @@ fn seeded_random_formulas_get_the_same_answers_as_minisat() {
     }
     assert!(sat > 5 && unsat > 5, "both answers occur ({sat} SAT, {unsat} UNSAT)");
 }
+
+/// The solver natively, its proofs checked by the checker's core (a producer
+/// crate may not depend on a checker crate, so this lives here): seeded
+/// 200-variable formulas at the threshold, run long enough that learned
+/// clauses are minimized (their reasons become hints), deleted and the
+/// arena compacted; models satisfy every clause, every proof is accepted.
+/// Outside truth for the answers: Debian's `minisat` on the same formulas.
+#[test]
+fn the_solver_s_proofs_through_minimization_deletion_and_compaction_satisfy_the_checker_s_core() {
+    use jacobian_sat_core::solver::{Answer, Solver};
+    let dir = tempfile::tempdir().unwrap();
+    let mut seed = 0x5a7_c0de_u64;
+    let (mut sat, mut unsat, mut compactions) = (0, 0, 0);
+    for i in 0..6 {
+        let dimacs = random_cnf(&mut seed, 200);
+        let cnf = jacobian_sat_core::dimacs::parse(&dimacs).unwrap();
+        let (mut solver, early) = Solver::new(cnf.variables, &cnf.clauses);
+        let answer = early.unwrap_or_else(|| solver.solve(10_000_000));
+        compactions += solver.stats.compactions;
+        let file = dir.path().join(format!("threshold-{i}.cnf"));
+        std::fs::write(&file, &dimacs).unwrap();
+        let minisat = std::process::Command::new("minisat").arg(&file).output().expect("minisat runs").status.code();
+        match answer {
+            Answer::Sat(model) => {
+                assert_eq!(minisat, Some(10), "formula {i}: SAT here");
+                assert!(cnf.clauses.iter().all(|c| c.iter().any(|l| model.contains(l))), "formula {i}: the model");
+                sat += 1;
+            }
+            Answer::Unsat => {
+                assert_eq!(minisat, Some(20), "formula {i}: UNSAT here");
+                let formula = jacobian_lrat_core::Formula { variables: cnf.variables, clauses: cnf.clauses.clone() };
+                if let Err(rejection) = jacobian_lrat_core::check_lrat(&formula, &solver.proof) {
+                    panic!("formula {i}: the checker's core rejects the proof: {rejection:?}");
+                }
+                unsat += 1;
+            }
+            Answer::Unknown => panic!("formula {i}: no answer within 10^7 conflicts"),
+        }
+    }
+    assert!(sat > 0 && unsat > 0, "both answers occur ({sat} SAT, {unsat} UNSAT)");
+    assert!(compactions > 0, "no run compacted its clause arena");
+}

@@ -1,7 +1,9 @@
 //! The core alone, natively: SATLIB answers (outside truth), and on random
-//! small formulas, agreement with exhaustive search; models that satisfy
-//! every clause, and every proof accepted by the LRAT checker's core (the
-//! sandbox's tests check proofs through the checker component).
+//! small formulas, agreement with exhaustive search, models that satisfy
+//! every clause, and proofs that are well-formed LRAT ending in the empty
+//! clause. (Whether the proofs are valid is the checker's business: no
+//! producer crate may depend on a checker crate, so `tests/it/sat.rs` checks
+//! them, natively with the checker's core and through the checker component.)
 
 use std::path::PathBuf;
 
@@ -26,8 +28,9 @@ fn satisfies(model: &[i32], clauses: &[Vec<i32>]) -> bool {
     clauses.iter().all(|clause| clause.iter().any(|literal| model.contains(literal)))
 }
 
-/// Solve, and check: a model satisfies every clause; a proof is LRAT syntax
-/// whose last step adds the empty clause, accepted by the checker's core.
+/// Solve, and check what can be checked without a checker: a model
+/// satisfies every clause; a proof is LRAT syntax whose last step adds the
+/// empty clause.
 fn solve(variables: u32, clauses: &[Vec<i32>]) -> Option<bool> {
     solved(variables, clauses).0
 }
@@ -35,7 +38,6 @@ fn solve(variables: u32, clauses: &[Vec<i32>]) -> Option<bool> {
 fn solved(variables: u32, clauses: &[Vec<i32>]) -> (Option<bool>, Solver) {
     let (mut solver, early) = Solver::new(variables, clauses);
     let answer = early.unwrap_or_else(|| solver.solve(1_000_000));
-    let formula = jacobian_lrat_core::Formula { variables, clauses: clauses.to_vec() };
     match answer {
         Answer::Sat(model) => {
             assert!(satisfies(&model, clauses), "the model satisfies every clause");
@@ -45,9 +47,6 @@ fn solved(variables: u32, clauses: &[Vec<i32>]) -> (Option<bool>, Solver) {
             lrat_syntax(&solver.proof).expect("the proof is LRAT");
             let last = solver.proof.lines().rev().find(|l| l.split_whitespace().nth(1) != Some("d")).expect("a step");
             assert_eq!(last.split_whitespace().nth(1), Some("0"), "the proof ends with the empty clause: {last}");
-            if let Err(rejection) = jacobian_lrat_core::check_lrat(&formula, &solver.proof) {
-                panic!("the checker rejects the proof: {rejection:?}");
-            }
             (Some(false), solver)
         }
         Answer::Unknown => (None, solver),
@@ -68,10 +67,10 @@ fn satlib_formulas_get_satlibs_answers() {
 
 /// Seeded random 3-SAT at the threshold (4.26 clauses a variable): long
 /// enough runs that learned clauses are minimized, deleted and the arena
-/// compacted, every answer checked (models by evaluation, proofs by the
-/// checker's core), and both answers met.
+/// compacted, models satisfying and proofs well-formed, both answers met
+/// (`tests/it/sat.rs` checks the same formulas' proofs with the checker's core).
 #[test]
-fn threshold_formulas_get_checked_answers_through_deletion_and_compaction() {
+fn threshold_formulas_get_answers_through_deletion_and_compaction() {
     let mut seed = 0x5a7_0001_u64;
     let mut next = move || {
         seed ^= seed << 13;
