@@ -15,8 +15,10 @@
 //! Nothing modular is trusted. A prime whose walk decides differently from
 //! another's lost rank (a combination over ℚ vanished modulo it): the walk
 //! that keeps a monomial where the other found a relation is the one kept.
-//! A reconstruction is tried once two successive primes give the same
-//! fractions, and taken only when checked exactly: every element's normal
+//! A coefficient's fraction, once read by rational reconstruction, is kept
+//! while every later prime agrees with it; once each has been confirmed by a
+//! prime after the one it was read at, they are taken only when checked
+//! exactly: every element's normal
 //! form is zero (its monomials' vectors, built over ℚ by the multiplication
 //! matrices, cancel) and the monomials outside its leading monomials number
 //! the quotient's dimension. Then the elements lie in the ideal and leave no
@@ -132,6 +134,7 @@ pub(crate) fn to_lex_with(
     let mut reference: Option<Walk> = None;
     let mut lifted = Lifted::default();
     for p in primes {
+        debug_assert!(is_prime(p) && p < PRIME_BOUND, "{p}");
         // The matrices modulo p, unless p divides a denominator.
         *work += matrices.iter().map(|m| m.columns.iter().flatten().map(words).sum::<u64>()).sum::<u64>();
         if *work > max_work {
@@ -192,6 +195,10 @@ impl Lifted {
             self.primes = 1;
             return false;
         }
+        if residue(&self.modulus, p) == 0 {
+            // A prime lifted already (the lift would multiply the modulus by it for nothing).
+            return false;
+        }
         // A fraction this prime disagrees with is dropped.
         for (fractions, images) in self.fractions.iter_mut().zip(relations) {
             for (q, &a) in fractions.iter_mut().zip(images) {
@@ -239,8 +246,11 @@ impl Lifted {
                     numerator -= &self.modulus;
                 }
                 if numerator.abs() <= bound {
-                    *q = Some(fraction(numerator, hint.clone(), work));
-                    continue;
+                    let f = fraction(numerator, hint.clone(), work);
+                    if *f.denom() <= bound {
+                        *q = Some(f);
+                        continue;
+                    }
                 }
                 if self.primes < self.euclid_at {
                     return false;
@@ -517,6 +527,7 @@ fn checked(
 ) -> Option<Vec<Pol>> {
     let kept: Vec<Mono> = walk.decisions.iter().filter(|x| x.kept).map(|x| x.mono).collect();
     let leads: Vec<Mono> = walk.decisions.iter().filter(|x| !x.kept).map(|x| x.mono).collect();
+    *work += (d * (leads.len() + 1)) as u64;
     if kept.len() != d || staircase(&leads, nvars, limit)?.len() != d {
         return None;
     }

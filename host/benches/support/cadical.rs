@@ -4,8 +4,8 @@
 //! families the tests read. Whole invocations (the LRAT proof written and
 //! stored as an artifact) against one `cadical -q` process per formula
 //! (which writes no proof); the same solver compiled natively beside them.
-//! Every answer agrees with CaDiCaL's; every proof is checked by the
-//! checker's core.
+//! Every answer agrees with CaDiCaL's; every model and proof of the native
+//! run is checked by the checker's core.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -80,8 +80,11 @@ fn measure(invoke: Invoke, dir: &Path, name: &str, text: &str) -> (f64, f64, f64
     };
     let start = Instant::now();
     let (mut native, early) = solver::Solver::new(formula.variables, &formula.clauses);
-    std::hint::black_box(early.unwrap_or_else(|| native.solve(u64::MAX)));
+    let answer = early.unwrap_or_else(|| native.solve(u64::MAX));
     let same = start.elapsed().as_secs_f64();
+    if let solver::Answer::Sat(model) = &answer {
+        jacobian_lrat_core::check_model(&formula, model).expect("the checker's core accepts the model");
+    }
     let cnf = invoke("sat.cnf.construct", json!({"dimacs": text})).artifacts[0].uri.clone();
     let start = Instant::now();
     let result = invoke("sat.solve", json!({"cnf": cnf, "max_conflicts": 100_000_000}));

@@ -508,7 +508,15 @@ impl http_body::Body for CancelOnDrop {
 }
 
 /// The application: routes and the edge middleware.
-pub fn app(runtime: Arc<Runtime>, config: &HttpConfig, shutdown: CancellationToken) -> Router {
+///
+/// `in_flight` holds one permit per computing request until its response body
+/// has been sent in full (graceful shutdown waits for all of them back).
+pub fn app(
+    runtime: Arc<Runtime>,
+    config: &HttpConfig,
+    shutdown: CancellationToken,
+    in_flight: Arc<tokio::sync::Semaphore>,
+) -> Router {
     let mut mcp_config = StreamableHttpServerConfig::default().with_allowed_hosts(config.allowed_hosts.clone());
     mcp_config.cancellation_token = shutdown;
     mcp_config.max_request_body_bytes = MAX_BODY_BYTES;
@@ -529,7 +537,7 @@ pub fn app(runtime: Arc<Runtime>, config: &HttpConfig, shutdown: CancellationTok
         runtime,
         allowed_hosts: Arc::new(config.allowed_hosts.clone()),
         limits: config.limits,
-        in_flight: Arc::new(tokio::sync::Semaphore::new(config.limits.max_in_flight)),
+        in_flight,
         sessions,
         opening: Default::default(),
         auth: config.auth.clone(),
@@ -563,7 +571,9 @@ pub async fn serve(
     use std::io::Write as _;
     let _ = std::io::stdout().flush();
     let sessions = CancellationToken::new();
-    let router = app(runtime.clone(), &config, sessions.clone());
+    let all = config.limits.max_in_flight;
+    let responding = Arc::new(tokio::sync::Semaphore::new(all));
+    let router = app(runtime.clone(), &config, sessions.clone(), responding.clone());
     let stopped = CancellationToken::new();
     {
         let stopped = stopped.clone();
@@ -572,11 +582,13 @@ pub async fn serve(
             stop.await;
             runtime.start_draining();
             let deadline = tokio::time::Instant::now() + drain;
-            while runtime.in_flight() > 0 && tokio::time::Instant::now() < deadline {
+            // Every invocation finished and every computing request's response
+            // sent in full (its permit back), however slowly the machine runs.
+            while (runtime.in_flight() > 0 || responding.available_permits() < all)
+                && tokio::time::Instant::now() < deadline
+            {
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
-            // Let the last results reach their streams before the sessions close.
-            tokio::time::sleep(Duration::from_millis(200)).await;
             stopped.cancel();
             sessions.cancel();
         });

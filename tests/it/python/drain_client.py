@@ -19,6 +19,10 @@ from long_call import start_long_enumeration
 async def main(url: str) -> None:
     transport = streamable_http_client(url, max_sse_event_size=None)
     async with Client(transport, mode="legacy") as client:
+        # The SDK validates a result against the tool's output schema and
+        # lists the tools first if it has not yet: list them now, so nothing
+        # but the drained call's own answer is needed once the server drains.
+        await client.list_tools()
         call = await start_long_enumeration(client)
         print("started", flush=True)
         result = await call
