@@ -11,8 +11,10 @@ fn main() {
         Ok(args) => args,
         Err(e) if !e.use_stderr() => e.exit(),
         Err(e) => {
-            let first = e.to_string().lines().next().unwrap_or("").to_owned();
-            cli::support::print_envelope(ErrorType::ValidationError, first);
+            // clap's whole message (the missing arguments' names, the usage), uncoloured.
+            let message = e.render().to_string();
+            let message = message.trim().strip_prefix("error: ").unwrap_or(message.trim()).to_owned();
+            cli::support::print_envelope(ErrorType::ValidationError, message);
             std::process::exit(3);
         }
     };

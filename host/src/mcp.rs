@@ -22,7 +22,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt, tool, t
 use serde_json::{Value, json};
 use tracing::Instrument as _;
 
-use crate::contract::{CapabilityResult, Code, DescribeRequest, Diagnostic, InvokeRequest, Stage, Status};
+use crate::contract::{CapabilityResult, DescribeRequest, Diagnostic, InvokeRequest, Status};
 use crate::engine::CallControl;
 use crate::resources;
 use crate::runtime::Runtime;
@@ -325,39 +325,10 @@ where
         let arguments = Value::Object(context.arguments.take().unwrap_or_default());
         // Read from the arguments in place: no copy of a large input.
         Ok(Parameters(
-            <P as serde::Deserialize>::deserialize(&arguments).map_err(|e| argument_error::<P>(&arguments, &e)),
+            <P as serde::Deserialize>::deserialize(&arguments)
+                .map_err(|e| crate::runtime::argument_error::<P>(&arguments, &e)),
         ))
     }
-}
-
-/// Why `arguments` are not a `P`: the violations of `P`'s schema, with their
-/// paths; else the deserializer's reason (a rule the schema does not state).
-fn argument_error<P: schemars::JsonSchema>(arguments: &Value, error: &serde_json::Error) -> Diagnostic {
-    let schema = serde_json::to_value(schemars::schema_for!(P)).unwrap_or_default();
-    let mut errors: Vec<Value> = crate::descriptor::compile_schema(&schema)
-        .map(|validator| {
-            validator
-                .iter_errors(arguments)
-                .take(20)
-                .map(|e| json!({"path": crate::runtime::argument_path(&e), "message": crate::limits::clip(&e.to_string(), 512)}))
-                .collect()
-        })
-        .unwrap_or_default();
-    if errors.is_empty() {
-        let reason = error.to_string();
-        // serde names the field of an unknown or missing one: `field`.
-        let path = reason.split('`').nth(1).filter(|_| reason.contains(" field `")).unwrap_or("");
-        errors.push(json!({"path": path, "message": crate::limits::clip(&reason, 512)}));
-    }
-    let first = errors[0].clone();
-    Diagnostic::new(
-        Code::InvalidRequest,
-        Stage::Request,
-        format!("the tool arguments do not fit the tool's input schema: {}", first["message"].as_str().unwrap_or("")),
-        "read the tool's input schema (tools/list) and send only the fields it names",
-    )
-    .with("path", first["path"].clone())
-    .with("errors", errors)
 }
 
 /// What `capability.describe` answers as structured content: an answer, or

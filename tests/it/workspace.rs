@@ -387,3 +387,81 @@ fn sub_goals_join_the_frontier_close_and_stay_visible_while_stale() {
     write(&runtime, &ws, "rev-3", "w4", archive).unwrap();
     assert_eq!(query(&runtime, &ws, QueryView::Stale, None, None)["total"], 0, "an archived goal is no longer active");
 }
+
+/// `jacobian ARGS` with `stdin` on its standard input: (exit code, stdout, stderr).
+fn jacobian_with_stdin(data: &std::path::Path, args: &[&str], stdin: &str) -> (i32, String, String) {
+    use std::io::Write as _;
+    let mut child = std::process::Command::new(support::BIN)
+        .arg("--data-dir")
+        .arg(data)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run jacobian");
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+    (output.status.code().unwrap_or(-1), text(&output.stdout), text(&output.stderr))
+}
+
+#[test]
+fn the_cli_reads_requests_as_its_help_says_and_refuses_them_as_the_tools_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    // `-` is standard input, as `--help` says; `--file` still works.
+    let open = r#"{"idempotency_key": "k", "title": "T", "statement": "S"}"#;
+    let (code, stdout, stderr) = jacobian_with_stdin(&data, &["workspace", "open", "-"], open);
+    assert_eq!(code, 0, "{stderr}");
+    let ws = serde_json::from_str::<Value>(&stdout).unwrap()["workspace_id"].as_str().unwrap().to_owned();
+    let file = dir.path().join("open.json");
+    std::fs::write(&file, open).unwrap();
+    let again: Value =
+        serde_json::from_str(&support::cli(&data, &["workspace", "open", "--file", file.to_str().unwrap()])).unwrap();
+    assert_eq!(again["workspace_id"], ws.as_str(), "idempotent by key");
+
+    // A request that does not fit names the field by its dot-path, as over MCP,
+    // inside a oneOf of entry types too, and writes nothing.
+    let entry = |extra: Value| {
+        let mut entry = json!({"type": "attempt", "target": "card-1", "outcome": "COMPLETED", "summary": "s"});
+        entry.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        entry
+    };
+    let finding = json!({"type": "finding", "kind": "LEMMA", "title": "a lemma"});
+    let cases = [
+        (json!([finding, finding, finding, entry(json!({}))]), "entries.3.method"),
+        (json!([finding, {"type": "finding", "kind": "LEMMA"}]), "entries.1.title"),
+        (json!([entry(json!({"method": "m", "capability": "x"}))]), "entries.0.capability"),
+        (json!([{"type": "finding", "kind": "LEMMA", "title": 7}]), "entries.0.title"),
+    ];
+    for (entries, path) in cases {
+        let request = json!({"workspace_id": ws, "base_revision": "rev-0", "idempotency_key": "w", "entries": entries});
+        let (code, stdout, stderr) = jacobian_with_stdin(&data, &["workspace", "write", "-"], &request.to_string());
+        assert_eq!(code, 2, "{stdout}{stderr}");
+        let diagnostic = &serde_json::from_str::<Value>(&stdout).unwrap()["diagnostic"];
+        assert_eq!((&diagnostic["code"], &diagnostic["details"]["path"]), (&json!("INVALID_REQUEST"), &json!(path)));
+    }
+    let (code, stdout, _) = jacobian_with_stdin(
+        &data,
+        &["workspace", "write", "-"],
+        &json!({
+            "workspace_id": ws, "base_revision": "rev-0", "idempotency_key": "w",
+            "entries": [entry(json!({"method": "by hand"}))],
+        })
+        .to_string(),
+    );
+    assert_eq!(code, 0, "{stdout}");
+    assert_eq!(serde_json::from_str::<Value>(&stdout).unwrap()["revision_id"], "rev-1", "nothing was written before");
+
+    // A missing argument: clap's whole message, the argument's name included.
+    let (code, _, stderr) = jacobian_with_stdin(&data, &["workspace", "open"], "");
+    let envelope: Value = serde_json::from_str(stderr.trim()).unwrap_or_else(|_| panic!("{stderr}"));
+    assert_eq!((code, &envelope["error_type"]), (3, &json!("validation_error")), "{envelope}");
+    let message = envelope["error"].as_str().unwrap();
+    assert!(message.contains("required arguments") && message.contains("<FILE|--file <FILE>>"), "{message}");
+    // Not JSON at all: the file named.
+    let (code, _, stderr) = jacobian_with_stdin(&data, &["workspace", "query", "-"], "{");
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.contains("-: not valid JSON"), "{stderr}");
+}

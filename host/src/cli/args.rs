@@ -341,26 +341,32 @@ impl TrustArgs {
     }
 }
 
+/// A JSON request file: `FILE` or `--file FILE`, `-` for stdin.
+#[derive(clap::Args)]
+#[group(required = true, multiple = false)]
+pub struct RequestFile {
+    /// The JSON request file (`-` for stdin).
+    #[arg(value_name = "FILE")]
+    file: Option<PathBuf>,
+    /// The same, as a flag.
+    #[arg(long = "file", value_name = "FILE")]
+    flag: Option<PathBuf>,
+}
+
+impl RequestFile {
+    pub fn path(&self) -> PathBuf {
+        self.file.clone().or_else(|| self.flag.clone()).unwrap_or_default()
+    }
+}
+
 #[derive(Subcommand)]
 pub enum WorkspaceAction {
     /// workspace.open with the JSON request in FILE (`-` for stdin).
-    Open {
-        /// Request file.
-        #[arg(long)]
-        file: PathBuf,
-    },
+    Open(RequestFile),
     /// workspace.write with the JSON request in FILE (`-` for stdin).
-    Write {
-        /// Request file.
-        #[arg(long)]
-        file: PathBuf,
-    },
+    Write(RequestFile),
     /// workspace.query with the JSON request in FILE (`-` for stdin).
-    Query {
-        /// Request file.
-        #[arg(long)]
-        file: PathBuf,
-    },
+    Query(RequestFile),
     /// Draw a workspace: cards, dependency and assumption links, marks, stale cards.
     Graph {
         /// Workspace id.

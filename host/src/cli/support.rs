@@ -21,7 +21,11 @@ pub fn fail_with(diagnostic: &jacobian::contract::Diagnostic) -> ! {
 }
 
 /// Read a JSON request from a file or stdin (`-`), naming the file in errors.
-pub fn read_json<T: serde::de::DeserializeOwned>(file: &std::path::Path) -> anyhow::Result<T> {
+/// JSON that does not fit the request is refused as the MCP tool would refuse
+/// it: the diagnostic with the field's dot-path (`entries.3.method`), exit 2.
+pub fn read_request<T: serde::de::DeserializeOwned + schemars::JsonSchema>(
+    file: &std::path::Path,
+) -> anyhow::Result<T> {
     let text = if file.as_os_str() == "-" {
         let mut text = String::new();
         std::io::stdin().read_to_string(&mut text)?;
@@ -29,7 +33,12 @@ pub fn read_json<T: serde::de::DeserializeOwned>(file: &std::path::Path) -> anyh
     } else {
         std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?
     };
-    serde_json::from_str(&text).with_context(|| format!("{}: not a valid request", file.display()))
+    let value: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{}: not valid JSON", file.display()))?;
+    match T::deserialize(&value) {
+        Ok(request) => Ok(request),
+        Err(e) => fail_with(&jacobian::runtime::argument_error::<T>(&value, &e)),
+    }
 }
 
 /// Parse an upper-case vocabulary name (e.g. CONTRACT) into its enum.

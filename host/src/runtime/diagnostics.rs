@@ -2,7 +2,7 @@
 //! stage, dot-path and stop reason, rendered here and nowhere else.
 
 use jacobian_guest::protocol::Refusal as ComponentRefusal;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::contract::{CallBudgets, Code, Diagnostic, Stage};
 use crate::engine::CallFailure;
@@ -173,20 +173,68 @@ pub(super) fn error_path(error: &jsonschema::ValidationError<'_>) -> String {
 }
 
 /// The dot-path of the tool argument a schema error is about (`budget.fuel`,
-/// `experiment`): [`error_path`] without a root.
-/// An error of an `anyOf`/`oneOf` (an optional field is `anyOf [schema,
-/// null]`) names the field inside it that is wrong: its deepest branch error.
+/// `experiment`): [`error_path`] of its [`telling`] error, without a root.
 pub fn argument_path(error: &jsonschema::ValidationError<'_>) -> String {
-    use jsonschema::error::ValidationErrorKind::{AnyOf, OneOfNotValid};
-    if let AnyOf { context } | OneOfNotValid { context } = error.kind() {
-        let depth = |e: &jsonschema::ValidationError<'_>| e.instance_path().to_string().len();
-        if let Some(inner) = context.iter().flatten().max_by_key(|e| depth(e))
-            && depth(inner) > depth(error)
-        {
-            return argument_path(inner);
-        }
+    let path = match telling(error) {
+        Some(inner) => return argument_path(inner),
+        None => error_path(error),
+    };
+    path.strip_prefix("input").unwrap_or_default().trim_start_matches('.').to_owned()
+}
+
+/// The error inside an `anyOf`/`oneOf` that says what is wrong, if any: the
+/// deepest error of the branches whose tag (a `const`) matched. An optional
+/// field is `anyOf [schema, null]`; a workspace entry is a `oneOf` of
+/// variants told apart by a `type` const, and a finding without its title is
+/// `entries.1.title`, not "no variant fits" at `entries.1.type`.
+fn telling<'e>(error: &'e jsonschema::ValidationError<'_>) -> Option<&'e jsonschema::ValidationError<'static>> {
+    use jsonschema::error::ValidationErrorKind::{AnyOf, Constant, OneOfNotValid};
+    let (AnyOf { context } | OneOfNotValid { context }) = error.kind() else { return None };
+    let tagged: Vec<_> =
+        context.iter().filter(|branch| !branch.iter().any(|e| matches!(e.kind(), Constant { .. }))).collect();
+    let narrowed = !tagged.is_empty() && tagged.len() < context.len();
+    let branches = if tagged.is_empty() { context.iter().collect() } else { tagged };
+    let depth = |e: &jsonschema::ValidationError<'_>| e.instance_path().to_string().len();
+    let inner = branches.into_iter().flatten().max_by_key(|e| depth(e))?;
+    (narrowed || depth(inner) > depth(error)).then_some(inner)
+}
+
+/// What a schema error says, from its [`telling`] error.
+fn argument_message(error: &jsonschema::ValidationError<'_>) -> String {
+    match telling(error) {
+        Some(inner) => argument_message(inner),
+        None => crate::limits::clip(&error.to_string(), 512).into_owned(),
     }
-    error_path(error).strip_prefix("input").unwrap_or_default().trim_start_matches('.').to_owned()
+}
+
+/// Why `arguments` (a tool's, or a CLI request file's) are not a `P`: the violations of `P`'s schema, with their
+/// paths; else the deserializer's reason (a rule the schema does not state).
+pub fn argument_error<P: schemars::JsonSchema>(arguments: &Value, error: &serde_json::Error) -> Diagnostic {
+    let schema = serde_json::to_value(schemars::schema_for!(P)).unwrap_or_default();
+    let mut errors: Vec<Value> = crate::descriptor::compile_schema(&schema)
+        .map(|validator| {
+            validator
+                .iter_errors(arguments)
+                .take(20)
+                .map(|e| json!({"path": argument_path(&e), "message": argument_message(&e)}))
+                .collect()
+        })
+        .unwrap_or_default();
+    if errors.is_empty() {
+        let reason = error.to_string();
+        // serde names the field of an unknown or missing one: `field`.
+        let path = reason.split('`').nth(1).filter(|_| reason.contains(" field `")).unwrap_or("");
+        errors.push(json!({"path": path, "message": crate::limits::clip(&reason, 512)}));
+    }
+    let first = errors[0].clone();
+    Diagnostic::new(
+        Code::InvalidRequest,
+        Stage::Request,
+        format!("the tool arguments do not fit the tool's input schema: {}", first["message"].as_str().unwrap_or("")),
+        "read the tool's input schema (tools/list) and send only the fields it names",
+    )
+    .with("path", first["path"].clone())
+    .with("errors", errors)
 }
 
 /// `/a/0/b` under `root` → `root.a.0.b`.

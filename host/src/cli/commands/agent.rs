@@ -10,7 +10,7 @@ use jacobian::store::StoreConfig;
 
 use crate::cli::Place;
 use crate::cli::args::{DescribeArgs, InvokeArgs, PromptArgs, ResourceArgs, WorkspaceAction, WorkspaceArgs};
-use crate::cli::support::{fail_with, from_name, open, read_json};
+use crate::cli::support::{fail_with, from_name, open, read_request};
 
 /// `jacobian describe`.
 pub fn describe(place: Place, args: DescribeArgs) -> anyhow::Result<()> {
@@ -151,9 +151,9 @@ pub fn workspace(place: Place, args: WorkspaceArgs) -> anyhow::Result<()> {
     let runtime = open(data_dir, &store)?;
     let workspaces = runtime.workspaces();
     let answer = match action {
-        WorkspaceAction::Open { file } => as_json(workspaces.open(runtime.data(), &read_json(&file)?))?,
-        WorkspaceAction::Write { file } => as_json(workspaces.write(runtime.data(), &read_json(&file)?))?,
-        WorkspaceAction::Query { file } => as_json(workspaces.query(runtime.data(), &read_json(&file)?))?,
+        WorkspaceAction::Open(file) => as_json(workspaces.open(runtime.data(), &read_request(&file.path())?))?,
+        WorkspaceAction::Write(file) => as_json(workspaces.write(runtime.data(), &read_request(&file.path())?))?,
+        WorkspaceAction::Query(file) => as_json(workspaces.query(runtime.data(), &read_request(&file.path())?))?,
         WorkspaceAction::Graph { id, format, revision } => {
             let revision = match revision {
                 Some(text) => Some(
