@@ -307,6 +307,52 @@ fn check_accepts(
     Ok(())
 }
 
+/// A published (tool) schema with only JSON Schema's own `format`s: schemars
+/// writes `uint64`, `double`, … (the `minimum` it writes beside them says
+/// what `uint` does), which clients' validators (the MCP Inspector's) warn
+/// about on every `tools/list`.
+pub fn standard_formats(schema: &serde_json::Map<String, Value>) -> serde_json::Map<String, Value> {
+    const STANDARD: [&str; 19] = [
+        "date-time",
+        "date",
+        "time",
+        "duration",
+        "email",
+        "idn-email",
+        "hostname",
+        "idn-hostname",
+        "ipv4",
+        "ipv6",
+        "uri",
+        "uri-reference",
+        "iri",
+        "iri-reference",
+        "uuid",
+        "uri-template",
+        "json-pointer",
+        "relative-json-pointer",
+        "regex",
+    ];
+    fn strip(value: &mut Value) {
+        match value {
+            Value::Object(map) => {
+                if map.get("format").and_then(Value::as_str).is_some_and(|f| !STANDARD.contains(&f)) {
+                    map.remove("format");
+                }
+                map.values_mut().for_each(strip);
+            }
+            Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    let mut value = Value::Object(schema.clone());
+    strip(&mut value);
+    match value {
+        Value::Object(map) => map,
+        _ => schema.clone(),
+    }
+}
+
 /// Compile a JSON Schema (draft 2020-12 as schemars emits it).
 pub fn compile_schema(schema: &Value) -> Result<jsonschema::Validator, String> {
     jsonschema::validator_for(schema).map_err(|e| format!("not a usable JSON Schema: {e}"))

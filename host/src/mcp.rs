@@ -109,6 +109,26 @@ impl JacobianServer {
     /// A server over `runtime`.
     pub fn new(runtime: Arc<Runtime>, names: ToolNames) -> Self {
         let mut tool_router = Self::tool_router();
+        // Published with standard formats only (computed once, not per session).
+        type Schemas = (Arc<rmcp::model::JsonObject>, Option<Arc<rmcp::model::JsonObject>>);
+        static PUBLISHED: std::sync::OnceLock<std::collections::HashMap<String, Schemas>> = std::sync::OnceLock::new();
+        let standard = |schema: &rmcp::model::JsonObject| Arc::new(crate::descriptor::standard_formats(schema));
+        let published = PUBLISHED.get_or_init(|| {
+            let routes = tool_router.map.values();
+            routes
+                .map(|r| {
+                    (
+                        r.attr.name.to_string(),
+                        (standard(&r.attr.input_schema), r.attr.output_schema.as_deref().map(standard)),
+                    )
+                })
+                .collect()
+        });
+        for route in tool_router.map.values_mut() {
+            if let Some((input, output)) = published.get(route.attr.name.as_ref()) {
+                (route.attr.input_schema, route.attr.output_schema) = (input.clone(), output.clone());
+            }
+        }
         if names == ToolNames::Underscore {
             let routes: Vec<_> = tool_router.map.drain().map(|(_, route)| route).collect();
             for mut route in routes {
@@ -143,7 +163,8 @@ to verify, follow the result's check_with fields to the named checker and invoke
 verifier; bounded or finite evidence never widens its own scope. Structured content is the complete result; the text \
 view (STANDARD, SUMMARY, FULL) may replace large output fields by path, type, bytes and SHA-256, with \
 full_result_episode_uri for the whole. Failures are diagnostics {code, stage, message, suggestion, details.path}, \
-never conclusions.",
+never conclusions. An object or array argument sent as a JSON-encoded string (as some clients do) is read as that \
+value.",
         output_schema = rmcp::handler::server::tool::schema_for_output::<CapabilityResult>()
     )]
     async fn invoke(
@@ -160,6 +181,12 @@ never conclusions.",
             request.experiment = Some(self.default_experiment(&context));
         }
         request.tenant = tenant_of(&context);
+        // The input is an object; some clients (the MCP Inspector) send it JSON-encoded.
+        if let Value::String(text) = &request.input
+            && let Ok(object @ Value::Object(_)) = serde_json::from_str::<Value>(text)
+        {
+            request.input = object;
+        }
         let request_id = context
             .extensions
             .get::<axum::http::request::Parts>()
@@ -323,11 +350,8 @@ where
 {
     fn from_context_part(context: &mut rmcp::handler::server::tool::ToolCallContext<S>) -> Result<Self, McpError> {
         let arguments = Value::Object(context.arguments.take().unwrap_or_default());
-        // Read from the arguments in place: no copy of a large input.
-        Ok(Parameters(
-            <P as serde::Deserialize>::deserialize(&arguments)
-                .map_err(|e| crate::runtime::argument_error::<P>(&arguments, &e)),
-        ))
+        let read = crate::runtime::read_arguments::<P>(&arguments);
+        Ok(Parameters(read))
     }
 }
 

@@ -164,6 +164,79 @@ async fn malformed_tool_arguments_get_typed_errors() {
     client.cancel().await.expect("shutdown");
 }
 
+/// What the clients people try first (the MCP Inspector) need: schemas whose
+/// formats their validators know, and object arguments sent JSON-encoded.
+#[tokio::test(flavor = "multi_thread")]
+async fn published_schemas_use_standard_formats_and_json_encoded_object_arguments_are_read() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let client = serve(dir.path()).await;
+    const STANDARD: [&str; 19] = [
+        "date-time",
+        "date",
+        "time",
+        "duration",
+        "email",
+        "idn-email",
+        "hostname",
+        "idn-hostname",
+        "ipv4",
+        "ipv6",
+        "uri",
+        "uri-reference",
+        "iri",
+        "iri-reference",
+        "uuid",
+        "uri-template",
+        "json-pointer",
+        "relative-json-pointer",
+        "regex",
+    ];
+    fn formats(value: &Value, found: &mut Vec<String>) {
+        match value {
+            Value::Object(map) => {
+                if let Some(Value::String(format)) = map.get("format") {
+                    found.push(format.clone());
+                }
+                map.values().for_each(|v| formats(v, found));
+            }
+            Value::Array(items) => items.iter().for_each(|v| formats(v, found)),
+            _ => {}
+        }
+    }
+    let tools = client.list_all_tools().await.expect("tools");
+    let mut found = Vec::new();
+    for tool in &tools {
+        formats(&Value::Object((*tool.input_schema).clone()), &mut found);
+        if let Some(output) = &tool.output_schema {
+            formats(&Value::Object((**output).clone()), &mut found);
+        }
+    }
+    let unknown: Vec<&String> = found.iter().filter(|f| !STANDARD.contains(&f.as_str())).collect();
+    assert!(unknown.is_empty(), "non-standard formats in tools/list: {unknown:?}");
+    let invoke = tools.iter().find(|t| t.name == "capability.invoke").unwrap();
+    assert!(invoke.description.as_deref().unwrap_or_default().contains("JSON-encoded string"));
+
+    // The same call with `input` as an object and as its JSON text: one answer.
+    let input = json!({"hypotheses": ["commutative"], "target": "associative", "min_order": 2, "max_order": 2});
+    let (as_object, _) =
+        call(&client, "capability.invoke", json!({"capability_id": SEARCH, "mode": "EXPLORE", "input": input})).await;
+    let (as_text, is_error) = call(
+        &client,
+        "capability.invoke",
+        json!({"capability_id": SEARCH, "mode": "EXPLORE", "input": input.to_string()}),
+    )
+    .await;
+    assert!(!is_error, "{as_text}");
+    assert_eq!(as_text["output"], as_object["output"]);
+    assert_eq!(as_text["output"]["order"], 2);
+    // Text that is no object stays a refusal about the arguments as sent.
+    let (refused, is_error) =
+        call(&client, "capability.invoke", json!({"capability_id": SEARCH, "input": "{not json"})).await;
+    assert!(is_error, "{refused}");
+    assert_eq!(refused["diagnostic"]["details"]["path"], "input", "{refused}");
+    client.cancel().await.expect("shutdown");
+}
+
 #[test]
 fn stdio_over_a_socket_pair_serves_pipelined_calls() {
     // Some clients (those built on libuv, e.g. Node) give a server socket

@@ -35,9 +35,9 @@ pub fn read_request<T: serde::de::DeserializeOwned + schemars::JsonSchema>(
     };
     let value: serde_json::Value =
         serde_json::from_str(&text).with_context(|| format!("{}: not valid JSON", file.display()))?;
-    match T::deserialize(&value) {
+    match jacobian::runtime::read_arguments::<T>(&value) {
         Ok(request) => Ok(request),
-        Err(e) => fail_with(&jacobian::runtime::argument_error::<T>(&value, &e)),
+        Err(diagnostic) => fail_with(&diagnostic),
     }
 }
 

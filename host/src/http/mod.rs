@@ -370,6 +370,7 @@ async fn edge(State(state): State<AppState>, mut request: Request, next: Next) -
         } else {
             next.run(request).await
         };
+        let response = sessions::closed_plainly(response, &method, route);
         if opens_session
             && let Some(owner) = &owner
             && let Some(id) = response.headers().get("mcp-session-id").and_then(|v| v.to_str().ok())

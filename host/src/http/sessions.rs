@@ -135,6 +135,20 @@ impl SessionOwners {
     }
 }
 
+/// A session's `DELETE` answered as plain success: rmcp answers 202 once it
+/// has closed the session, and clients (the Python SDK) take anything but
+/// 200 or 204 for a failed termination and warn on every close.
+pub(super) fn closed_plainly(
+    mut response: axum::response::Response,
+    method: &str,
+    route: &str,
+) -> axum::response::Response {
+    if method == "DELETE" && route == "/mcp" && response.status() == axum::http::StatusCode::ACCEPTED {
+        *response.status_mut() = axum::http::StatusCode::NO_CONTENT;
+    }
+    response
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

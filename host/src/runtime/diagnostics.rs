@@ -207,6 +207,40 @@ fn argument_message(error: &jsonschema::ValidationError<'_>) -> String {
     }
 }
 
+/// A tool's arguments (or a CLI request file) read as a `P`, or the
+/// diagnostic of [`argument_error`]. Arguments that do not fit are tried once
+/// more [`decoded`], and kept only if they then fit.
+pub fn read_arguments<P: serde::de::DeserializeOwned + schemars::JsonSchema>(
+    arguments: &Value,
+) -> Result<P, Diagnostic> {
+    // Read from the arguments in place: no copy of a large input.
+    P::deserialize(arguments).or_else(|e| {
+        decoded(arguments)
+            .and_then(|decoded| P::deserialize(&decoded).ok())
+            .ok_or_else(|| argument_error::<P>(arguments, &e))
+    })
+}
+
+/// Arguments that did not fit with every top-level string that holds a JSON
+/// object or array read as that value, if there is one: some clients (the MCP
+/// Inspector's `--tool-arg input={…}`) send an object argument JSON-encoded.
+/// Tried only once the arguments as sent were refused, and kept only if they
+/// then fit; otherwise the refusal is about the arguments as sent.
+fn decoded(arguments: &Value) -> Option<Value> {
+    let mut changed = false;
+    let mut decoded = arguments.as_object()?.clone();
+    for value in decoded.values_mut() {
+        if let Value::String(text) = value
+            && text.trim_start().starts_with(['{', '['])
+            && let Ok(inner @ (Value::Object(_) | Value::Array(_))) = serde_json::from_str::<Value>(text)
+        {
+            *value = inner;
+            changed = true;
+        }
+    }
+    changed.then_some(Value::Object(decoded))
+}
+
 /// Why `arguments` (a tool's, or a CLI request file's) are not a `P`: the violations of `P`'s schema, with their
 /// paths; else the deserializer's reason (a rule the schema does not state).
 pub fn argument_error<P: schemars::JsonSchema>(arguments: &Value, error: &serde_json::Error) -> Diagnostic {

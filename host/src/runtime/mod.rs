@@ -46,7 +46,7 @@ use crate::registry::{InstallRecord, Installed};
 use crate::store::{DataDir, DbError, EpisodeStore, PolicyStamp, SessionStore};
 use crate::workspace::Workspaces;
 
-pub use diagnostics::{argument_error, argument_path};
+pub use diagnostics::{argument_error, argument_path, read_arguments};
 pub use experiments::{ExperimentError, Experiments, QuotaHold};
 pub use open::{GivenComponent, LoadFailure, OpenError, Portfolio, RuntimeConfig, open_state, open_tokens};
 pub use record::episode_value;
