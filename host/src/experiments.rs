@@ -159,6 +159,31 @@ pub fn key_named(name: &str, tenant: Option<&str>) -> Option<String> {
     }
 }
 
+/// The `LIKE` pattern (escape `\\`) of the keys whose id starts with
+/// `prefix`, `tenant`'s own (`None`: every key), and the pattern's literal head.
+pub fn key_pattern(prefix: &str, tenant: Option<&str>) -> (String, String) {
+    let mut pattern: String = prefix
+        .chars()
+        .flat_map(|c| match c {
+            '\\' | '%' | '_' => vec!['\\', c],
+            c => vec![c],
+        })
+        .collect();
+    pattern.push('%');
+    if let Some(tenant) = tenant {
+        pattern.push_str(&format!("@{}", crate::tenants::tenant_tag(tenant)));
+    }
+    (pattern, prefix.to_owned())
+}
+
+/// The id a tenant names `key` by (the key itself for the operator).
+pub fn id_of<'k>(key: &'k str, tenant: Option<&str>) -> &'k str {
+    match tenant {
+        Some(_) => key.rsplit_once('@').map_or(key, |(id, _)| id),
+        None => key,
+    }
+}
+
 /// A fresh experiment id, `exp-<32 hex>`.
 pub fn mint_id() -> String {
     format!("exp-{}", uuid::Uuid::new_v4().simple())

@@ -64,6 +64,13 @@ pub fn available(runtime: &Runtime) -> Vec<&'static ResourceInfo> {
 /// Resource templates (only those this runtime implements).
 pub const TEMPLATES: &[ResourceInfo] = &[
     ResourceInfo {
+        uri: "capability://{id}",
+        name: "capability contract",
+        description: "One installed capability's CONTRACT view (input schema, validated examples, outcome, scope \
+rule), as capability.describe with view CONTRACT answers it.",
+        mime_type: "application/json",
+    },
+    ResourceInfo {
         uri: "artifact://sha256/{digest}",
         name: "artifact",
         description: "A stored artifact envelope (schema_uri, role, lineage, content) as canonical JSON.",
@@ -148,6 +155,15 @@ pub fn read_as(runtime: &Runtime, uri: &str, tenant: Option<&str>) -> Result<Res
             let inventory = runtime.catalog().inventory(&runtime.binding(), start);
             Ok(ResourceText { mime_type: "application/json", text: json!(inventory).to_string() })
         }
+        _ if uri.starts_with(CAPABILITY_URI_PREFIX) => {
+            let request = crate::contract::DescribeRequest {
+                capability_id: Some(uri[CAPABILITY_URI_PREFIX.len()..].to_owned()),
+                view: Some(crate::contract::View::Contract),
+                ..Default::default()
+            };
+            let answer = runtime.describe(&request).map_err(|diagnostic| not_found(uri, diagnostic.message))?;
+            Ok(ResourceText { mime_type: "application/json", text: json!(answer).to_string() })
+        }
         "reference://catalog" => {
             let request = crate::contract::InvokeRequest {
                 capability_id: REFERENCE_CAPABILITY.into(),
@@ -192,6 +208,9 @@ pub fn read_as(runtime: &Runtime, uri: &str, tenant: Option<&str>) -> Result<Res
 const CATALOG_URI: &str = "capability://catalog";
 /// A later page of the inventory: `capability://catalog?cursor=<n>`.
 const CATALOG_PAGE_PREFIX: &str = "capability://catalog?cursor=";
+
+/// The URI prefix of one capability's contract (after the catalog's own URIs).
+const CAPABILITY_URI_PREFIX: &str = "capability://";
 
 /// The URI scheme prefix of experiments.
 pub const EXPERIMENT_URI_PREFIX: &str = "experiment://";
@@ -360,4 +379,65 @@ pub fn listing() -> serde_json::Value {
         "resource_templates": TEMPLATES.iter().map(item).collect::<Vec<_>>(),
         "prompts": PROMPTS.iter().map(|p| json!({"name": p.name, "description": p.description})).collect::<Vec<_>>(),
     })
+}
+
+/// The most values one completion answers with (MCP's own bound).
+pub const MAX_COMPLETIONS: usize = 100;
+
+/// What a completion request completes: a resource template's variable or a
+/// prompt's argument.
+pub enum Completing<'a> {
+    /// A variable of the resource template with this URI.
+    Template(&'a str),
+    /// An argument of the prompt with this name.
+    Prompt(&'a str),
+}
+
+/// Values for what a client is typing, each starting with `value`, at most
+/// [`MAX_COMPLETIONS`], and whether there are more. Experiment ids are the
+/// caller's own (`tenant`), capability ids those the policy shows, and a
+/// result for `jacobian-check-evidence` is an episode URI of `experiment`
+/// (the session's), newest first. Anything else completes to nothing (a hint,
+/// not a lookup: an unknown template, prompt or argument is no error).
+pub fn complete(
+    runtime: &Runtime,
+    completing: Completing<'_>,
+    argument: &str,
+    value: &str,
+    tenant: Option<&str>,
+    experiment: &str,
+) -> Result<(Vec<String>, bool), Diagnostic> {
+    let unavailable = |e: &dyn std::fmt::Display| {
+        Diagnostic::new(Code::StorageFailed, Stage::Storage, e.to_string(), "retry the completion")
+    };
+    let mut values: Vec<String> = match (completing, argument) {
+        (Completing::Template(uri), "id") if uri.starts_with("experiment://{id}") => {
+            runtime.experiments().ids(value, tenant, MAX_COMPLETIONS + 1).map_err(|e| unavailable(&e))?
+        }
+        (Completing::Template("capability://{id}"), "id") => {
+            let binding = runtime.binding();
+            let mut ids: Vec<String> = runtime
+                .catalog()
+                .entries()
+                .filter(|entry| entry.id.starts_with(value) && binding.visible(entry))
+                .map(|entry| entry.id.clone())
+                .collect();
+            ids.sort();
+            ids
+        }
+        (Completing::Prompt("jacobian-check-evidence"), "result") => {
+            let Some(key) = crate::experiments::key_named(experiment, tenant) else { return Ok((Vec::new(), false)) };
+            let records = runtime.experiments().invocations(&key).map_err(|e| unavailable(&e))?;
+            records
+                .iter()
+                .rev()
+                .filter_map(|record| record.episode.map(|d| crate::contract::episode_uri(&d)))
+                .filter(|uri| uri.starts_with(value))
+                .collect()
+        }
+        _ => Vec::new(),
+    };
+    let more = values.len() > MAX_COMPLETIONS;
+    values.truncate(MAX_COMPLETIONS);
+    Ok((values, more))
 }

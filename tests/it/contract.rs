@@ -461,6 +461,7 @@ async fn resources_prompts_and_instructions_are_served() {
     assert_eq!(
         templates,
         vec![
+            "capability://{id}",
             "artifact://sha256/{digest}",
             "episode://sha256/{digest}",
             "experiment://{id}",
@@ -483,6 +484,29 @@ async fn resources_prompts_and_instructions_are_served() {
         client.read_resource(ReadResourceRequestParams::new("reference://nothing")).await.is_err(),
         "unknown URIs are errors"
     );
+    let contract: Value = serde_json::from_str(&read(&client, &format!("capability://{SEARCH}")).await).unwrap();
+    assert_eq!((contract["capability_id"].as_str(), contract["view"].as_str()), (Some(SEARCH), Some("CONTRACT")));
+    assert!(client.read_resource(ReadResourceRequestParams::new("capability://no.such")).await.is_err());
+
+    // Completions: experiment ids by prefix, `_` a character and not a wildcard.
+    for experiment in ["a_b", "axb", "b"] {
+        let input = json!({"hypotheses": ["commutative"], "target": "associative", "max_order": 2});
+        let (answer, _) = call(
+            &client,
+            "capability.invoke",
+            json!({"capability_id": SEARCH, "experiment": experiment, "input": input}),
+        )
+        .await;
+        assert_eq!(answer["accounting"]["experiment"], experiment);
+    }
+    let ids = |prefix: &'static str| client.complete_resource_simple("experiment://{id}/scope", "id", prefix);
+    assert_eq!(ids("a").await.unwrap(), ["a_b", "axb"]);
+    assert_eq!(ids("a_").await.unwrap(), ["a_b"]);
+    assert_eq!(ids("").await.unwrap().len(), 4, "with this session's own experiment");
+    let capabilities = client.complete_resource_simple("capability://{id}", "id", "universal_algebra.s").await.unwrap();
+    assert_eq!(capabilities, [SEARCH]);
+    let unknown = client.complete_prompt_simple("no-such-prompt", "x", "").await.unwrap();
+    assert!(unknown.is_empty(), "an unknown prompt completes to nothing");
 
     let prompts: Vec<String> = client.list_all_prompts().await.unwrap().into_iter().map(|p| p.name).collect();
     assert_eq!(prompts, vec!["jacobian-discover", "jacobian-check-evidence"]);

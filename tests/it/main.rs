@@ -7,6 +7,7 @@ mod bounds;
 mod certificates;
 mod claims;
 mod classic_ideals;
+mod clients;
 mod concurrency;
 mod contract;
 mod countermodels;

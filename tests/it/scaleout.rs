@@ -487,6 +487,24 @@ fn two_tenants_on_two_hosts_keep_their_experiments_workspaces_and_quotas_apart()
         let message = unreadable(&mut beta_b, &uri);
         assert!(message.contains("no invocations") || message.contains("experiment ids"), "{message}");
     }
+    // Completions offer a tenant its own experiment ids only, on either host.
+    let (other, _) = beta_a.call(
+        "capability.invoke",
+        json!({"capability_id": "sat.cnf.construct", "experiment": "sh_beta", "input": {"dimacs": "p cnf 1 1\n1 0\n"}}),
+    );
+    assert_eq!(other["accounting"]["experiment"], "sh_beta", "{other}");
+    let completions = |client: &mut HttpClient, value: &str| {
+        let params = json!({"ref": {"type": "ref/resource", "uri": "experiment://{id}/accounting"},
+                            "argument": {"name": "id", "value": value}});
+        client.request(7, "completion/complete", params)["completion"]["values"].clone()
+    };
+    assert_eq!(completions(&mut beta_b, "sh"), json!(["sh_beta", "shared"]), "beta's own two");
+    assert_eq!(completions(&mut acme_b, "sh"), json!(["shared"]), "acme never sees beta's sh_beta");
+    // `_` is a character of ids, not a wildcard: "sh_" is beta's sh_beta only.
+    assert_eq!(completions(&mut beta_a, "sh_"), json!(["sh_beta"]));
+    assert_eq!(completions(&mut acme_b, "sha"), json!(["shared"]));
+    assert_eq!(completions(&mut acme_b, "x"), json!([]));
+
     // The operator reaches a tenant's experiment by its key.
     let pack = tempfile::tempdir().unwrap();
     let pack_file = pack.path().join("pack.json");

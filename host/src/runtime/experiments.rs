@@ -310,4 +310,13 @@ impl Experiments {
     pub fn invocations(&self, experiment: &str) -> Result<Vec<InvocationRecord>, ExperimentError> {
         Ok(self.store.invocations(experiment)?)
     }
+
+    /// At most `limit` ids of experiments that have records and whose id
+    /// starts with `prefix`, in byte order: `tenant`'s own (`None`: every
+    /// key, as the operator names them).
+    pub fn ids(&self, prefix: &str, tenant: Option<&str>, limit: usize) -> Result<Vec<String>, ExperimentError> {
+        let (pattern, from) = crate::experiments::key_pattern(prefix, tenant);
+        let keys = self.store.experiment_keys(&pattern, &from, limit)?;
+        Ok(keys.into_iter().map(|key| crate::experiments::id_of(&key, tenant).to_owned()).collect())
+    }
 }

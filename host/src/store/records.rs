@@ -83,6 +83,11 @@ pub trait ExperimentStore: Send + Sync {
     fn policy(&self, digest: &Digest) -> Result<Option<String>, DbError>;
     /// Every record of an experiment, in ordinal order.
     fn invocations(&self, experiment: &str) -> Result<Vec<InvocationRecord>, DbError>;
+    /// At most `limit` experiment keys that have records, in byte order,
+    /// matching `pattern` (a `LIKE` pattern with `\\` as its escape, from
+    /// [`crate::experiments::key_pattern`]) and at least `from` (the pattern's
+    /// literal head, so an ordered store reads only that range).
+    fn experiment_keys(&self, pattern: &str, from: &str, limit: usize) -> Result<Vec<String>, DbError>;
     /// How a store shared by several hosts holds places under the experiment
     /// budgets; `None` for a local store, whose spend this process keeps in
     /// memory (it is the store's only writer).

@@ -146,6 +146,22 @@ impl ExperimentStore for Postgres {
         })
     }
 
+    fn experiment_keys(&self, pattern: &str, from: &str, limit: usize) -> Result<Vec<String>, DbError> {
+        let (pool, pattern, from) = (self.pool(), pattern.to_owned(), from.to_owned());
+        self.block(async move {
+            let client = pool.get().await.map_err(pg)?;
+            let rows = client
+                .query(
+                    "SELECT experiment FROM experiment_invocations WHERE experiment COLLATE \"C\" >= $1 \
+                     AND experiment LIKE $2 ESCAPE '\\' GROUP BY experiment ORDER BY experiment COLLATE \"C\" LIMIT $3",
+                    &[&from, &pattern, &(limit as i64)],
+                )
+                .await
+                .map_err(query_error)?;
+            Ok(rows.iter().map(|row| row.get(0)).collect())
+        })
+    }
+
     fn invocations(&self, experiment: &str) -> Result<Vec<InvocationRecord>, DbError> {
         let (pool, experiment) = (self.pool(), experiment.to_owned());
         self.block(async move {

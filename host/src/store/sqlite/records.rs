@@ -198,6 +198,18 @@ impl ExperimentStore for Sqlite {
             .optional()?)
     }
 
+    fn experiment_keys(&self, pattern: &str, from: &str, limit: usize) -> Result<Vec<String>, DbError> {
+        let conn = self.lock(Role::Experiments);
+        // Keys are ASCII below 0x7f: the range is every key that starts with `from`.
+        let until = format!("{from}\u{7f}");
+        let mut statement = conn.prepare_cached(
+            "SELECT DISTINCT experiment FROM experiment_invocations WHERE experiment >= ?1 AND experiment < ?2 \
+             AND experiment LIKE ?3 ESCAPE '\\' ORDER BY experiment LIMIT ?4",
+        )?;
+        let rows = statement.query_map(params![from, until, pattern, limit as i64], |row| row.get(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     fn invocations(&self, experiment: &str) -> Result<Vec<InvocationRecord>, DbError> {
         let conn = self.lock(Role::Experiments);
         let mut statement = conn.prepare(&format!(

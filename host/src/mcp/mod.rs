@@ -8,6 +8,10 @@
 //! ([`Runtime::invoke_quick`], its writes in a group commit); every other call, and every other tool
 //! that touches a store, runs on a blocking thread.
 
+mod completion;
+mod logging;
+mod stdio;
+
 use std::sync::Arc;
 
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -18,7 +22,7 @@ use rmcp::model::{
     ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 use serde_json::{Value, json};
 use tracing::Instrument as _;
 
@@ -27,6 +31,8 @@ use crate::engine::CallControl;
 use crate::resources;
 use crate::runtime::Runtime;
 use crate::workspace::wire::{OpenRequest, QueryRequest, WriteRequest};
+
+pub use stdio::serve_stdio;
 
 /// What the initialization response tells an agent.
 pub const INSTRUCTIONS: &str = "Jacobian runs installed mathematical capabilities (finite search, enumeration, \
@@ -70,6 +76,7 @@ pub struct JacobianServer {
     runtime: Arc<Runtime>,
     experiment: String,
     tool_router: ToolRouter<Self>,
+    logging: logging::Threshold,
 }
 
 impl JacobianServer {
@@ -136,7 +143,8 @@ impl JacobianServer {
                 tool_router.add_route(route);
             }
         }
-        JacobianServer { runtime, experiment: crate::experiments::mint_id(), tool_router }
+        let (experiment, logging) = (crate::experiments::mint_id(), logging::Threshold::default());
+        JacobianServer { runtime, experiment, tool_router, logging }
     }
 
     #[tool(
@@ -204,6 +212,7 @@ value.",
             .get::<axum::http::request::Parts>()
             .is_some_and(|parts| parts.extensions.get::<Bulk>().is_some());
         if !bulk && let Some(result) = self.runtime.invoke_quick(&request).instrument(span.clone()).await {
+            logging::send(&context.peer, self.logging.messages(&result)).await;
             return Ok(invoke_tool_result(&result));
         }
         let mut control = CallControl::default();
@@ -227,11 +236,13 @@ value.",
         let runtime = self.runtime.clone();
         let running = control.clone();
         let mut guard = CancelOnDrop(Some(control.clone()));
-        // The tool result is shaped on the blocking thread too: the protocol
-        // thread only writes it out.
+        let threshold = self.logging.clone();
+        // The tool result (and its log messages) are shaped on the blocking
+        // thread too: the protocol thread only writes them out.
         let call = move || {
             let _entered = span.enter();
-            invoke_tool_result(&runtime.invoke_cancellable(&request, &running))
+            let result = runtime.invoke_cancellable(&request, &running);
+            (invoke_tool_result(&result), threshold.messages(&result))
         };
         let mut task = tokio::task::spawn_blocking(call);
         // Over HTTP, the exchange that carries this call: when the client goes
@@ -260,7 +271,10 @@ value.",
         if let Some(forwarder) = forwarder {
             let _ = forwarder.await;
         }
-        joined.map_err(|e| McpError::internal_error(format!("invocation thread failed: {e}"), None))
+        let (result, messages) =
+            joined.map_err(|e| McpError::internal_error(format!("invocation thread failed: {e}"), None))?;
+        logging::send(&context.peer, messages).await;
+        Ok(result)
     }
 
     #[tool(
@@ -393,10 +407,31 @@ async fn blocking<T: serde::Serialize + Send + 'static>(
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for JacobianServer {
+    #[allow(deprecated)] // rmcp marks MCP logging deprecated (see logging.rs).
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_resources().enable_prompts().build())
+        let capabilities = ServerCapabilities::builder().enable_tools().enable_resources().enable_prompts();
+        ServerConfig::new(capabilities.enable_logging().enable_completions().build())
             .with_server_info(Implementation::new("jacobian", env!("CARGO_PKG_VERSION")))
             .with_instructions(INSTRUCTIONS)
+    }
+
+    #[allow(deprecated)] // rmcp marks MCP logging deprecated (see logging.rs).
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.logging.set(request.level);
+        Ok(())
+    }
+
+    async fn complete(
+        &self,
+        request: rmcp::model::CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CompleteResult, McpError> {
+        let (tenant, experiment) = (tenant_of(&context), self.default_experiment(&context));
+        completion::complete(self.runtime.clone(), request, tenant, experiment).await
     }
 
     async fn list_resources(
@@ -495,85 +530,4 @@ pub fn invoke_tool_result(result: &CapabilityResult) -> CallToolResult {
         if result.status == Status::Failed { CallToolResult::error(content) } else { CallToolResult::success(content) };
     tool_result.structured_content = Some(value);
     tool_result
-}
-
-type Reader = std::pin::Pin<Box<dyn tokio::io::AsyncRead + Send>>;
-type Writer = std::pin::Pin<Box<dyn tokio::io::AsyncWrite + Send>>;
-
-/// The process's stdin and stdout as async streams. A pipe or a Unix socket
-/// (what MCP clients start servers with) is made non-blocking and polled by
-/// the runtime's reactor; anything else (a terminal, a file) goes through
-/// tokio's stdio, which hands every read and write to a blocking thread, a
-/// thread switch per message that cost a quarter of a pipelined client's
-/// throughput.
-fn stdio() -> (Reader, Writer) {
-    use std::os::fd::AsFd as _;
-    use tokio::net::unix::pipe;
-    let reader = match pollable(std::io::stdin().as_fd()) {
-        Some((true, fd)) => pipe::Receiver::from_owned_fd(fd).ok().map(|r| Box::pin(r) as Reader),
-        Some((false, fd)) => socket(fd).map(|s| Box::pin(s) as Reader),
-        None => None,
-    };
-    let writer = match pollable(std::io::stdout().as_fd()) {
-        Some((true, fd)) => pipe::Sender::from_owned_fd(fd).ok().map(|w| Box::pin(w) as Writer),
-        Some((false, fd)) => socket(fd).map(|s| Box::pin(s) as Writer),
-        None => None,
-    };
-    (reader.unwrap_or_else(|| Box::pin(tokio::io::stdin())), writer.unwrap_or_else(|| Box::pin(tokio::io::stdout())))
-}
-
-/// The file status flags of stdin and stdout, put back when serving ends:
-/// the non-blocking mode [`stdio`] sets belongs to the open file description,
-/// which the process that started the server may share and use afterwards.
-struct StdioFlags(Vec<(i32, i32)>);
-
-impl StdioFlags {
-    fn save() -> Self {
-        // SAFETY: F_GETFL reads flags of a descriptor number; no memory is passed.
-        StdioFlags([0, 1].into_iter().map(|fd| (fd, unsafe { libc::fcntl(fd, libc::F_GETFL) })).collect())
-    }
-}
-
-impl Drop for StdioFlags {
-    fn drop(&mut self) {
-        for &(fd, flags) in self.0.iter().filter(|(_, flags)| *flags >= 0) {
-            // SAFETY: F_SETFL with an int argument; no memory is passed.
-            unsafe { libc::fcntl(fd, libc::F_SETFL, flags) };
-        }
-    }
-}
-
-/// A duplicate of `fd` if it is a pipe (`true`) or a socket (`false`).
-fn pollable(fd: std::os::fd::BorrowedFd<'_>) -> Option<(bool, std::os::fd::OwnedFd)> {
-    use std::os::unix::fs::FileTypeExt as _;
-    let file = std::fs::File::from(fd.try_clone_to_owned().ok()?);
-    let kind = file.metadata().ok()?.file_type();
-    (kind.is_fifo() || kind.is_socket()).then(|| (kind.is_fifo(), file.into()))
-}
-
-/// A socket as a non-blocking stream on the reactor.
-fn socket(fd: std::os::fd::OwnedFd) -> Option<tokio::net::UnixStream> {
-    let stream = std::os::unix::net::UnixStream::from(fd);
-    stream.set_nonblocking(true).ok()?;
-    tokio::net::UnixStream::from_std(stream).ok()
-}
-
-/// Serve MCP over stdio until the client disconnects.
-pub async fn serve_stdio(runtime: Arc<Runtime>, names: ToolNames) -> anyhow::Result<()> {
-    // stdin reaches rmcp through a bounded line copier, so one message can
-    // never make the transport buffer more than MAX_MESSAGE_BYTES.
-    let (feed, transport) = tokio::io::duplex(64 << 10);
-    let (from_client, _) = tokio::io::split(transport);
-    let _restore = StdioFlags::save();
-    let (stdin, stdout) = stdio();
-    let feeder = tokio::spawn(crate::limits::copy_bounded_lines(stdin, feed, crate::limits::MAX_MESSAGE_BYTES));
-    let served = match JacobianServer::new(runtime, names).serve((from_client, stdout)).await {
-        Ok(service) => service.waiting().await.map(drop).map_err(anyhow::Error::from),
-        Err(e) => Err(e.into()),
-    };
-    // The session ended; if it was the copier that ended it, say why.
-    if let Ok(copied) = tokio::time::timeout(std::time::Duration::from_millis(200), feeder).await {
-        copied??;
-    }
-    served
 }
