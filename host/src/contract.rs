@@ -80,6 +80,7 @@ pub struct InvokeRequest {
     #[serde(default)]
     pub mode: Option<Mode>,
     /// The input object, validated against the capability's input schema.
+    #[schemars(with = "serde_json::Map<String, Value>")]
     pub input: Value,
     /// Lower the operator's budgets for this call (never raise them).
     #[serde(default)]

@@ -310,8 +310,12 @@ fn check_accepts(
 /// A published (tool) schema with only JSON Schema's own `format`s: schemars
 /// writes `uint64`, `double`, … (the `minimum` it writes beside them says
 /// what `uint` does), which clients' validators (the MCP Inspector's) warn
-/// about on every `tools/list`.
-pub fn standard_formats(schema: &serde_json::Map<String, Value>) -> serde_json::Map<String, Value> {
+/// about on every `tools/list`. A type list (`["string", "null"]`, how
+/// schemars writes an optional field) becomes `anyOf` branches of one type
+/// each, which clients that map schemas onto a one-type dialect can read;
+/// the other keywords stay beside it (each applies to its own type only, so
+/// the schema accepts exactly what it did).
+pub fn published_schema(schema: &serde_json::Map<String, Value>) -> serde_json::Map<String, Value> {
     const STANDARD: [&str; 19] = [
         "date-time",
         "date",
@@ -338,6 +342,14 @@ pub fn standard_formats(schema: &serde_json::Map<String, Value>) -> serde_json::
             Value::Object(map) => {
                 if map.get("format").and_then(Value::as_str).is_some_and(|f| !STANDARD.contains(&f)) {
                     map.remove("format");
+                }
+                if !map.contains_key("anyOf")
+                    && let Some(Value::Array(types)) = map.get("type")
+                    && types.iter().all(Value::is_string)
+                {
+                    let branches = types.iter().map(|t| serde_json::json!({"type": t})).collect();
+                    map.remove("type");
+                    map.insert("anyOf".into(), Value::Array(branches));
                 }
                 map.values_mut().for_each(strip);
             }

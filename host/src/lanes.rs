@@ -12,7 +12,7 @@
 //! validates and records its call, is the one lowered: a thread holding a
 //! store lock at idle priority would make every other writer wait for a CPU
 //! it cannot get (priority inversion). The attack benchmark measures this
-//! (README).
+//! (`docs/performance.md`).
 
 use std::sync::OnceLock;
 

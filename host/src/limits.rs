@@ -1,6 +1,6 @@
 //! Request limits, in one place. Each is enforced where the bytes arrive and
 //! answered with a typed error naming the limit; nothing is stored when one
-//! is exceeded. README "Request limits" lists them for operators.
+//! is exceeded. `docs/limits.md` lists them for operators.
 
 /// One MCP message: an HTTP request body, or one line of the stdio
 /// transport. HTTP answers 413 `PAYLOAD_TOO_LARGE`; on stdio the message

@@ -12,6 +12,7 @@ mod concurrency;
 mod contract;
 mod countermodels;
 mod determinism;
+mod documented;
 mod examples;
 mod faults;
 mod graphs;

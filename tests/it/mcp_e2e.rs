@@ -165,9 +165,10 @@ async fn malformed_tool_arguments_get_typed_errors() {
 }
 
 /// What the clients people try first (the MCP Inspector) need: schemas whose
-/// formats their validators know, and object arguments sent JSON-encoded.
+/// formats their validators know, one type per schema, and object arguments
+/// sent JSON-encoded.
 #[tokio::test(flavor = "multi_thread")]
-async fn published_schemas_use_standard_formats_and_json_encoded_object_arguments_are_read() {
+async fn published_schemas_use_standard_formats_and_one_type_and_json_encoded_objects_are_read() {
     let dir = tempfile::tempdir().expect("temp dir");
     let client = serve(dir.path()).await;
     const STANDARD: [&str; 19] = [
@@ -197,6 +198,9 @@ async fn published_schemas_use_standard_formats_and_json_encoded_object_argument
                 if let Some(Value::String(format)) = map.get("format") {
                     found.push(format.clone());
                 }
+                if let Some(Value::Array(types)) = map.get("type") {
+                    found.push(format!("type list {types:?}"));
+                }
                 map.values().for_each(|v| formats(v, found));
             }
             Value::Array(items) => items.iter().for_each(|v| formats(v, found)),
@@ -212,7 +216,9 @@ async fn published_schemas_use_standard_formats_and_json_encoded_object_argument
         }
     }
     let unknown: Vec<&String> = found.iter().filter(|f| !STANDARD.contains(&f.as_str())).collect();
-    assert!(unknown.is_empty(), "non-standard formats in tools/list: {unknown:?}");
+    assert!(unknown.is_empty(), "non-standard formats or type lists in tools/list: {unknown:?}");
+    let input_schema = &tools.iter().find(|t| t.name == "capability.invoke").unwrap().input_schema;
+    assert_eq!(input_schema["properties"]["input"]["type"], "object", "the contract's input object");
     let invoke = tools.iter().find(|t| t.name == "capability.invoke").unwrap();
     assert!(invoke.description.as_deref().unwrap_or_default().contains("JSON-encoded string"));
 

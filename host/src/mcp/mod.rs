@@ -119,7 +119,7 @@ impl JacobianServer {
         // Published with standard formats only (computed once, not per session).
         type Schemas = (Arc<rmcp::model::JsonObject>, Option<Arc<rmcp::model::JsonObject>>);
         static PUBLISHED: std::sync::OnceLock<std::collections::HashMap<String, Schemas>> = std::sync::OnceLock::new();
-        let standard = |schema: &rmcp::model::JsonObject| Arc::new(crate::descriptor::standard_formats(schema));
+        let standard = |schema: &rmcp::model::JsonObject| Arc::new(crate::descriptor::published_schema(schema));
         let published = PUBLISHED.get_or_init(|| {
             let routes = tool_router.map.values();
             routes
