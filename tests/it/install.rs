@@ -197,3 +197,58 @@ fn a_damaged_bundled_copy_is_written_again() {
     std::fs::write(&echo_copy, &damaged).unwrap();
     assert!(runtime.component_bytes(&record.digest).is_err());
 }
+
+/// `jacobian check FILE`: (exit code, report).
+fn check(data: &std::path::Path, file: &std::path::Path) -> (Option<i32>, serde_json::Value) {
+    let output =
+        std::process::Command::new(support::BIN).arg("--data-dir").arg(data).arg("check").arg(file).output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let report = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("{e}: {stdout}{}", String::from_utf8_lossy(&output.stderr)));
+    (output.status.code(), report)
+}
+
+#[test]
+fn check_runs_every_install_check_and_the_examples_twice_and_installs_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let file = dir.path().join("bundle.wasm");
+    // The SAT bundle's recipes: steps (sat.cnf.construct) first, then the call, each run twice.
+    let sat = jacobian::bundled::BUNDLED.iter().find(|c| c.package == "jacobian-sat").expect("bundled").bytes;
+    std::fs::write(&file, sat).unwrap();
+    let (code, report) = check(&data, &file);
+    assert_eq!((code, report["verdict"].as_str()), (Some(0), Some("ACCEPTABLE")), "{report}");
+    assert_eq!(report["digest"], Digest::of(sat).to_string());
+    assert_eq!(report["checks"]["describe_deterministic"], true);
+    assert_eq!(report["checks"]["examples_deterministic"], true);
+    assert!(report["capabilities"].as_array().unwrap().iter().any(|c| c == "sat.solve"), "{report}");
+    let calls = report["example_calls"].as_array().unwrap();
+    let run = report["checks"]["examples_run"].as_u64().unwrap();
+    assert!(run >= 2 && calls.len() as u64 > run, "a recipe's step is a call of its own: {report}");
+    assert!(calls.iter().any(|c| c["at"] == "steps.0") && calls.iter().all(|c| c["deterministic"] == true));
+
+    // A bundle checked is not installed; installed afterwards, it checks as before.
+    let echo = support::test_guest("echo");
+    std::fs::write(&file, &echo).unwrap();
+    assert_eq!(check(&data, &file).0, Some(0));
+    let components = support::cli(&data, &["components"]);
+    assert!(!components.contains(&Digest::of(&echo).to_hex()), "{components}");
+    let installed = support::cli(&data, &["install", file.to_str().unwrap()]);
+    assert!(installed.starts_with("installed "), "{installed}");
+    assert_eq!(check(&data, &file).0, Some(0), "its own ids are not taken from itself");
+
+    // Refusals name the check that failed, with install's own message.
+    let cut = echo[..echo.len() / 2].to_vec();
+    for (bytes, failed) in [
+        (support::test_guest("sneaky"), "component"),
+        (support::test_guest("bloated"), "describe"),
+        (support::test_guest("recipe"), "examples"),
+        (cut, "component"),
+    ] {
+        std::fs::write(&file, &bytes).unwrap();
+        let (code, report) = check(&data, &file);
+        assert_eq!((code, report["verdict"].as_str()), (Some(1), Some("REFUSED")), "{report}");
+        assert_eq!(report["failed_check"], failed, "{report}");
+        assert!(report["error"].as_str().unwrap().starts_with(&format!("component {}", Digest::of(&bytes))));
+    }
+}

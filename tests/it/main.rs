@@ -32,6 +32,7 @@ mod pipeline;
 mod policy;
 mod random_laws;
 mod sat;
+mod scaffold;
 mod scaleout;
 mod snapshots;
 mod stores;

@@ -70,6 +70,13 @@ pub enum Command {
     Invoke(InvokeArgs),
     /// Install a component bundle (.wasm) into the data directory.
     Install(InstallArgs),
+    /// A new plugin project: a Cargo crate with the SDK dependency, one example, a native unit test
+    /// and build instructions, ready for `cargo build --target wasm32-wasip2 --release`.
+    New(NewArgs),
+    /// Every install check on a bundle without installing it, its examples (recipes included) run
+    /// twice for byte-identical results; prints a report; exit 0 when it would be installed and
+    /// every example is deterministic, 1 otherwise.
+    Check(InstallArgs),
     /// The epistemic workspace: open, write, query (JSON request files, as over MCP) and graph.
     Workspace(WorkspaceArgs),
     /// Apply the store's schema migrations (the data directory's database, or the PostgreSQL store
@@ -262,6 +269,31 @@ pub struct InstallArgs {
     /// Refuse unless the file's SHA-256 is this digest.
     #[arg(long)]
     pub expect_digest: Option<Digest>,
+}
+
+/// Arguments of `jacobian new`.
+#[derive(clap::Args)]
+pub struct NewArgs {
+    /// What the project exports.
+    #[arg(value_enum)]
+    pub kind: NewKind,
+    /// The crate's name and its ids' namespace (a-z, 0-9, _; starting with a letter).
+    pub name: String,
+    /// Where to create it (default: ./NAME; must not exist).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// The guest SDK's directory (default: the one of the source tree this binary was built from).
+    #[arg(long)]
+    pub sdk: Option<PathBuf>,
+}
+
+/// The kind of plugin `jacobian new` makes.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum NewKind {
+    /// A producer: `Capability`, `export_capabilities!`.
+    Capability,
+    /// An independent checker: `Checker`, `export_checkers!`.
+    Checker,
 }
 
 /// Arguments of `jacobian workspace`.

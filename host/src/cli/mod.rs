@@ -13,7 +13,7 @@ use jacobian::contract::ErrorType;
 use jacobian::store::StoreConfig;
 
 use args::{Cli, Command};
-use commands::{agent, offline, operator, serve};
+use commands::{agent, offline, operator, scaffold, serve};
 use config::{HostConfig, default_data_dir, store_config};
 use support::{Unavailable, print_envelope};
 
@@ -54,6 +54,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Invoke(args) => agent::invoke(place, args),
         Command::Workspace(args) => agent::workspace(place, args),
         Command::Install(args) => operator::install(place, args),
+        Command::Check(args) => operator::check(place, args),
+        Command::New(args) => scaffold::new(args),
         Command::Migrate => operator::migrate(place),
         Command::Policy(args) => operator::policy(place, args),
         Command::Checkers(args) => operator::checkers(place, args),

@@ -219,16 +219,69 @@ pub fn load(sandbox: &Sandbox, data: &DataDir, digest: Digest, bytes: &[u8]) -> 
     sandbox.prepare(digest, &component).map_err(prepare_err)
 }
 
+/// Where a bundle is checked or installed: the sandbox, the data directory,
+/// the components installed beside it, and the budgets of its calls.
+pub struct Setting<'a> {
+    /// The sandbox its calls run in.
+    pub sandbox: &'a Sandbox,
+    /// Where it is stored (and its compiled code cached).
+    pub data: &'a DataDir,
+    /// What is installed beside it.
+    pub present: &'a Present,
+    /// One call's budgets: all of an install's example calls share its fuel.
+    pub budgets: &'a CallBudgets,
+}
+
 /// Install component bytes: verify, describe, validate, probe, record.
 pub fn install(
-    sandbox: &Sandbox,
-    data: &DataDir,
+    setting: &Setting<'_>,
     bytes: &[u8],
     tier: Tier,
     expect: Option<Digest>,
-    present: &Present,
-    budgets: &CallBudgets,
 ) -> Result<Installed, InstallError> {
+    let Checked { record, loaded, .. } = check(setting, bytes, tier, expect, 1)?;
+    let data = setting.data;
+    data.put_component(bytes)?;
+    data.put_record(&record.digest, &serde_json::to_value(&record).unwrap_or_default())?;
+    Ok(Installed { record, loaded })
+}
+
+/// What [`check`] found: the record an install would write, and what every
+/// example call returned in each run of the examples.
+pub struct Checked {
+    /// The record an install would write.
+    pub record: InstallRecord,
+    /// The component, ready to instantiate.
+    pub loaded: Loaded,
+    /// Per run, every example call in order.
+    pub runs: Vec<Vec<ExampleCall>>,
+}
+
+/// One call an example made (a recipe's step or its last call), by the digest of what it returned.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ExampleCall {
+    /// The capability (or checker) whose example it is.
+    pub subject: String,
+    /// The example's title (clipped).
+    pub title: String,
+    /// `steps.N` or `call`.
+    pub at: String,
+    /// SHA-256 of the bytes the component returned.
+    pub sha256: Digest,
+}
+
+/// Every install check on component bytes, recording nothing: digest,
+/// component, `describe()` twice, the descriptor, and the examples (recipes'
+/// steps first) run `runs` times, each run on a fresh budget, so a caller
+/// can compare what the runs returned.
+pub fn check(
+    setting: &Setting<'_>,
+    bytes: &[u8],
+    tier: Tier,
+    expect: Option<Digest>,
+    runs: usize,
+) -> Result<Checked, InstallError> {
+    let Setting { sandbox, data, present, budgets } = *setting;
     let digest = Digest::of(bytes);
     if let Some(expected) = expect
         && expected != digest
@@ -262,21 +315,26 @@ pub fn install(
             message: "describe() returned different bytes on two calls".into(),
         });
     }
-    let deadline = std::time::Instant::now() + INSTALL_WALL;
-    let mut probe = probe::Probe {
-        sandbox,
-        loaded: &loaded,
-        descriptor: &descriptor,
-        present,
-        budgets,
-        fuel,
-        deadline,
-        validators: BTreeMap::new(),
-    };
-    (health.examples_run, health.examples_skipped) = probe.run_examples()?;
-    health.fuel_consumed = probe.fuel;
-
-    data.put_component(bytes)?;
+    let mut transcripts = Vec::new();
+    for run in 0..runs.max(1) {
+        let mut probe = probe::Probe {
+            sandbox,
+            loaded: &loaded,
+            descriptor: &descriptor,
+            present,
+            budgets,
+            fuel,
+            deadline: std::time::Instant::now() + INSTALL_WALL,
+            validators: BTreeMap::new(),
+            transcript: Vec::new(),
+        };
+        let counts = probe.run_examples()?;
+        if run == 0 {
+            (health.examples_run, health.examples_skipped) = counts;
+            health.fuel_consumed = probe.fuel;
+        }
+        transcripts.push(probe.transcript);
+    }
     let record = InstallRecord {
         digest_kind: "sha256".into(),
         digest,
@@ -289,8 +347,7 @@ pub fn install(
         descriptor,
         health,
     };
-    data.put_record(&digest, &serde_json::to_value(&record).unwrap_or_default())?;
-    Ok(Installed { record, loaded })
+    Ok(Checked { record, loaded, runs: transcripts })
 }
 
 fn validate_descriptor(

@@ -14,7 +14,7 @@ use jacobian_guest::protocol::{
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{ExampleFailure, InstallError, Present};
+use super::{ExampleCall, ExampleFailure, InstallError, Present};
 use crate::descriptor::{compile_schema, resolve_step_references};
 use crate::digest::{Digest, canonical_json};
 use crate::engine::{ArtifactAccess, CallBudgets, CallControl, Entry, Loaded, Sandbox};
@@ -33,6 +33,8 @@ pub(super) struct Probe<'a> {
     /// Compiled schemas by capability id and which (input or output): a
     /// recipe's steps call the same capabilities again and again.
     pub validators: BTreeMap<(String, &'static str), jsonschema::Validator>,
+    /// Every call the examples made, in order, by what it returned.
+    pub transcript: Vec<ExampleCall>,
 }
 
 /// The artifacts a recipe's steps made: their stored bytes, and each step's by role.
@@ -105,6 +107,7 @@ impl<'a> Probe<'a> {
             }))
         };
         let mut made = Made::default();
+        let first_call = self.transcript.len();
         for (n, step) in example.steps.iter().enumerate() {
             let path = format!("steps.{n}");
             let (input, access) = resolve(&step.input, n, &format!("{path}.input"), &made).map_err(failed)?;
@@ -137,7 +140,15 @@ impl<'a> Probe<'a> {
             made.by_step.push(roles);
         }
         let (input, access) = resolve(&example.input, example.steps.len(), "input", &made).map_err(failed)?;
-        last(self, input, access).map_err(|(p, m)| failed((if p.is_empty() { "call".into() } else { p }, m)))
+        last(self, input, access).map_err(|(p, m)| failed((if p.is_empty() { "call".into() } else { p }, m)))?;
+        // Name the calls this example made: its steps in order, then its own call.
+        let calls = self.transcript.len() - first_call;
+        for (n, call) in self.transcript[first_call..].iter_mut().enumerate() {
+            call.subject = subject.to_owned();
+            call.title = title.clone();
+            call.at = if n + 1 == calls { "call".into() } else { format!("steps.{n}") };
+        }
+        Ok(())
     }
 
     /// The component and descriptor of the capability `id`: this one's, or
@@ -209,7 +220,10 @@ impl<'a> Probe<'a> {
         let request = serde_json::to_vec(request).unwrap_or_default();
         let report = self.sandbox.call(loaded, Entry::Run, &request, &budgets, access, &control);
         self.fuel += report.fuel_consumed;
-        report.result.map_err(|failure| (String::new(), format!("{failure}")))
+        let bytes = report.result.map_err(|failure| (String::new(), format!("{failure}")))?;
+        let sha256 = Digest::of(&bytes);
+        self.transcript.push(ExampleCall { subject: String::new(), title: String::new(), at: String::new(), sha256 });
+        Ok(bytes)
     }
 }
 

@@ -206,13 +206,10 @@ impl Runtime {
                         Installed { record: record.clone(), loaded: loaded.map_err(bundle_error)? }
                     }
                     _ => match registry::install(
-                        &sandbox,
-                        &data,
+                        &registry::Setting { sandbox: &sandbox, data: &data, present: &present, budgets: &budgets },
                         bytes,
                         Tier::Bundled,
                         Some(expected),
-                        &present,
-                        &budgets,
                     ) {
                         Err(InstallError::StepProviderMissing { .. }) if !last_pass => {
                             waiting.push((package, expected, bytes, trusted));
@@ -295,6 +292,21 @@ impl Runtime {
         self.install_with(bytes, expect, true)
     }
 
+    /// Every install check on a bundle, installing nothing: the examples run
+    /// twice, each time on a fresh budget, beside the installed components
+    /// (the bundle itself excluded, so an installed bundle checks as new).
+    pub fn check_bundle(&self, bytes: &[u8], expect: Option<Digest>) -> Result<registry::Checked, InstallError> {
+        let digest = Digest::of(bytes);
+        let mut present = Present::default();
+        for installed in self.components.values().filter(|c| c.record.digest != digest) {
+            present.add(Arc::clone(installed));
+        }
+        let budgets: CallBudgets = self.policy().budgets.into();
+        let setting =
+            registry::Setting { sandbox: &self.sandbox, data: &self.data, present: &present, budgets: &budgets };
+        registry::check(&setting, bytes, Tier::Operator, expect, 2)
+    }
+
     fn install_with(
         &self,
         bytes: &[u8],
@@ -318,8 +330,9 @@ impl Runtime {
             present.skip_missing_steps();
         }
         let budgets: CallBudgets = self.policy().budgets.into();
-        let installed =
-            registry::install(&self.sandbox, &self.data, bytes, Tier::Operator, expect, &present, &budgets)?;
+        let setting =
+            registry::Setting { sandbox: &self.sandbox, data: &self.data, present: &present, budgets: &budgets };
+        let installed = registry::install(&setting, bytes, Tier::Operator, expect)?;
         Ok((installed.record, true))
     }
 }

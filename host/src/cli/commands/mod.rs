@@ -3,4 +3,5 @@
 pub mod agent;
 pub mod offline;
 pub mod operator;
+pub mod scaffold;
 pub mod serve;

@@ -32,6 +32,77 @@ pub fn install(place: Place, args: InstallArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `jacobian check`: the report of every install check, exit 1 when the
+/// bundle would be refused or an example is not deterministic.
+pub fn check(place: Place, args: InstallArgs) -> anyhow::Result<()> {
+    use jacobian::registry::InstallError;
+    let Place { data_dir, store, .. } = place;
+    let InstallArgs { file, expect_digest } = args;
+    let bytes = std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
+    let runtime = open(data_dir, &store)?;
+    let digest = jacobian::digest::Digest::of(&bytes);
+    let mut report =
+        serde_json::json!({"bundle": file.display().to_string(), "digest": digest, "size_bytes": bytes.len()});
+    let accepted = match runtime.check_bundle(&bytes, expect_digest) {
+        Err(InstallError::Store(e)) => return Err(e.into()),
+        Err(refusal) => {
+            // The check that refused it, in the order install runs them.
+            let failed = match &refusal {
+                InstallError::DigestMismatch { .. } => "digest",
+                InstallError::Prepare { .. } => "component",
+                InstallError::Describe { .. } => "describe",
+                InstallError::Descriptor { .. } | InstallError::DuplicateId { .. } => "descriptor",
+                InstallError::HealthProbe { .. } => "describe_deterministic",
+                _ => "examples",
+            };
+            report["verdict"] = "REFUSED".into();
+            report["failed_check"] = failed.into();
+            report["error"] = jacobian::errors::render(&refusal).into();
+            false
+        }
+        Ok(checked) => {
+            let record = &checked.record;
+            let (first, second) = (&checked.runs[0], &checked.runs[1]);
+            let examples: Vec<serde_json::Value> = first
+                .iter()
+                .enumerate()
+                .map(|(n, call)| {
+                    let again = second.get(n).filter(|other| (&other.subject, &other.at) == (&call.subject, &call.at));
+                    serde_json::json!({
+                        "capability_id": call.subject, "example": call.title, "at": call.at,
+                        "sha256": call.sha256, "deterministic": again.is_some_and(|other| other.sha256 == call.sha256),
+                    })
+                })
+                .collect();
+            let deterministic = first.len() == second.len() && examples.iter().all(|e| e["deterministic"] == true);
+            report["kind"] = serde_json::to_value(record.kind)?;
+            report["provider"] = serde_json::to_value(&record.provider)?;
+            report["imports"] = serde_json::to_value(&record.imports)?;
+            report["capabilities"] = record.descriptor.capabilities.iter().map(|c| c.id.clone()).collect();
+            report["checkers"] = record
+                .descriptor
+                .checkers
+                .iter()
+                .map(|k| serde_json::json!({"role": k.role, "capability_id": k.capability_id}))
+                .collect();
+            report["checks"] = serde_json::json!({
+                "digest": "PASSED", "component": "PASSED", "describe": "PASSED",
+                "describe_deterministic": record.health.describe_deterministic, "descriptor": "PASSED",
+                "examples_run": record.health.examples_run, "examples_deterministic": deterministic,
+                "fuel_consumed": record.health.fuel_consumed,
+            });
+            report["example_calls"] = examples.into();
+            report["verdict"] = if deterministic { "ACCEPTABLE" } else { "NOT_DETERMINISTIC" }.into();
+            deterministic
+        }
+    };
+    println!("{}", serde_json::to_string_pretty(&report)?);
+    if !accepted {
+        std::process::exit(1);
+    }
+    Ok(())
+}
+
 /// `jacobian migrate`.
 pub fn migrate(place: Place) -> anyhow::Result<()> {
     let Place { data_dir, store, .. } = place;
