@@ -351,7 +351,9 @@ pub fn published_schema(schema: &serde_json::Map<String, Value>) -> serde_json::
                     map.remove("type");
                     map.insert("anyOf".into(), Value::Array(branches));
                 }
-                map.values_mut().for_each(strip);
+                // Keywords whose values are data, not schemas, are left as they are.
+                let data = ["const", "enum", "default", "examples"];
+                map.iter_mut().filter(|(key, _)| !data.contains(&key.as_str())).for_each(|(_, v)| strip(v));
             }
             Value::Array(items) => items.iter_mut().for_each(strip),
             _ => {}
@@ -380,4 +382,26 @@ fn valid_id(id: &str) -> bool {
                 && s.starts_with(|c: char| c.is_ascii_lowercase())
                 && s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    #[test]
+    fn published_schemas_keep_what_they_accept_and_leave_data_alone() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "n": {"type": ["integer", "null"], "format": "uint64", "minimum": 0},
+                "type": {"type": "string", "format": "uri"},
+                "fixed": {"const": {"type": ["a", "b"], "format": "uint8"}},
+            },
+        });
+        let published = super::published_schema(schema.as_object().unwrap());
+        let n = &published["properties"]["n"];
+        assert_eq!(n, &json!({"anyOf": [{"type": "integer"}, {"type": "null"}], "minimum": 0}));
+        assert_eq!(published["properties"]["type"], json!({"type": "string", "format": "uri"}));
+        assert_eq!(published["properties"]["fixed"], schema["properties"]["fixed"], "a const is data");
+    }
 }

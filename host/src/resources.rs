@@ -412,6 +412,12 @@ pub fn complete(
     };
     let mut values: Vec<String> = match (completing, argument) {
         (Completing::Template(uri), "id") if uri.starts_with("experiment://{id}") => {
+            // Only what can start a key is looked up (ids are 1-64 of A-Z a-z 0-9 . _ -).
+            let plausible =
+                value.len() <= 81 && value.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-@".contains(&b));
+            if !plausible {
+                return Ok((Vec::new(), false));
+            }
             runtime.experiments().ids(value, tenant, MAX_COMPLETIONS + 1).map_err(|e| unavailable(&e))?
         }
         (Completing::Template("capability://{id}"), "id") => {

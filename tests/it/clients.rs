@@ -171,6 +171,7 @@ fn the_typescript_sdk_calls_verifies_logs_and_completes_over_stdio_and_http() {
         assert_eq!((seen["answer"].as_str(), seen["verification"].as_str()), (Some("UNSAT"), Some("VERIFIED")));
         assert_eq!(seen["assurance"], "VERIFIED");
         assert_eq!(seen["refused"], serde_json::json!({"isError": true, "code": "INVALID_INPUT"}), "over {on}");
+        assert_eq!(seen["unfit"], serde_json::json!({"isError": true, "code": "INVALID_REQUEST"}), "over {on}");
         assert_eq!(seen["experiment_invocations"], 3, "the refused call ran nothing: {seen}");
         assert!(seen["prompt_starts"].as_str().unwrap().starts_with("Task: count magmas of order 3"));
 
@@ -206,10 +207,12 @@ fn the_typescript_sdk_calls_verifies_logs_and_completes_over_stdio_and_http() {
                 ("info", "jacobian.invoke", "sat.solve"),
                 ("info", "jacobian.invoke", "sat.certificate.verify"),
                 ("warning", "jacobian.invoke", "sat.solve"),
+                ("warning", "jacobian.invoke", ""),
             ],
             "over {on}"
         );
         assert_eq!(logs[3]["data"]["code"], "INVALID_INPUT");
+        assert_eq!(logs[4]["data"]["code"], "INVALID_REQUEST", "arguments that do not fit are logged too");
         assert_eq!(logs[2]["data"]["assurance"], "VERIFIED");
         // Newest first: the verification's episode, then the solve's, then the CNF's.
         let logged: Vec<&Value> = logs[..3].iter().rev().map(|l| &l["data"]["episode_uri"]).collect();

@@ -503,6 +503,9 @@ async fn resources_prompts_and_instructions_are_served() {
     assert_eq!(ids("a").await.unwrap(), ["a_b", "axb"]);
     assert_eq!(ids("a_").await.unwrap(), ["a_b"]);
     assert_eq!(ids("").await.unwrap().len(), 4, "with this session's own experiment");
+    assert!(ids("a%").await.unwrap().is_empty() && ids("a b").await.unwrap().is_empty(), "no key starts so");
+    let long = client.complete_resource_simple("experiment://{id}", "id", "a".repeat(100_000)).await.unwrap();
+    assert!(long.is_empty(), "a value no key can start with is not looked up");
     let capabilities = client.complete_resource_simple("capability://{id}", "id", "universal_algebra.s").await.unwrap();
     assert_eq!(capabilities, [SEARCH]);
     let unknown = client.complete_prompt_simple("no-such-prompt", "x", "").await.unwrap();

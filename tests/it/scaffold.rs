@@ -73,7 +73,11 @@ fn a_scaffolded_capability_and_checker_build_check_install_and_answer() {
     let args = ["invoke", "factor_demo.factorization.verify", "--mode", "VERIFY", "--input", request.to_str().unwrap()];
     let output = Command::new(BIN).arg("--data-dir").arg(&data).args(args).output().unwrap();
     let verdict: Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert_ne!(verdict["assurance"], "VERIFIED", "an unauthorized checker never verifies: {verdict}");
+    assert_eq!(verdict["status"], "COMPLETED", "the checker ran: {verdict}");
+    assert_eq!(verdict["capability_id"], "factor_demo.factorization.verify");
+    let status = verdict["verification"]["status"].as_str().expect("a verification record");
+    assert_ne!(status, "VERIFIED", "an unauthorized checker never verifies: {verdict}");
+    assert_ne!(verdict["assurance"], "VERIFIED", "{verdict}");
 }
 
 #[test]

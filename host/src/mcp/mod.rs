@@ -183,7 +183,11 @@ value.",
         let mut request = match request {
             Ok(request) => request,
             // A result like every refused invocation's, with nothing stored.
-            Err(diagnostic) => return Ok(invoke_tool_result(&self.runtime.refuse_arguments(diagnostic))),
+            Err(diagnostic) => {
+                let refused = self.runtime.refuse_arguments(diagnostic);
+                logging::send(&context.peer, self.logging.messages(&refused)).await;
+                return Ok(invoke_tool_result(&refused));
+            }
         };
         if request.experiment.is_none() {
             request.experiment = Some(self.default_experiment(&context));

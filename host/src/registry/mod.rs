@@ -253,8 +253,11 @@ pub struct Checked {
     pub record: InstallRecord,
     /// The component, ready to instantiate.
     pub loaded: Loaded,
-    /// Per run, every example call in order.
+    /// Per run, every example call in order (a later run ends at its first failure).
     pub runs: Vec<Vec<ExampleCall>>,
+    /// Why a run after the first failed where the first did not: the
+    /// examples do not behave the same on every run.
+    pub later_failure: Option<String>,
 }
 
 /// One call an example made (a recipe's step or its last call), by the digest of what it returned.
@@ -315,7 +318,7 @@ pub fn check(
             message: "describe() returned different bytes on two calls".into(),
         });
     }
-    let mut transcripts = Vec::new();
+    let (mut transcripts, mut later_failure) = (Vec::new(), None);
     for run in 0..runs.max(1) {
         let mut probe = probe::Probe {
             sandbox,
@@ -328,10 +331,14 @@ pub fn check(
             validators: BTreeMap::new(),
             transcript: Vec::new(),
         };
-        let counts = probe.run_examples()?;
-        if run == 0 {
-            (health.examples_run, health.examples_skipped) = counts;
-            health.fuel_consumed = probe.fuel;
+        match probe.run_examples() {
+            Ok(counts) if run == 0 => {
+                (health.examples_run, health.examples_skipped) = counts;
+                health.fuel_consumed = probe.fuel;
+            }
+            Ok(_) => {}
+            Err(e) if run == 0 => return Err(e),
+            Err(e) => later_failure = later_failure.or(Some(crate::errors::render(&e))),
         }
         transcripts.push(probe.transcript);
     }
@@ -347,7 +354,7 @@ pub fn check(
         descriptor,
         health,
     };
-    Ok(Checked { record, loaded, runs: transcripts })
+    Ok(Checked { record, loaded, runs: transcripts, later_failure })
 }
 
 fn validate_descriptor(

@@ -59,6 +59,9 @@ pub trait EpisodeStore: Send + Sync {
     fn certificate(&self, certificate: &Digest) -> Result<Option<CertificateRecord>, DbError>;
 }
 
+/// The most invocation rows one experiment-key lookup reads (completions are hints).
+pub const KEY_SCAN_ROWS: i64 = 50_000;
+
 /// Where experiment records are kept: the data directory's SQLite database,
 /// or the shared PostgreSQL database of several hosts.
 pub trait ExperimentStore: Send + Sync {
@@ -85,8 +88,10 @@ pub trait ExperimentStore: Send + Sync {
     fn invocations(&self, experiment: &str) -> Result<Vec<InvocationRecord>, DbError>;
     /// At most `limit` experiment keys that have records, in byte order,
     /// matching `pattern` (a `LIKE` pattern with `\\` as its escape, from
-    /// [`crate::experiments::key_pattern`]) and at least `from` (the pattern's
-    /// literal head, so an ordered store reads only that range).
+    /// [`crate::experiments::key_pattern`]) and starting with `from` (the
+    /// pattern's literal head: the store reads only that range of its key
+    /// index, and at most [`KEY_SCAN_ROWS`] rows of it, so a completion costs
+    /// the same in a store of any size; it may then find fewer keys).
     fn experiment_keys(&self, pattern: &str, from: &str, limit: usize) -> Result<Vec<String>, DbError>;
     /// How a store shared by several hosts holds places under the experiment
     /// budgets; `None` for a local store, whose spend this process keeps in

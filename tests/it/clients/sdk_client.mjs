@@ -72,6 +72,9 @@ seen.assurance = verified.assurance;
 // A refused call: the tool's typed answer, and a warning in the log.
 const refused = await client.callTool({ name: "capability.invoke", arguments: { capability_id: "sat.solve", input: { cnf: 7 } } });
 seen.refused = { isError: refused.isError ?? false, code: refused.structuredContent?.diagnostic?.code ?? null };
+// Arguments that do not fit the tool (no capability_id): refused as a result, and logged too.
+const unfit = await client.callTool({ name: "capability.invoke", arguments: { input: {} } });
+seen.unfit = { isError: unfit.isError ?? false, code: unfit.structuredContent?.diagnostic?.code ?? null };
 
 const experiment = solved.accounting.experiment;
 seen.experiment = experiment;

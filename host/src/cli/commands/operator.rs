@@ -74,7 +74,12 @@ pub fn check(place: Place, args: InstallArgs) -> anyhow::Result<()> {
                     })
                 })
                 .collect();
-            let deterministic = first.len() == second.len() && examples.iter().all(|e| e["deterministic"] == true);
+            let deterministic = checked.later_failure.is_none()
+                && first.len() == second.len()
+                && examples.iter().all(|e| e["deterministic"] == true);
+            if let Some(failure) = &checked.later_failure {
+                report["error"] = format!("the second run of the examples failed: {failure}").into();
+            }
             report["kind"] = serde_json::to_value(record.kind)?;
             report["provider"] = serde_json::to_value(&record.provider)?;
             report["imports"] = serde_json::to_value(&record.imports)?;

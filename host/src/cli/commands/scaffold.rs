@@ -151,7 +151,7 @@ impl Capability for StoppingTime {
     }
 
     fn run(input: Input) -> Result<Produced<Output>, Refusal> {
-        let (steps, peak) = collatz(input.n).ok_or_else(|| Refusal::at("input.n", "the orbit leaves u64"))?;
+        let (steps, peak) = collatz(input.n).ok_or_else(|| Refusal::at("n", "the orbit leaves u64"))?;
         let scope = Scope::exhaustive(format!("exactly n = {}", input.n));
         Ok(Produced::computed(Output { steps, peak }, scope).qualifiers(&[Qualifier::Exact, Qualifier::Deterministic]))
     }

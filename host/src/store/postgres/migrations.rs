@@ -5,7 +5,7 @@ use crate::store::{DbError, MigrationReport};
 use super::{PgOpenError, Postgres, RESERVATION_TTL_SQL, SESSION_TTL_SQL, begin, pg, query_error};
 
 /// The schema version this binary writes and understands.
-pub const SCHEMA_VERSION: i32 = 7;
+pub const SCHEMA_VERSION: i32 = 8;
 
 /// Every schema version, in order: (version, description, SQL).
 const MIGRATIONS: &[(i32, &str, &str)] = &[
@@ -156,6 +156,11 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         created_at TIMESTAMPTZ NOT NULL DEFAULT now()
     );
     CREATE INDEX tenant_calls_by_tenant ON tenant_calls (tenant);",
+    ),
+    (
+        8,
+        "experiment keys in byte order, for completions by prefix",
+        "CREATE INDEX experiment_invocations_by_key_bytes ON experiment_invocations (experiment COLLATE \"C\");",
     ),
 ];
 

@@ -147,14 +147,20 @@ impl ExperimentStore for Postgres {
     }
 
     fn experiment_keys(&self, pattern: &str, from: &str, limit: usize) -> Result<Vec<String>, DbError> {
+        // Keys are ASCII below 0x7f: the range is every key that starts with `from`,
+        // read in the byte order of the index migration 8 made.
+        let until = format!("{from}\u{7f}");
         let (pool, pattern, from) = (self.pool(), pattern.to_owned(), from.to_owned());
         self.block(async move {
             let client = pool.get().await.map_err(pg)?;
+            let scan = crate::store::records::KEY_SCAN_ROWS;
             let rows = client
                 .query(
-                    "SELECT experiment FROM experiment_invocations WHERE experiment COLLATE \"C\" >= $1 \
-                     AND experiment LIKE $2 ESCAPE '\\' GROUP BY experiment ORDER BY experiment COLLATE \"C\" LIMIT $3",
-                    &[&from, &pattern, &(limit as i64)],
+                    "SELECT experiment FROM (SELECT experiment FROM experiment_invocations \
+                     WHERE experiment COLLATE \"C\" >= $1 AND experiment COLLATE \"C\" < $2 \
+                     ORDER BY experiment COLLATE \"C\" LIMIT $5) window_ \
+                     WHERE experiment LIKE $3 ESCAPE '\\' GROUP BY experiment ORDER BY experiment COLLATE \"C\" LIMIT $4",
+                    &[&from, &until, &pattern, &(limit as i64), &scan],
                 )
                 .await
                 .map_err(query_error)?;

@@ -203,10 +203,12 @@ impl ExperimentStore for Sqlite {
         // Keys are ASCII below 0x7f: the range is every key that starts with `from`.
         let until = format!("{from}\u{7f}");
         let mut statement = conn.prepare_cached(
-            "SELECT DISTINCT experiment FROM experiment_invocations WHERE experiment >= ?1 AND experiment < ?2 \
-             AND experiment LIKE ?3 ESCAPE '\\' ORDER BY experiment LIMIT ?4",
+            "SELECT DISTINCT experiment FROM (SELECT experiment FROM experiment_invocations \
+             WHERE experiment >= ?1 AND experiment < ?2 ORDER BY experiment LIMIT ?5) \
+             WHERE experiment LIKE ?3 ESCAPE '\\' ORDER BY experiment LIMIT ?4",
         )?;
-        let rows = statement.query_map(params![from, until, pattern, limit as i64], |row| row.get(0))?;
+        let scan = crate::store::records::KEY_SCAN_ROWS;
+        let rows = statement.query_map(params![from, until, pattern, limit as i64, scan], |row| row.get(0))?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
