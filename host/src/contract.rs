@@ -474,6 +474,14 @@ pub enum ErrorType {
     Unavailable,
     /// The database's schema is newer than this binary understands.
     SchemaTooNew,
+    /// Bytes (a bundle, a registry layer) do not hash to the digest they were asked for by.
+    DigestMismatch,
+    /// The policy requires a trusted publisher's signature on installs, and none was given.
+    SignatureRequired,
+    /// A bundle's signature is malformed or does not verify for its bytes.
+    SignatureInvalid,
+    /// A bundle is signed by a key the policy does not trust.
+    UntrustedPublisher,
     /// A defect in this service.
     InternalError,
     /// Any other HTTP-level refusal.

@@ -28,8 +28,11 @@ pub mod limits;
 #[cfg(feature = "sandbox")]
 pub mod mcp;
 pub mod metrics;
+#[cfg(feature = "sandbox")]
+pub mod oci;
 pub mod policy;
 pub mod projection;
+pub mod publishers;
 pub mod quotas;
 #[cfg(feature = "sandbox")]
 pub mod registry;

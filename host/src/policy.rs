@@ -35,6 +35,9 @@ pub struct Policy {
     /// Quotas of tenants (authenticated HTTP callers); absent: none.
     #[serde(default, skip_serializing_if = "crate::quotas::Quotas::is_unlimited")]
     pub quotas: crate::quotas::Quotas,
+    /// Publishers whose signatures installs accept, and whether installs need one; absent: none.
+    #[serde(default, skip_serializing_if = "crate::publishers::Publishers::is_default")]
+    pub publishers: crate::publishers::Publishers,
     /// [`Policy::digest`], once computed: every invocation records it. A
     /// clone starts without it, so a policy cloned and then changed (as the
     /// runtime does to deny every checker) computes its own. A policy is
@@ -178,6 +181,8 @@ pub enum PolicyError {
     Zero { field: &'static str },
     #[error("policy file: profile {0:?} is not one of DEFAULT, COMPUTE_VERIFY_NO_RETRIEVAL")]
     UnknownProfile(String),
+    #[error("policy file: {0}")]
+    Publishers(String),
 }
 
 impl Default for Policy {
@@ -189,6 +194,7 @@ impl Default for Policy {
             checkers: Checkers::default(),
             experiments: Default::default(),
             quotas: Default::default(),
+            publishers: Default::default(),
             digest: DigestCell::default(),
         }
     }
@@ -213,6 +219,7 @@ impl Policy {
                 return Err(PolicyError::Zero { field });
             }
         }
+        policy.publishers.validate().map_err(PolicyError::Publishers)?;
         if b.wall_ms > MAX_WALL_MS {
             return Err(PolicyError::AboveCeiling { field: "wall_ms", value: b.wall_ms, ceiling: MAX_WALL_MS });
         }
@@ -245,11 +252,14 @@ impl Policy {
     /// everything that bears on what a call computes and how it is judged,
     /// without the quotas, which name other tenants and only decide whether
     /// a call runs (changing a quota neither splits an experiment nor shows
-    /// one tenant's quota in another's archive).
+    /// one tenant's quota in another's archive), and without the publishers,
+    /// which only decide what may be installed (an archive carries each
+    /// component's own signature instead).
     pub fn recorded(&self) -> serde_json::Value {
         let mut value = serde_json::to_value(self).unwrap_or_default();
         if let Some(map) = value.as_object_mut() {
             map.remove("quotas");
+            map.remove("publishers");
         }
         value
     }

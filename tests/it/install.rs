@@ -118,7 +118,8 @@ fn install_refusal(dir: &std::path::Path, bytes: &[u8], extra: &[&str]) -> Strin
     assert_eq!(output.status.code(), Some(3), "refused");
     let stderr = String::from_utf8_lossy(&output.stderr);
     let envelope: serde_json::Value = serde_json::from_str(stderr.trim()).unwrap_or_else(|_| panic!("{stderr}"));
-    assert_eq!(envelope["error_type"], "validation_error", "{envelope}");
+    let expected = if extra.contains(&"--expect-digest") { "digest_mismatch" } else { "validation_error" };
+    assert_eq!(envelope["error_type"], expected, "{envelope}");
     envelope["error"].as_str().unwrap().to_owned()
 }
 

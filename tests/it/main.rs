@@ -30,6 +30,7 @@ mod oidc;
 mod operations;
 mod pipeline;
 mod policy;
+mod publishing;
 mod random_laws;
 mod sat;
 mod scaffold;

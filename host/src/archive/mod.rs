@@ -78,6 +78,10 @@ pub struct Archive {
     /// those are derived from the producer episodes).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub certificates: BTreeMap<String, CertificateRecord>,
+    /// Who signed each operator-installed component that a trusted publisher
+    /// signed, by hex digest: its signature and key, re-verified on load.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub publishers: BTreeMap<String, crate::publishers::Publisher>,
     /// SHA-256 of the canonical JSON of everything above.
     pub pack_hash: String,
 }
@@ -253,7 +257,12 @@ impl Archive {
         }
         let mut component_bytes = BTreeMap::new();
         let mut bundled = BTreeSet::new();
+        let mut publishers = BTreeMap::new();
         for digest in components {
+            if let Some(publisher) = runtime.components().find(|r| r.digest == digest).and_then(|r| r.publisher.clone())
+            {
+                publishers.insert(digest.to_hex(), publisher);
+            }
             if let Ok(size) = runtime.data().component_size(&digest) {
                 carry(format!("components.{}", digest.to_hex()), size)?;
             }
@@ -275,6 +284,7 @@ impl Archive {
             artifacts: packed,
             episodes,
             certificates,
+            publishers,
             pack_hash: String::new(),
         };
         archive.pack_hash = archive.compute_pack_hash();
@@ -310,6 +320,14 @@ impl Archive {
                 }
                 out.insert(digest, bytes);
             }
+        }
+        for (hex, publisher) in &archive.publishers {
+            let field = format!("publishers.{hex}");
+            let bytes = Digest::from_hex(hex)
+                .ok()
+                .and_then(|digest| unpacked.components.get(&digest))
+                .ok_or_else(|| refuse(&field, "names no component of the pack"))?;
+            publisher.reverify(bytes).map_err(|e| refuse(&field, format!("the signature does not hold: {e}")))?;
         }
         for (i, episode) in archive.episodes.iter().enumerate() {
             if let Some(value) = &episode.episode
@@ -396,7 +414,7 @@ impl Archive {
         let mut installed_any = false;
         for (digest, bytes) in unpacked.components.iter().filter(|(d, _)| !self.bundled.contains(d)) {
             let (_, new) = runtime
-                .install_replayed(bytes, Some(*digest))
+                .install_replayed(bytes, Some(*digest), self.publishers.get(&digest.to_hex()).cloned())
                 .map_err(|e| refuse(format!("components.{}", digest.to_hex()), e.to_string()))?;
             installed_any |= new;
         }

@@ -104,7 +104,7 @@ impl Catalog {
         let mut entries = BTreeMap::new();
         for installed in components {
             let record = &installed.record;
-            let audit = json!({
+            let mut audit = json!({
                 "digest_kind": record.digest_kind,
                 "platform": record.platform,
                 "install_tier": record.tier,
@@ -113,6 +113,9 @@ impl Catalog {
                 "health": record.health,
                 "protocol": record.descriptor.protocol,
             });
+            if let Some(p) = &record.publisher {
+                audit["publisher"] = json!({"name": p.name, "key_id": p.key_id, "trusted_comment": p.trusted_comment});
+            }
             for c in &record.descriptor.capabilities {
                 let Ok(input) = crate::registry::compile_schema(&c.input_schema) else { continue };
                 let output = crate::registry::compile_schema(&c.output_schema).ok().map(Arc::new);

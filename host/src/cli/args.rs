@@ -77,6 +77,9 @@ pub enum Command {
     /// twice for byte-identical results; prints a report; exit 0 when it would be installed and
     /// every example is deterministic, 1 otherwise.
     Check(InstallArgs),
+    /// Push a bundle to an OCI registry as a WebAssembly artifact (with its minisign signature, if
+    /// any); prints the manifest digest to pin installs to. The bundle must pass `jacobian check`.
+    Push(PushArgs),
     /// The epistemic workspace: open, write, query (JSON request files, as over MCP) and graph.
     Workspace(WorkspaceArgs),
     /// Apply the store's schema migrations (the data directory's database, or the PostgreSQL store
@@ -89,6 +92,9 @@ pub enum Command {
     Policy(PolicyArgs),
     /// Operator control of checker authorization.
     Checkers(CheckersArgs),
+    /// Operator control of publisher trust: whose minisign signatures installs accept, and whether
+    /// every install needs one.
+    Publishers(PublishersArgs),
     /// API tokens for `serve --http --auth-api-tokens`: create (printed once), list, revoke. Kept in
     /// the store, so every host of a deployment accepts the same tokens.
     Tokens(TokensArgs),
@@ -261,14 +267,31 @@ pub struct InvokeArgs {
     pub experiment: Option<String>,
 }
 
-/// Arguments of `jacobian install`.
+/// Arguments of `jacobian install` and `jacobian check`.
 #[derive(clap::Args)]
 pub struct InstallArgs {
-    /// The component file.
-    pub file: PathBuf,
-    /// Refuse unless the file's SHA-256 is this digest.
+    /// The component file, or oci://HOST[:PORT]/REPOSITORY[:TAG][@sha256:HEX] to pull it from an OCI
+    /// registry (plain HTTP only to this machine).
+    pub source: String,
+    /// Refuse unless the component's SHA-256 is this digest.
     #[arg(long)]
     pub expect_digest: Option<Digest>,
+    /// The publisher's minisign signature file (default: SOURCE.minisig when it exists; a bundle
+    /// from a registry carries its own).
+    #[arg(long, value_name = "FILE")]
+    pub signature: Option<PathBuf>,
+}
+
+/// Arguments of `jacobian push`.
+#[derive(clap::Args)]
+pub struct PushArgs {
+    /// The component file (it must pass `jacobian check`).
+    pub file: PathBuf,
+    /// Where: oci://HOST[:PORT]/REPOSITORY:TAG.
+    pub destination: String,
+    /// The minisign signature file to carry (default: FILE.minisig when it exists).
+    #[arg(long, value_name = "FILE")]
+    pub signature: Option<PathBuf>,
 }
 
 /// Arguments of `jacobian new`.
@@ -346,6 +369,38 @@ pub enum TokenAction {
 pub struct CheckersArgs {
     #[command(subcommand)]
     pub action: CheckerAction,
+}
+
+/// Arguments of `jacobian publishers`.
+#[derive(clap::Args)]
+pub struct PublishersArgs {
+    #[command(subcommand)]
+    pub action: PublisherAction,
+}
+
+#[derive(Subcommand)]
+pub enum PublisherAction {
+    /// List the trusted publishers and whether installs need a signature (JSON).
+    List,
+    /// Trust a publisher's minisign key under NAME (replacing NAME's key, if any).
+    Trust {
+        /// The name installs record and describe shows.
+        name: String,
+        /// Its minisign public key: the .pub file, or the key's base64 line.
+        #[arg(long)]
+        key: String,
+    },
+    /// Stop trusting a publisher (what it signed stays installed).
+    Distrust {
+        /// The publisher's name.
+        name: String,
+    },
+    /// Whether every operator install needs a trusted publisher's signature.
+    Require {
+        /// on or off.
+        #[arg(value_parser = ["on", "off"])]
+        setting: String,
+    },
 }
 
 /// What an offline re-check trusts beyond the archive itself.

@@ -13,7 +13,7 @@ use jacobian::contract::ErrorType;
 use jacobian::store::StoreConfig;
 
 use args::{Cli, Command};
-use commands::{agent, offline, operator, scaffold, serve};
+use commands::{agent, bundles, offline, operator, scaffold, serve};
 use config::{HostConfig, default_data_dir, store_config};
 use support::{Unavailable, print_envelope};
 
@@ -53,12 +53,14 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Components => agent::components(place),
         Command::Invoke(args) => agent::invoke(place, args),
         Command::Workspace(args) => agent::workspace(place, args),
-        Command::Install(args) => operator::install(place, args),
-        Command::Check(args) => operator::check(place, args),
+        Command::Install(args) => bundles::install(place, args),
+        Command::Check(args) => bundles::check(place, args),
+        Command::Push(args) => bundles::push(place, args),
         Command::New(args) => scaffold::new(args),
         Command::Migrate => operator::migrate(place),
         Command::Policy(args) => operator::policy(place, args),
         Command::Checkers(args) => operator::checkers(place, args),
+        Command::Publishers(args) => operator::publishers(place, args),
         Command::Tokens(args) => operator::tokens(place, args),
     }
 }
@@ -83,6 +85,16 @@ pub fn fail(error: anyhow::Error) -> ! {
             PgOpenError::Unreachable { .. } | PgOpenError::Failed { .. } => (ErrorType::Unavailable, 3),
         },
         None if error.downcast_ref::<jacobian::limits::MessageTooLarge>().is_some() => (ErrorType::PayloadTooLarge, 3),
+        None if let Some(e) = error.downcast_ref::<jacobian::registry::InstallError>() => install_error_type(e),
+        None if let Some(e) = error.downcast_ref::<jacobian::oci::OciError>() => match e {
+            jacobian::oci::OciError::DigestMismatch { .. } => (ErrorType::DigestMismatch, 3),
+            jacobian::oci::OciError::Refused { status: 404, .. } => (ErrorType::NotFound, 3),
+            jacobian::oci::OciError::Refused { status: 401 | 403, .. } => (ErrorType::Unauthorized, 3),
+            jacobian::oci::OciError::Unreachable { .. } | jacobian::oci::OciError::Refused { .. } => {
+                (ErrorType::Unavailable, 3)
+            }
+            _ => (ErrorType::ValidationError, 3),
+        },
         None if let Some(e) = error.downcast_ref::<jacobian::auth::SetupError>() => match e {
             jacobian::auth::SetupError::Invalid { .. } => (ErrorType::ValidationError, 3),
             jacobian::auth::SetupError::Unreachable { .. } => (ErrorType::Unavailable, 3),
@@ -97,4 +109,19 @@ pub fn fail(error: anyhow::Error) -> ! {
     };
     print_envelope(error_type, jacobian::errors::render(&*error));
     std::process::exit(code);
+}
+
+fn install_error_type(error: &jacobian::registry::InstallError) -> (ErrorType, i32) {
+    use jacobian::publishers::SignatureRefusal;
+    use jacobian::registry::InstallError;
+    match error {
+        InstallError::DigestMismatch { .. } => (ErrorType::DigestMismatch, 3),
+        InstallError::Signature { refusal: SignatureRefusal::Required, .. } => (ErrorType::SignatureRequired, 3),
+        InstallError::Signature { refusal: SignatureRefusal::Invalid(_), .. } => (ErrorType::SignatureInvalid, 3),
+        InstallError::Signature { refusal: SignatureRefusal::Untrusted { .. }, .. } => {
+            (ErrorType::UntrustedPublisher, 3)
+        }
+        InstallError::Store(_) => (ErrorType::Unavailable, 3),
+        _ => (ErrorType::ValidationError, 3),
+    }
 }

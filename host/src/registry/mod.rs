@@ -54,6 +54,9 @@ pub struct InstallRecord {
     pub descriptor: BundleDescriptor,
     /// The health probe's result.
     pub health: Health,
+    /// Who signed it, when a trusted publisher did (checked at install).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub publisher: Option<crate::publishers::Publisher>,
 }
 
 /// Result of the install-time health probe.
@@ -114,6 +117,8 @@ pub enum InstallError {
          installed component provides: install its provider first"
     )]
     StepProviderMissing { digest: Digest, capability_id: String, title: String, step: usize, step_capability: String },
+    #[error("component {digest}: {refusal}")]
+    Signature { digest: Digest, refusal: crate::publishers::SignatureRefusal },
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -232,14 +237,17 @@ pub struct Setting<'a> {
     pub budgets: &'a CallBudgets,
 }
 
-/// Install component bytes: verify, describe, validate, probe, record.
+/// Install component bytes: verify, describe, validate, probe, record (with
+/// the publisher whose signature the caller checked).
 pub fn install(
     setting: &Setting<'_>,
     bytes: &[u8],
     tier: Tier,
     expect: Option<Digest>,
+    publisher: Option<crate::publishers::Publisher>,
 ) -> Result<Installed, InstallError> {
-    let Checked { record, loaded, .. } = check(setting, bytes, tier, expect, 1)?;
+    let Checked { mut record, loaded, .. } = check(setting, bytes, tier, expect, 1)?;
+    record.publisher = publisher;
     let data = setting.data;
     data.put_component(bytes)?;
     data.put_record(&record.digest, &serde_json::to_value(&record).unwrap_or_default())?;
@@ -353,6 +361,7 @@ pub fn check(
         provider: descriptor.provider.clone(),
         descriptor,
         health,
+        publisher: None,
     };
     Ok(Checked { record, loaded, runs: transcripts, later_failure })
 }

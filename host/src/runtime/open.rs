@@ -210,6 +210,7 @@ impl Runtime {
                         bytes,
                         Tier::Bundled,
                         Some(expected),
+                        None,
                     ) {
                         Err(InstallError::StepProviderMissing { .. }) if !last_pass => {
                             waiting.push((package, expected, bytes, trusted));
@@ -275,21 +276,42 @@ impl Runtime {
         })
     }
 
-    /// Install an operator bundle. Idempotent by digest.
+    /// Install an operator bundle without a signature (refused when the
+    /// policy requires one). Idempotent by digest.
     pub fn install(&self, bytes: &[u8], expect: Option<Digest>) -> Result<(InstallRecord, bool), InstallError> {
-        self.install_with(bytes, expect, false)
+        self.install_signed(bytes, expect, None)
     }
 
-    /// Install a component an archive holds, for its replay: an example whose
-    /// step names a capability none of the installed components provides
-    /// (the archive holds only what its episodes used) is skipped and
-    /// counted, not a refusal.
+    /// Install an operator bundle with its minisign signature, if any: a
+    /// signature given must verify and be by a publisher the policy trusts
+    /// (checked before anything else, an installed bundle included); none
+    /// given is refused when the policy requires one. Idempotent by digest.
+    pub fn install_signed(
+        &self,
+        bytes: &[u8],
+        expect: Option<Digest>,
+        signature: Option<&str>,
+    ) -> Result<(InstallRecord, bool), InstallError> {
+        let publisher = self
+            .policy()
+            .publishers
+            .admit(bytes, signature)
+            .map_err(|refusal| InstallError::Signature { digest: Digest::of(bytes), refusal })?;
+        self.install_with(bytes, expect, false, publisher)
+    }
+
+    /// Install a component an archive holds, for its replay, with the
+    /// publisher the archive says signed it (re-verified by the caller): an
+    /// example whose step names a capability none of the installed
+    /// components provides (the archive holds only what its episodes used)
+    /// is skipped and counted, not a refusal.
     pub fn install_replayed(
         &self,
         bytes: &[u8],
         expect: Option<Digest>,
+        publisher: Option<crate::publishers::Publisher>,
     ) -> Result<(InstallRecord, bool), InstallError> {
-        self.install_with(bytes, expect, true)
+        self.install_with(bytes, expect, true, publisher)
     }
 
     /// Every install check on a bundle, installing nothing: the examples run
@@ -312,6 +334,7 @@ impl Runtime {
         bytes: &[u8],
         expect: Option<Digest>,
         skip_missing_steps: bool,
+        publisher: Option<crate::publishers::Publisher>,
     ) -> Result<(InstallRecord, bool), InstallError> {
         let digest = Digest::of(bytes);
         if let Some(expected) = expect
@@ -332,7 +355,7 @@ impl Runtime {
         let budgets: CallBudgets = self.policy().budgets.into();
         let setting =
             registry::Setting { sandbox: &self.sandbox, data: &self.data, present: &present, budgets: &budgets };
-        let installed = registry::install(&setting, bytes, Tier::Operator, expect)?;
+        let installed = registry::install(&setting, bytes, Tier::Operator, expect, publisher)?;
         Ok((installed.record, true))
     }
 }

@@ -1,4 +1,4 @@
-//! The operator's commands: `install`, `migrate`, `policy`, `checkers`, `tokens`.
+//! The operator's commands: `migrate`, `policy`, `checkers`, `publishers`, `tokens`.
 
 use std::io::Read as _;
 
@@ -8,105 +8,10 @@ use jacobian::runtime::OpenError;
 use jacobian::store::StoreConfig;
 
 use crate::cli::Place;
-use crate::cli::args::{CheckerAction, CheckersArgs, InstallArgs, PolicyAction, PolicyArgs, TokenAction, TokensArgs};
+use crate::cli::args::{
+    CheckerAction, CheckersArgs, PolicyAction, PolicyArgs, PublisherAction, PublishersArgs, TokenAction, TokensArgs,
+};
 use crate::cli::support::{Unavailable, open, read_file, store_failure};
-
-/// `jacobian install`.
-pub fn install(place: Place, args: InstallArgs) -> anyhow::Result<()> {
-    let Place { data_dir, store, .. } = place;
-    let InstallArgs { file, expect_digest } = args;
-    let bytes = std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
-    let runtime = open(data_dir, &store)?;
-    let (record, new) = runtime.install(&bytes, expect_digest)?;
-    let verb = if new { "installed" } else { "already installed" };
-    println!("{verb} {} ({:?}, {} {})", record.digest, record.kind, record.provider.name, record.provider.version);
-    for c in &record.descriptor.capabilities {
-        println!("  capability {}", c.id);
-    }
-    for k in &record.descriptor.checkers {
-        println!(
-            "  checker role {} as {} (not authorized until `jacobian checkers authorize`)",
-            k.role, k.capability_id
-        );
-    }
-    Ok(())
-}
-
-/// `jacobian check`: the report of every install check, exit 1 when the
-/// bundle would be refused or an example is not deterministic.
-pub fn check(place: Place, args: InstallArgs) -> anyhow::Result<()> {
-    use jacobian::registry::InstallError;
-    let Place { data_dir, store, .. } = place;
-    let InstallArgs { file, expect_digest } = args;
-    let bytes = std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
-    let runtime = open(data_dir, &store)?;
-    let digest = jacobian::digest::Digest::of(&bytes);
-    let mut report =
-        serde_json::json!({"bundle": file.display().to_string(), "digest": digest, "size_bytes": bytes.len()});
-    let accepted = match runtime.check_bundle(&bytes, expect_digest) {
-        Err(InstallError::Store(e)) => return Err(e.into()),
-        Err(refusal) => {
-            // The check that refused it, in the order install runs them.
-            let failed = match &refusal {
-                InstallError::DigestMismatch { .. } => "digest",
-                InstallError::Prepare { .. } => "component",
-                InstallError::Describe { .. } => "describe",
-                InstallError::Descriptor { .. } | InstallError::DuplicateId { .. } => "descriptor",
-                InstallError::HealthProbe { .. } => "describe_deterministic",
-                _ => "examples",
-            };
-            report["verdict"] = "REFUSED".into();
-            report["failed_check"] = failed.into();
-            report["error"] = jacobian::errors::render(&refusal).into();
-            false
-        }
-        Ok(checked) => {
-            let record = &checked.record;
-            let (first, second) = (&checked.runs[0], &checked.runs[1]);
-            let examples: Vec<serde_json::Value> = first
-                .iter()
-                .enumerate()
-                .map(|(n, call)| {
-                    let again = second.get(n).filter(|other| (&other.subject, &other.at) == (&call.subject, &call.at));
-                    serde_json::json!({
-                        "capability_id": call.subject, "example": call.title, "at": call.at,
-                        "sha256": call.sha256, "deterministic": again.is_some_and(|other| other.sha256 == call.sha256),
-                    })
-                })
-                .collect();
-            let deterministic = checked.later_failure.is_none()
-                && first.len() == second.len()
-                && examples.iter().all(|e| e["deterministic"] == true);
-            if let Some(failure) = &checked.later_failure {
-                report["error"] = format!("the second run of the examples failed: {failure}").into();
-            }
-            report["kind"] = serde_json::to_value(record.kind)?;
-            report["provider"] = serde_json::to_value(&record.provider)?;
-            report["imports"] = serde_json::to_value(&record.imports)?;
-            report["capabilities"] = record.descriptor.capabilities.iter().map(|c| c.id.clone()).collect();
-            report["checkers"] = record
-                .descriptor
-                .checkers
-                .iter()
-                .map(|k| serde_json::json!({"role": k.role, "capability_id": k.capability_id}))
-                .collect();
-            report["checks"] = serde_json::json!({
-                "digest": "PASSED", "component": "PASSED", "describe": "PASSED",
-                "describe_deterministic": record.health.describe_deterministic, "descriptor": "PASSED",
-                "examples_run": record.health.examples_run, "examples_deterministic": deterministic,
-                "fuel_consumed": record.health.fuel_consumed,
-            });
-            report["example_calls"] = examples.into();
-            report["verdict"] = if deterministic { "ACCEPTABLE" } else { "NOT_DETERMINISTIC" }.into();
-            deterministic
-        }
-    };
-    println!("{}", serde_json::to_string_pretty(&report)?);
-    if !accepted {
-        std::process::exit(1);
-    }
-    Ok(())
-}
 
 /// `jacobian migrate`.
 pub fn migrate(place: Place) -> anyhow::Result<()> {
@@ -195,6 +100,60 @@ pub fn checkers(place: Place, args: CheckersArgs) -> anyhow::Result<()> {
         CheckerAction::Revoke { digest } => {
             runtime.update_policy(|p| p.revoke(digest))?;
             println!("revoked {digest}");
+        }
+    }
+    Ok(())
+}
+
+/// `jacobian publishers`.
+pub fn publishers(place: Place, args: PublishersArgs) -> anyhow::Result<()> {
+    use jacobian::publishers::PublicKey;
+    let Place { data_dir, store, .. } = place;
+    let runtime = open(data_dir, &store)?;
+    match args.action {
+        PublisherAction::List => {
+            let publishers = runtime.policy().publishers.clone();
+            let trusted: Vec<serde_json::Value> = publishers
+                .trusted
+                .iter()
+                .map(|p| {
+                    let key_id = PublicKey::parse(&p.public_key).map(|k| k.id()).unwrap_or_default();
+                    serde_json::json!({"name": p.name, "key_id": key_id, "public_key": p.public_key})
+                })
+                .collect();
+            println!("{}", serde_json::json!({"require_signature": publishers.require_signature, "trusted": trusted}));
+        }
+        PublisherAction::Trust { name, key } => {
+            let text = match std::path::Path::new(&key).is_file() {
+                true => {
+                    String::from_utf8(read_file(std::path::Path::new(&key))?).context("the key file is not UTF-8")?
+                }
+                false => key.clone(),
+            };
+            let key = PublicKey::parse(&text).map_err(|e| anyhow::anyhow!("--key: {e}"))?;
+            if name.trim().is_empty() || name.len() > 200 {
+                bail!("a publisher's name is 1-200 characters");
+            }
+            runtime.update_policy(|p| p.publishers.trust(&name, &key))?;
+            println!("trusted {name} (key {})", key.id());
+        }
+        PublisherAction::Distrust { name } => {
+            if !runtime.policy().publishers.trusted.iter().any(|p| p.name == name) {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    format!("no trusted publisher {name:?}"),
+                )
+                .into());
+            }
+            runtime.update_policy(|p| {
+                p.publishers.distrust(&name);
+            })?;
+            println!("no longer trusted: {name}");
+        }
+        PublisherAction::Require { setting } => {
+            let on = setting == "on";
+            runtime.update_policy(|p| p.publishers.require_signature = on)?;
+            println!("a trusted signature is {} for installs", if on { "required" } else { "optional" });
         }
     }
     Ok(())
