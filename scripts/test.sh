@@ -2,7 +2,8 @@
 # The whole test suite: formatting, the integration tests (which build every
 # guest component from source), clippy on the host and on the guests, and a
 # bounded run of every fuzz target. Installs and starts what the tests need:
-# Debian's minisat, nauty, z3, minisign, docker-registry and postgresql, PyPI's sympy and mcp, npm's oidc-provider, and the
+# Debian's minisat, nauty, z3, minisign, docker-registry, chromium and postgresql, PyPI's sympy, mcp and
+# componentize-py, npm's oidc-provider, and the
 # MCP clients people try first (the Inspector, the TypeScript SDK, the conformance suite on Node 22).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,10 +15,11 @@ fi
 cargo fmt --all -- --check
 # Outside truth the tests compare against.
 # (Debian: minisat for SAT answers, nauty for graph enumerations, z3 for finite models; minisign
-# for publishers' keys and signatures, docker-registry for a real OCI registry on loopback.)
+# for publishers' keys and signatures, docker-registry for a real OCI registry on loopback,
+# chromium to lay out the workspace drawing's HTML page.)
 if ! command -v minisat >/dev/null || ! command -v nauty-geng >/dev/null || ! command -v z3 >/dev/null \
-  || ! command -v minisign >/dev/null || ! command -v docker-registry >/dev/null; then
-  apt-get update -qq && apt-get install -y -qq minisat nauty z3 minisign docker-registry
+  || ! command -v minisign >/dev/null || ! command -v docker-registry >/dev/null || ! command -v chromium >/dev/null; then
+  apt-get update -qq && apt-get install -y -qq minisat nauty z3 minisign docker-registry chromium
 fi
 # PyPI: sympy, and the official MCP Python SDK (a client that is not ours, against `serve --http`).
 pip_install() {
@@ -32,6 +34,10 @@ if ! python3 -c "import sympy" 2>/dev/null; then
 fi
 if ! python3 -c "import mcp" 2>/dev/null; then
   pip_install mcp
+fi
+# PyPI: componentize-py, which builds the Python capability of examples/ into a component.
+if ! command -v componentize-py >/dev/null || [ "$(componentize-py --version 2>/dev/null)" != "componentize-py 0.25.1" ]; then
+  pip_install componentize-py==0.25.1
 fi
 # npm: a real OAuth 2.1 authorization server (oidc-provider) for the authentication tests, at the
 # versions its lock file names.

@@ -322,7 +322,7 @@ fn graphs_show_cards_links_marks_and_stale_paths() {
     assert!(dot.contains("\"card-3\" -> \"card-2\" [label=\"depends on\"]"), "{dot}");
     assert!(dot.contains("\"card-3\" -> \"card-1\" [label=\"assumes\", style=dashed]"), "{dot}");
     assert!(dot.contains("[RETRACTED]") && dot.contains("[ACTIVE, STALE]"), "{dot}");
-    let svg = jacobian::workspace::graph::svg(&state);
+    let svg = jacobian::workspace::graph::svg(&state, Default::default());
     assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
     assert_eq!(svg.matches("<rect x=").count(), 3, "one box per card");
     assert!(svg.contains("a &lt;lemma&gt;"), "titles are escaped");

@@ -454,13 +454,16 @@ pub enum WorkspaceAction {
     Write(RequestFile),
     /// workspace.query with the JSON request in FILE (`-` for stdin).
     Query(RequestFile),
-    /// Draw a workspace: cards, dependency and assumption links, marks, stale cards.
+    /// Draw a workspace: cards, dependency and assumption links, marks, stale cards (and attempts).
     Graph {
         /// Workspace id.
         id: String,
-        /// dot or svg.
-        #[arg(long, default_value = "svg")]
+        /// dot, svg, or html (a self-contained page around the SVG, to open in a browser).
+        #[arg(long, default_value = "svg", value_parser = ["dot", "svg", "html"])]
         format: String,
+        /// Draw each attempt too, above the card it attempted (svg and html).
+        #[arg(long)]
+        attempts: bool,
         /// Draw the workspace at this revision (default: the head).
         #[arg(long)]
         revision: Option<String>,

@@ -202,14 +202,16 @@ impl Sandbox {
         if config.pooling {
             let mut pool = PoolingAllocationConfig::default();
             let n = config.max_concurrent_calls;
+            // A component of another language carries its runtime as many
+            // core instances (componentize-py's CPython with WASI stubs: 38).
             pool.total_component_instances(n)
-                .total_core_instances(n * 16)
+                .total_core_instances(n * 64)
                 .total_memories(n * 4)
-                .total_tables(n * 16)
+                .total_tables(n * 64)
                 .total_stacks(n)
-                .max_core_instances_per_component(16)
+                .max_core_instances_per_component(64)
                 .max_memories_per_component(4)
-                .max_tables_per_component(16)
+                .max_tables_per_component(64)
                 .max_memory_size(usize::try_from(config.max_memory_bytes)?)
                 // Reset a slot's first pages by memset instead of madvise:
                 // cheaper for the small heaps most calls touch.

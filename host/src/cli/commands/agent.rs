@@ -154,7 +154,7 @@ pub fn workspace(place: Place, args: WorkspaceArgs) -> anyhow::Result<()> {
         WorkspaceAction::Open(file) => as_json(workspaces.open(runtime.data(), &read_request(&file.path())?))?,
         WorkspaceAction::Write(file) => as_json(workspaces.write(runtime.data(), &read_request(&file.path())?))?,
         WorkspaceAction::Query(file) => as_json(workspaces.query(runtime.data(), &read_request(&file.path())?))?,
-        WorkspaceAction::Graph { id, format, revision } => {
+        WorkspaceAction::Graph { id, format, attempts, revision } => {
             let revision = match revision {
                 Some(text) => Some(
                     jacobian::workspace::model::parse_numbered(&text, "rev")
@@ -164,10 +164,13 @@ pub fn workspace(place: Place, args: WorkspaceArgs) -> anyhow::Result<()> {
             };
             match workspaces.state(runtime.data(), &id, revision) {
                 Ok(state) => {
+                    use jacobian::workspace::graph;
+                    let drawing = graph::Drawing { attempts };
                     match format.as_str() {
-                        "dot" => print!("{}", jacobian::workspace::graph::dot(&state)),
-                        "svg" => print!("{}", jacobian::workspace::graph::svg(&state)),
-                        other => bail!("--format {other}: expected dot or svg"),
+                        "dot" => print!("{}", graph::dot(&state)),
+                        "svg" => print!("{}", graph::svg(&state, drawing)),
+                        "html" => print!("{}", graph::html(&state, &id, drawing)),
+                        other => bail!("--format {other}: expected dot, svg or html"),
                     }
                     return Ok(());
                 }
