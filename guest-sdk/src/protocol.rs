@@ -83,6 +83,7 @@ pub struct Example {
     pub steps: Vec<Step>,
     /// The `input` object of the call; it must validate against the input
     /// schema once its step references are replaced by artifact URIs.
+    #[cfg_attr(feature = "schema", schemars(schema_with = "object_schema"))]
     pub input: Value,
 }
 
@@ -94,7 +95,14 @@ pub struct Step {
     /// The capability to invoke (this bundle's or any installed one's).
     pub capability_id: String,
     /// Its input; it may refer to the artifacts of the steps before it.
+    #[cfg_attr(feature = "schema", schemars(schema_with = "object_schema"))]
     pub input: Value,
+}
+
+/// A free-form JSON object, as published schemas say of an input.
+#[cfg(feature = "schema")]
+fn object_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": "object"})
 }
 
 /// The prefix of a step reference.

@@ -93,6 +93,9 @@ pub fn validate(
         let validator =
             compile_schema(&c.input_schema).map_err(|e| bad(&format!("capabilities.{i}.input_schema"), e))?;
         compile_schema(&c.output_schema).map_err(|e| bad(&format!("capabilities.{i}.output_schema"), e))?;
+        for (field, schema) in [("input_schema", &c.input_schema), ("output_schema", &c.output_schema)] {
+            of_objects(schema).map_err(|m| bad(&format!("capabilities.{i}.{field}"), m))?;
+        }
         for (j, check) in c.checks.iter().enumerate() {
             let path = |field: &str| format!("capabilities.{i}.checks.{j}.{field}");
             if !c.checker_roles.contains(&check.checker_role) {
@@ -118,6 +121,7 @@ pub fn validate(
     for (i, k) in descriptor.checkers.iter().enumerate() {
         claim(format!("checkers.{i}.capability_id"), &k.capability_id)?;
         let validator = compile_schema(&k.input_schema).map_err(|e| bad(&format!("checkers.{i}.input_schema"), e))?;
+        of_objects(&k.input_schema).map_err(|m| bad(&format!("checkers.{i}.input_schema"), m))?;
         if k.role.is_empty() {
             return Err(bad(&format!("checkers.{i}.role"), "is empty".into()));
         }
@@ -125,6 +129,18 @@ pub fn validate(
         check_examples(&k.examples, &validator, &format!("checkers.{i}.examples")).map_err(|(p, m)| bad(&p, m))?;
     }
     Ok(descriptor)
+}
+
+/// An input and an output are JSON objects: their schemas say so at the top
+/// (`"type": "object"`), which is also what the tools' published schemas promise.
+fn of_objects(schema: &Value) -> Result<(), String> {
+    match schema.get("type") {
+        Some(Value::String(t)) if t == "object" => Ok(()),
+        other => Err(format!(
+            "must describe a JSON object (\"type\": \"object\" at the top), not {}",
+            other.map_or_else(|| "a schema without a type".to_owned(), |t| format!("\"type\": {t}"))
+        )),
+    }
 }
 
 /// Most examples one capability or checker may publish: each runs at install.
@@ -403,5 +419,30 @@ mod tests {
         assert_eq!(n, &json!({"anyOf": [{"type": "integer"}, {"type": "null"}], "minimum": 0}));
         assert_eq!(published["properties"]["type"], json!({"type": "string", "format": "uri"}));
         assert_eq!(published["properties"]["fixed"], schema["properties"]["fixed"], "a const is data");
+    }
+
+    #[test]
+    fn inputs_and_outputs_are_objects() {
+        let descriptor = |input: serde_json::Value, output: serde_json::Value| {
+            json!({
+                "protocol": "jacobian.component/1", "kind": "CAPABILITY",
+                "provider": {"name": "t", "version": "1", "licence": "MIT"},
+                "capabilities": [{
+                    "id": "test.shape.check", "title": "t", "outcome": "o", "description": "d", "tags": [],
+                    "modes": ["EXPLORE"], "input_kind": "STRUCTURED_REQUEST",
+                    "input_schema": input, "output_schema": output,
+                    "examples": [{"title": "e", "input": {}}], "checker_roles": [], "artifact_types": []
+                }]
+            })
+            .to_string()
+        };
+        let validate = |text: String| {
+            super::validate(text.as_bytes(), jacobian_guest::protocol::BundleKind::Capability, &Default::default())
+        };
+        assert!(validate(descriptor(json!({"type": "object"}), json!({"type": "object"}))).is_ok());
+        let array = validate(descriptor(json!({"type": "object"}), json!({"type": "array"}))).expect_err("an array");
+        assert!(array.to_string().contains("capabilities.0.output_schema"), "{array}");
+        let untyped = validate(descriptor(json!({}), json!({"type": "object"}))).expect_err("no type");
+        assert!(untyped.to_string().contains("capabilities.0.input_schema: must describe a JSON object"), "{untyped}");
     }
 }

@@ -157,12 +157,17 @@ impl Drop for Registry {
 
 impl Registry {
     fn start(dir: &Path) -> Registry {
+        Registry::start_with(dir, "")
+    }
+
+    /// A registry whose configuration ends with `extra` (YAML).
+    fn start_with(dir: &Path, extra: &str) -> Registry {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let address = format!("127.0.0.1:{port}");
         let root = dir.join("registry");
         let config = dir.join("registry.yml");
         let yaml = format!(
-            "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: {address}\n",
+            "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: {address}\n{extra}",
             root.display()
         );
         std::fs::write(&config, yaml).unwrap();
@@ -175,7 +180,14 @@ impl Registry {
             .expect("docker-registry (Debian: docker-registry)");
         let registry = Registry { child, address, root };
         for _ in 0..100 {
-            if ureq::get(&format!("http://{}/v2/", registry.address)).call().is_ok() {
+            // Up: it answers, if only with 401 when it wants credentials.
+            if let Ok(response) = ureq::get(&format!("http://{}/v2/", registry.address))
+                .config()
+                .http_status_as_error(false)
+                .build()
+                .call()
+                && [200, 401].contains(&response.status().as_u16())
+            {
                 return registry;
             }
             std::thread::sleep(std::time::Duration::from_millis(50));
@@ -295,4 +307,48 @@ fn bundles_travel_through_a_real_oci_registry_signed_and_checked_by_digest() {
     let said = cli(&open, &["install", &format!("oci://{}/elsewhere/echo:v1", registry.address)]);
     assert!(said.starts_with(&format!("installed {layer}")), "{said}");
     assert_eq!(installed(&open), vec![layer.to_string()]);
+}
+
+#[test]
+fn a_registry_that_wants_credentials_gets_them_from_the_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let htpasswd =
+        Command::new("htpasswd").args(["-nbB", "author", "s3cret"]).output().expect("htpasswd (Debian: apache2-utils)");
+    std::fs::write(dir.path().join("htpasswd"), &htpasswd.stdout).unwrap();
+    let auth =
+        format!("auth:\n  htpasswd:\n    realm: jacobian-tests\n    path: {}\n", dir.path().join("htpasswd").display());
+    let registry = Registry::start_with(dir.path(), &auth);
+    let echo = bundle(dir.path(), "echo", "echo.wasm", None);
+    let target = format!("oci://{}/private/echo:1", registry.address);
+    let with = |user: &str, password: &str, args: &[&str]| {
+        Command::new(BIN)
+            .arg("--data-dir")
+            .arg(dir.path().join("data"))
+            .args(args)
+            .env("JACOBIAN_REGISTRY_USER", user)
+            .env("JACOBIAN_REGISTRY_PASSWORD", password)
+            .output()
+            .unwrap()
+    };
+    // No credentials: refused, naming the variables; wrong ones: refused.
+    let (kind, message) = refused(&dir.path().join("data"), &["push", echo.to_str().unwrap(), &target]);
+    assert_eq!(kind, "unauthorized", "{message}");
+    assert!(message.contains("JACOBIAN_REGISTRY_USER"), "{message}");
+    let wrong = with("author", "guess", &["push", echo.to_str().unwrap(), &target]);
+    let envelope: Value = serde_json::from_slice(&wrong.stderr).expect("an envelope");
+    assert_eq!((wrong.status.code(), envelope["error_type"].as_str()), (Some(3), Some("unauthorized")), "{envelope}");
+    // The right ones: pushed, and pulled back.
+    let pushed = with("author", "s3cret", &["push", echo.to_str().unwrap(), &target]);
+    assert!(pushed.status.success(), "{}", String::from_utf8_lossy(&pushed.stderr));
+    let fresh = dir.path().join("fresh");
+    let pulled = Command::new(BIN)
+        .arg("--data-dir")
+        .arg(&fresh)
+        .args(["install", &target])
+        .env("JACOBIAN_REGISTRY_USER", "author")
+        .env("JACOBIAN_REGISTRY_PASSWORD", "s3cret")
+        .output()
+        .unwrap();
+    assert!(pulled.status.success(), "{}", String::from_utf8_lossy(&pulled.stderr));
+    assert_eq!(installed(&fresh), vec![Digest::of(&support::test_guest("echo")).to_string()]);
 }

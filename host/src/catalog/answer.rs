@@ -114,10 +114,12 @@ pub struct FieldSummary {
     pub name: String,
     /// Its JSON Schema type, as the schema spells it (null when it has none).
     #[serde(rename = "type")]
+    #[schemars(schema_with = "json_type_schema")]
     pub json_type: Value,
     /// Whether the schema requires it.
     pub required: bool,
     /// Its description (null when it has none).
+    #[schemars(schema_with = "text_or_null_schema")]
     pub description: Value,
 }
 
@@ -125,6 +127,7 @@ pub struct FieldSummary {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ContractView {
     /// The validation-equivalent input schema (annotations removed).
+    #[schemars(schema_with = "crate::contract::object_schema")]
     pub input_schema: Value,
     /// Validated examples.
     pub examples: Vec<Example>,
@@ -147,8 +150,10 @@ pub struct ContractView {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct FullView {
     /// The output schema (null for verifiers and the router).
+    #[schemars(schema_with = "crate::contract::optional_object_schema")]
     pub output_schema: Option<Value>,
     /// Install audit metadata.
+    #[schemars(schema_with = "crate::contract::object_schema")]
     pub audit: Value,
 }
 
@@ -420,9 +425,20 @@ pub struct InventoryItem {
     /// The component's digest.
     pub component_digest: Digest,
     /// The validation-equivalent input schema (annotations removed).
+    #[schemars(schema_with = "crate::contract::object_schema")]
     pub input_schema: Value,
     /// The input fields that take artifacts, and their types.
     pub accepts: Vec<jacobian_guest::protocol::Accepted>,
     /// The artifact types its results carry.
     pub produces: Vec<String>,
+}
+
+/// A schema's `type` as it spells it: one type name, a list of them, or null.
+fn json_type_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": ["string", "array", "null"], "items": {"type": "string"}})
+}
+
+/// Text, or null.
+fn text_or_null_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": ["string", "null"]})
 }
