@@ -288,7 +288,7 @@ pub struct Diagnostic {
     pub suggestion: String,
     /// Structured details: `path` (dot-path of the offending field),
     /// `errors` (every schema violation), `component` (digest), limits.
-    #[schemars(schema_with = "object_schema")]
+    #[schemars(schema_with = "crate::descriptor::object_schema")]
     pub details: Value,
 }
 
@@ -523,7 +523,7 @@ pub struct CapabilityResult {
     /// Completed or failed.
     pub status: Status,
     /// Operation output (completed calls).
-    #[schemars(schema_with = "optional_object_schema")]
+    #[schemars(schema_with = "crate::descriptor::optional_object_schema")]
     pub output: Option<Value>,
     /// Stored artifacts.
     pub artifacts: Vec<ArtifactRef>,
@@ -591,14 +591,3 @@ pub fn episode_uri(digest: &Digest) -> String {
 
 /// The format tag of an experiment archive.
 pub const ARCHIVE_FORMAT: &str = "jacobian-archive/1";
-
-/// The schema of a free-form JSON object (a field typed `Value` that always
-/// holds one), so published schemas say what such a field is.
-pub fn object_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({"type": "object"})
-}
-
-/// A free-form JSON object, or null.
-pub fn optional_object_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({"type": ["object", "null"]})
-}

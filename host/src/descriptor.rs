@@ -131,6 +131,17 @@ pub fn validate(
     Ok(descriptor)
 }
 
+/// The schema of a free-form JSON object (a field typed `Value` that always
+/// holds one), so published schemas say what such a field is.
+pub fn object_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": "object"})
+}
+
+/// A free-form JSON object, or null.
+pub fn optional_object_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": ["object", "null"]})
+}
+
 /// An input and an output are JSON objects: their schemas say so at the top
 /// (`"type": "object"`), which is also what the tools' published schemas promise.
 fn of_objects(schema: &Value) -> Result<(), String> {

@@ -12,13 +12,15 @@
 //! digest pins the signature too.
 //!
 //! Pulling checks every byte against the digest it was asked for by: the
-//! manifest against `@sha256:…` when pinned, the config and the layer
-//! against the manifest, the declared sizes before anything is read. Plain
+//! manifest against `@sha256:…` when pinned, the layer against the
+//! manifest's digest and size (the size before anything is read). Plain
 //! HTTP is used for a registry on this machine only (`localhost`,
 //! `127.0.0.0/8`, `[::1]`); every other registry is HTTPS. Credentials, when
 //! a registry wants them, come from `JACOBIAN_REGISTRY_USER` and
-//! `JACOBIAN_REGISTRY_PASSWORD` (Basic, or Bearer tokens from the registry's
-//! token service, as its `WWW-Authenticate` challenge says).
+//! `JACOBIAN_REGISTRY_PASSWORD` and go only to the registry
+//! `JACOBIAN_REGISTRY_HOST` names (Basic, or for a Bearer token to the token
+//! service its challenge names, over HTTPS); no `Authorization` goes to
+//! another origin (a redirect, an upload `Location` elsewhere).
 
 use std::time::Duration;
 
@@ -147,72 +149,142 @@ pub struct Pulled {
     pub manifest_digest: Digest,
 }
 
-/// A session with one registry: its agent and the credentials it asked for.
+/// A session with one registry: its agent, its origin, and the
+/// `Authorization` it last answered a challenge with.
 struct Session {
     agent: ureq::Agent,
+    registry: String,
+    origin: String,
     authorization: Option<String>,
+    answered: Option<String>,
 }
 
-fn credentials() -> Option<(String, String)> {
+/// The operator's credentials for `registry`: `JACOBIAN_REGISTRY_USER` and
+/// `JACOBIAN_REGISTRY_PASSWORD`, which go to the one registry
+/// `JACOBIAN_REGISTRY_HOST` names (`host[:port]`) and to no other.
+fn credentials(registry: &str) -> Option<(String, String)> {
+    let host = std::env::var("JACOBIAN_REGISTRY_HOST").ok()?;
+    if !host.eq_ignore_ascii_case(registry) {
+        return None;
+    }
     Some((std::env::var("JACOBIAN_REGISTRY_USER").ok()?, std::env::var("JACOBIAN_REGISTRY_PASSWORD").ok()?))
+}
+
+/// `scheme://authority` of a URL.
+fn origin(url: &str) -> &str {
+    let authority = url.find("://").map_or(0, |i| i + 3);
+    &url[..url[authority..].find('/').map_or(url.len(), |i| authority + i)]
+}
+
+/// A `WWW-Authenticate` challenge: its scheme and its `key="value"` parameters
+/// (a quoted value may hold commas, as a scope's `pull,push` does).
+pub fn parse_challenge(header: &str) -> (String, Vec<(String, String)>) {
+    let header = header.trim();
+    let (scheme, mut rest) = header.split_once(' ').unwrap_or((header, ""));
+    let mut params = Vec::new();
+    loop {
+        rest = rest.trim_start_matches([' ', ',']);
+        let Some((key, after)) = rest.split_once('=') else { break };
+        let (value, next) = match after.strip_prefix('"') {
+            Some(quoted) => {
+                let (mut value, mut escaped, mut end) = (String::new(), false, quoted.len());
+                for (i, c) in quoted.char_indices() {
+                    match c {
+                        _ if escaped => {
+                            value.push(c);
+                            escaped = false;
+                        }
+                        '\\' => escaped = true,
+                        '"' => {
+                            end = i + 1;
+                            break;
+                        }
+                        c => value.push(c),
+                    }
+                }
+                (value, &quoted[end.min(quoted.len())..])
+            }
+            None => {
+                let end = after.find(',').unwrap_or(after.len());
+                (after[..end].trim().to_owned(), &after[end..])
+            }
+        };
+        params.push((key.trim().to_ascii_lowercase(), value));
+        rest = next;
+    }
+    (scheme.to_owned(), params)
 }
 
 impl Session {
     fn new(reference: &Reference) -> Session {
+        let base = reference.base();
         let config = ureq::Agent::config_builder()
-            .https_only(reference.base().starts_with("https://"))
+            .https_only(base.starts_with("https://"))
             .timeout_global(Some(TIMEOUT))
             .http_status_as_error(false)
             .max_redirects(5)
             .build();
-        Session { agent: ureq::Agent::new_with_config(config), authorization: None }
+        Session {
+            agent: ureq::Agent::new_with_config(config),
+            registry: reference.registry.clone(),
+            origin: origin(&base).to_owned(),
+            authorization: None,
+            answered: None,
+        }
     }
 
-    /// Send a request, answering one authentication challenge.
+    /// Send a request (with the session's `Authorization` only to the
+    /// registry's own origin), answering a challenge the session has not
+    /// answered yet: a token for pulling is challenged again for pushing.
     fn send(
         &mut self,
         url: &str,
         request: impl Fn(&ureq::Agent, Option<&str>) -> Result<ureq::http::Response<ureq::Body>, ureq::Error>,
     ) -> Result<ureq::http::Response<ureq::Body>, OciError> {
         let unreachable = |e: ureq::Error| OciError::Unreachable { url: url.to_owned(), message: e.to_string() };
-        let response = request(&self.agent, self.authorization.as_deref()).map_err(unreachable)?;
-        if response.status() != 401 || self.authorization.is_some() {
-            return Ok(response);
-        }
+        let ours = origin(url).eq_ignore_ascii_case(&self.origin);
+        let authorization = |session: &Session| session.authorization.clone().filter(|_| ours);
+        let response = request(&self.agent, authorization(self).as_deref()).map_err(unreachable)?;
         let challenge =
             response.headers().get("www-authenticate").and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
+        if response.status() != 401 || !ours || self.answered.as_deref() == Some(challenge.as_str()) {
+            return Ok(response);
+        }
         self.authorization = Some(self.answer(url, &challenge)?);
-        request(&self.agent, self.authorization.as_deref()).map_err(unreachable)
+        self.answered = Some(challenge);
+        request(&self.agent, authorization(self).as_deref()).map_err(unreachable)
     }
 
     /// The `Authorization` header that answers a `WWW-Authenticate` challenge.
     fn answer(&self, url: &str, challenge: &str) -> Result<String, OciError> {
         let refused = |message: String| OciError::Refused { url: url.to_owned(), status: 401, message };
-        let basic =
-            credentials().map(|(user, password)| format!("Basic {}", BASE64.encode(format!("{user}:{password}"))));
-        let (scheme, params) = challenge.split_once(' ').unwrap_or((challenge, ""));
+        let basic = credentials(&self.registry)
+            .map(|(user, password)| format!("Basic {}", BASE64.encode(format!("{user}:{password}"))));
+        let (scheme, params) = parse_challenge(challenge);
         if scheme.eq_ignore_ascii_case("basic") {
             return basic.ok_or_else(|| {
-                refused(
-                    "the registry wants credentials: set JACOBIAN_REGISTRY_USER and JACOBIAN_REGISTRY_PASSWORD".into(),
-                )
+                refused(format!(
+                    "the registry wants credentials: set JACOBIAN_REGISTRY_HOST={} with JACOBIAN_REGISTRY_USER and \
+                     JACOBIAN_REGISTRY_PASSWORD",
+                    self.registry
+                ))
             });
         }
         if !scheme.eq_ignore_ascii_case("bearer") {
             return Err(refused(format!("unsupported authentication challenge {challenge:?}")));
         }
-        let param = |name: &str| {
-            params.split(',').find_map(|p| {
-                let (key, value) = p.trim().split_once('=')?;
-                (key.trim() == name).then(|| value.trim().trim_matches('"').to_owned())
-            })
-        };
+        let param = |name: &str| params.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
         let realm = param("realm").ok_or_else(|| refused("a Bearer challenge without a realm".into()))?;
+        // Credentials go to a token service over HTTPS (or on this machine) only.
+        if !crate::auth::jwt::fetchable(&realm) {
+            return Err(refused(format!("the token service {realm} is neither https nor on this machine")));
+        }
         let query: Vec<String> = ["service", "scope"]
             .into_iter()
             .filter_map(|name| Some(format!("{name}={}", encode(&param(name)?))))
             .collect();
-        let token_url = if query.is_empty() { realm } else { format!("{realm}?{}", query.join("&")) };
+        let separator = if realm.contains('?') { '&' } else { '?' };
+        let token_url = if query.is_empty() { realm } else { format!("{realm}{separator}{}", query.join("&")) };
         let mut get = self.agent.get(&token_url);
         if let Some(basic) = &basic {
             get = get.header("Authorization", basic);
@@ -220,10 +292,11 @@ impl Session {
         let mut response =
             get.call().map_err(|e| OciError::Unreachable { url: token_url.clone(), message: e.to_string() })?;
         if response.status() != 200 {
+            let status = response.status().as_u16();
             return Err(OciError::Refused {
                 url: token_url,
-                status: response.status().as_u16(),
-                message: "no token".into(),
+                status,
+                message: "the token service gave no token".into(),
             });
         }
         let body = read(&mut response, MAX_DOCUMENT_BYTES, &token_url)?;
@@ -331,7 +404,10 @@ pub fn pull(reference: &Reference) -> Result<Pulled, OciError> {
     if response.status() != 200 {
         return Err(refused(&url, &mut response));
     }
-    let bytes = read(&mut response, size + 1, &url)?;
+    // Read into room for the declared size: no doubling past it for a large layer.
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    std::io::Read::read_to_end(&mut response.body_mut().with_config().limit(size + 1).reader(), &mut bytes)
+        .map_err(|e| OciError::Unreachable { url: url.clone(), message: e.to_string() })?;
     let actual = Digest::of(&bytes);
     if actual != layer_digest || bytes.len() as u64 != size {
         return Err(OciError::DigestMismatch { what: "layer", expected: layer_digest.to_string(), actual });
@@ -415,13 +491,17 @@ fn upload_blob(session: &mut Session, reference: &Reference, bytes: &[u8]) -> Re
     if response.status() != 202 {
         return Err(refused(&url, &mut response));
     }
-    let location = response.headers().get("location").and_then(|v| v.to_str().ok()).unwrap_or_default();
-    let location = if location.starts_with('/') {
-        let base = reference.base();
-        let origin = &base[..base.find("/v2/").unwrap_or(base.len())];
-        format!("{origin}{location}")
-    } else {
-        location.to_owned()
+    let Some(location) = response.headers().get("location").and_then(|v| v.to_str().ok()).filter(|l| !l.is_empty())
+    else {
+        return Err(OciError::Refused {
+            url,
+            status: 202,
+            message: "the upload was started without a Location".into(),
+        });
+    };
+    let location = match location {
+        absolute if absolute.contains("://") => absolute.to_owned(),
+        path => format!("{}/{}", origin(&reference.base()), path.trim_start_matches('/')),
     };
     let separator = if location.contains('?') { '&' } else { '?' };
     let url = format!("{location}{separator}digest={}", encode(&digest.to_string()));
@@ -436,4 +516,42 @@ fn upload_blob(session: &mut Session, reference: &Reference, bytes: &[u8]) -> Re
         return Err(refused(&url, &mut response));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn challenges_keep_quoted_commas_and_escapes() {
+        // The distribution spec's example, with a push scope.
+        let (scheme, params) = parse_challenge(
+            r#"Bearer realm="https://auth.docker.io/token",service="registry.docker.io",scope="repository:samalba/my-app:pull,push""#,
+        );
+        assert_eq!(scheme, "Bearer");
+        let expected = [
+            ("realm", "https://auth.docker.io/token"),
+            ("service", "registry.docker.io"),
+            ("scope", "repository:samalba/my-app:pull,push"),
+        ];
+        assert_eq!(params, expected.map(|(k, v)| (k.to_owned(), v.to_owned())));
+        let (scheme, params) = parse_challenge(r#"Basic realm="a \"quoted\" realm", charset=UTF-8"#);
+        assert_eq!(scheme, "Basic");
+        assert_eq!(params[0].1, "a \"quoted\" realm");
+        assert_eq!(params[1], ("charset".to_owned(), "UTF-8".to_owned()));
+    }
+
+    #[test]
+    fn references_and_origins() {
+        let pinned = format!("oci://127.0.0.1:5000/a/b@sha256:{}", "0".repeat(64));
+        let reference = Reference::parse(&pinned).unwrap();
+        assert_eq!((reference.repository.as_str(), reference.tag.as_deref()), ("a/b", None));
+        assert_eq!(Reference::parse("oci://ghcr.io/org/x").unwrap().tag.as_deref(), Some("latest"));
+        for bad in ["ghcr.io/x:1", "oci://ghcr.io", "oci://ghcr.io/Upper:1", "oci://ghcr.io/x:-bad", "oci://h/x@abc"] {
+            assert!(Reference::parse(bad).is_err(), "{bad}");
+        }
+        assert_eq!(origin("https://r.example:5000/v2/x/blobs/uploads/"), "https://r.example:5000");
+        assert_eq!(reference.base(), "http://127.0.0.1:5000/v2/a/b");
+        assert_eq!(Reference::parse("oci://ghcr.io/org/x:1").unwrap().base(), "https://ghcr.io/v2/org/x");
+    }
 }

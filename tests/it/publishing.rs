@@ -242,10 +242,14 @@ fn bundles_travel_through_a_real_oci_registry_signed_and_checked_by_digest() {
     let sneaky = bundle(dir.path(), "sneaky", "sneaky.wasm", None);
     let refusal = run(&dir.path().join("author"), &["push", sneaky.to_str().unwrap(), &format!("{base}/sneaky:1.0")]);
     assert_eq!(refusal.status.code(), Some(3));
-    assert_eq!(
-        ureq::get(&registry.url("jacobian/sneaky/manifests/1.0")).call().map(|r| r.status().as_u16()).unwrap_or(404),
-        404
-    );
+    let sneaky_manifest = ureq::get(&registry.url("jacobian/sneaky/manifests/1.0"))
+        .header("Accept", "application/vnd.oci.image.manifest.v1+json")
+        .config()
+        .http_status_as_error(false)
+        .build()
+        .call()
+        .expect("the registry answers");
+    assert_eq!(sneaky_manifest.status().as_u16(), 404, "a refused bundle is not pushed");
 
     // The artifact is the CNCF layout: a wasm config, one application/wasm layer that is the component.
     let text = ureq::get(&registry.url("jacobian/echo/manifests/1.0"))
@@ -283,7 +287,16 @@ fn bundles_travel_through_a_real_oci_registry_signed_and_checked_by_digest() {
     assert!(installed(&fresh).is_empty());
     bytes[1000] ^= 0x01;
     std::fs::write(&layer, &bytes).unwrap();
-    // A pinned digest that is not the manifest's, and a tag that is not there.
+    // A manifest whose stored bytes changed no longer hashes to the pinned digest.
+    let manifest_digest: Digest = pinned.rsplit_once('@').unwrap().1.parse().unwrap();
+    let manifest_file = registry.blob_file(&manifest_digest);
+    let original = std::fs::read(&manifest_file).unwrap();
+    std::fs::write(&manifest_file, [&original[..], b" "].concat()).unwrap();
+    let (kind, message) = refused(&fresh, &["install", &pinned]);
+    assert_eq!(kind, "digest_mismatch", "{message}");
+    assert!(message.starts_with("manifest sha256:"), "{message}");
+    std::fs::write(&manifest_file, &original).unwrap();
+    // A pinned digest the registry does not hold, and a tag that is not there.
     let wrong = format!("{base}/echo@{}", Digest::of(b"another manifest"));
     assert_eq!(refused(&fresh, &["install", &wrong]).0, "not_found");
     assert_eq!(refused(&fresh, &["install", &format!("{base}/echo:2.0")]).0, "not_found");
@@ -320,11 +333,12 @@ fn a_registry_that_wants_credentials_gets_them_from_the_environment() {
     let registry = Registry::start_with(dir.path(), &auth);
     let echo = bundle(dir.path(), "echo", "echo.wasm", None);
     let target = format!("oci://{}/private/echo:1", registry.address);
-    let with = |user: &str, password: &str, args: &[&str]| {
+    let with = |host: &str, user: &str, password: &str, args: &[&str]| {
         Command::new(BIN)
             .arg("--data-dir")
             .arg(dir.path().join("data"))
             .args(args)
+            .env("JACOBIAN_REGISTRY_HOST", host)
             .env("JACOBIAN_REGISTRY_USER", user)
             .env("JACOBIAN_REGISTRY_PASSWORD", password)
             .output()
@@ -333,18 +347,24 @@ fn a_registry_that_wants_credentials_gets_them_from_the_environment() {
     // No credentials: refused, naming the variables; wrong ones: refused.
     let (kind, message) = refused(&dir.path().join("data"), &["push", echo.to_str().unwrap(), &target]);
     assert_eq!(kind, "unauthorized", "{message}");
-    assert!(message.contains("JACOBIAN_REGISTRY_USER"), "{message}");
-    let wrong = with("author", "guess", &["push", echo.to_str().unwrap(), &target]);
+    assert!(message.contains("JACOBIAN_REGISTRY_USER") && message.contains(&registry.address), "{message}");
+    let wrong = with(&registry.address, "author", "guess", &["push", echo.to_str().unwrap(), &target]);
     let envelope: Value = serde_json::from_slice(&wrong.stderr).expect("an envelope");
     assert_eq!((wrong.status.code(), envelope["error_type"].as_str()), (Some(3), Some("unauthorized")), "{envelope}");
-    // The right ones: pushed, and pulled back.
-    let pushed = with("author", "s3cret", &["push", echo.to_str().unwrap(), &target]);
+    // The right ones, meant for another registry: not sent here.
+    let elsewhere = with("registry.example:5000", "author", "s3cret", &["push", echo.to_str().unwrap(), &target]);
+    let envelope: Value = serde_json::from_slice(&elsewhere.stderr).expect("an envelope");
+    assert_eq!(envelope["error_type"], "unauthorized", "{envelope}");
+    assert!(envelope["error"].as_str().unwrap().contains("JACOBIAN_REGISTRY_HOST"), "{envelope}");
+    // The right ones for this registry: pushed, and pulled back.
+    let pushed = with(&registry.address, "author", "s3cret", &["push", echo.to_str().unwrap(), &target]);
     assert!(pushed.status.success(), "{}", String::from_utf8_lossy(&pushed.stderr));
     let fresh = dir.path().join("fresh");
     let pulled = Command::new(BIN)
         .arg("--data-dir")
         .arg(&fresh)
         .args(["install", &target])
+        .env("JACOBIAN_REGISTRY_HOST", &registry.address)
         .env("JACOBIAN_REGISTRY_USER", "author")
         .env("JACOBIAN_REGISTRY_PASSWORD", "s3cret")
         .output()

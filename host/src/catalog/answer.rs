@@ -127,7 +127,7 @@ pub struct FieldSummary {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ContractView {
     /// The validation-equivalent input schema (annotations removed).
-    #[schemars(schema_with = "crate::contract::object_schema")]
+    #[schemars(schema_with = "crate::descriptor::object_schema")]
     pub input_schema: Value,
     /// Validated examples.
     pub examples: Vec<Example>,
@@ -150,10 +150,10 @@ pub struct ContractView {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct FullView {
     /// The output schema (null for verifiers and the router).
-    #[schemars(schema_with = "crate::contract::optional_object_schema")]
+    #[schemars(schema_with = "crate::descriptor::optional_object_schema")]
     pub output_schema: Option<Value>,
     /// Install audit metadata.
-    #[schemars(schema_with = "crate::contract::object_schema")]
+    #[schemars(schema_with = "crate::descriptor::object_schema")]
     pub audit: Value,
 }
 
@@ -425,7 +425,7 @@ pub struct InventoryItem {
     /// The component's digest.
     pub component_digest: Digest,
     /// The validation-equivalent input schema (annotations removed).
-    #[schemars(schema_with = "crate::contract::object_schema")]
+    #[schemars(schema_with = "crate::descriptor::object_schema")]
     pub input_schema: Value,
     /// The input fields that take artifacts, and their types.
     pub accepts: Vec<jacobian_guest::protocol::Accepted>,
