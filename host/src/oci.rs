@@ -309,6 +309,14 @@ impl Session {
     }
 }
 
+/// `request` with the session's `Authorization`, when [`Session::send`] gives one.
+fn authorized<B>(request: ureq::RequestBuilder<B>, auth: Option<&str>) -> ureq::RequestBuilder<B> {
+    match auth {
+        Some(auth) => request.header("Authorization", auth),
+        None => request,
+    }
+}
+
 fn encode(text: &str) -> String {
     text.bytes()
         .map(|b| {
@@ -354,13 +362,8 @@ pub fn pull(reference: &Reference) -> Result<Pulled, OciError> {
     let mut session = Session::new(reference);
     let not_bundle = |message: String| OciError::NotABundle { reference: reference.to_string(), message };
     let url = format!("{}/manifests/{}", reference.base(), reference.manifest_ref());
-    let mut response = session.send(&url, |agent, auth| {
-        let get = agent.get(&url).header("Accept", MANIFEST_MEDIA_TYPE);
-        match auth {
-            Some(auth) => get.header("Authorization", auth).call(),
-            None => get.call(),
-        }
-    })?;
+    let mut response = session
+        .send(&url, |agent, auth| authorized(agent.get(&url).header("Accept", MANIFEST_MEDIA_TYPE), auth).call())?;
     if response.status() != 200 {
         return Err(refused(&url, &mut response));
     }
@@ -397,10 +400,7 @@ pub fn pull(reference: &Reference) -> Result<Pulled, OciError> {
         return Err(not_bundle(format!("its layer is {size} bytes, above the {MAX_LAYER_BYTES} pulled")));
     }
     let url = format!("{}/blobs/{layer_digest}", reference.base());
-    let mut response = session.send(&url, |agent, auth| match auth {
-        Some(auth) => agent.get(&url).header("Authorization", auth).call(),
-        None => agent.get(&url).call(),
-    })?;
+    let mut response = session.send(&url, |agent, auth| authorized(agent.get(&url), auth).call())?;
     if response.status() != 200 {
         return Err(refused(&url, &mut response));
     }
@@ -460,11 +460,7 @@ pub fn push(
     let body = serde_json::to_vec(&manifest).unwrap_or_default();
     let url = format!("{}/manifests/{tag}", reference.base());
     let mut response = session.send(&url, |agent, auth| {
-        let put = agent.put(&url).header("Content-Type", MANIFEST_MEDIA_TYPE);
-        match auth {
-            Some(auth) => put.header("Authorization", auth).send(&body[..]),
-            None => put.send(&body[..]),
-        }
+        authorized(agent.put(&url).header("Content-Type", MANIFEST_MEDIA_TYPE), auth).send(&body[..])
     })?;
     if response.status() != 201 {
         return Err(refused(&url, &mut response));
@@ -476,18 +472,12 @@ pub fn push(
 fn upload_blob(session: &mut Session, reference: &Reference, bytes: &[u8]) -> Result<(), OciError> {
     let digest = Digest::of(bytes);
     let url = format!("{}/blobs/{digest}", reference.base());
-    let response = session.send(&url, |agent, auth| match auth {
-        Some(auth) => agent.head(&url).header("Authorization", auth).call(),
-        None => agent.head(&url).call(),
-    })?;
+    let response = session.send(&url, |agent, auth| authorized(agent.head(&url), auth).call())?;
     if response.status() == 200 {
         return Ok(());
     }
     let url = format!("{}/blobs/uploads/", reference.base());
-    let mut response = session.send(&url, |agent, auth| match auth {
-        Some(auth) => agent.post(&url).header("Authorization", auth).send_empty(),
-        None => agent.post(&url).send_empty(),
-    })?;
+    let mut response = session.send(&url, |agent, auth| authorized(agent.post(&url), auth).send_empty())?;
     if response.status() != 202 {
         return Err(refused(&url, &mut response));
     }
@@ -506,11 +496,7 @@ fn upload_blob(session: &mut Session, reference: &Reference, bytes: &[u8]) -> Re
     let separator = if location.contains('?') { '&' } else { '?' };
     let url = format!("{location}{separator}digest={}", encode(&digest.to_string()));
     let mut response = session.send(&url, |agent, auth| {
-        let put = agent.put(&url).header("Content-Type", "application/octet-stream");
-        match auth {
-            Some(auth) => put.header("Authorization", auth).send(bytes),
-            None => put.send(bytes),
-        }
+        authorized(agent.put(&url).header("Content-Type", "application/octet-stream"), auth).send(bytes)
     })?;
     if response.status() != 201 {
         return Err(refused(&url, &mut response));
