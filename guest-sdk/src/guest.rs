@@ -230,6 +230,49 @@ pub fn read_artifact_json<T: DeserializeOwned>(uri_or_digest: &str) -> Result<T,
     serde_json::from_slice(&bytes).map_err(|e| format!("artifact {uri_or_digest}: {e}"))
 }
 
+/// The file an upload artifact carries (one brought in by `jacobian artifact
+/// put` or `PUT /artifacts/sha256/…`, above the input limit), read in
+/// ranges through [`std::io::Read`]: a proof of hundreds of megabytes is
+/// streamed, never held whole. The artifact must be named by the request.
+pub struct ArtifactFile {
+    digest: String,
+    offset: u64,
+    len: u64,
+}
+
+impl ArtifactFile {
+    /// Open the file the upload artifact `uri_or_digest` carries.
+    pub fn open(uri_or_digest: &str) -> Result<Self, String> {
+        let digest = uri_or_digest.strip_prefix("artifact://sha256/").unwrap_or(uri_or_digest).to_owned();
+        let len = __private::host_file_size(&digest)?;
+        Ok(ArtifactFile { digest, offset: 0, len })
+    }
+
+    /// Its length in bytes.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether it is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl std::io::Read for ArtifactFile {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.offset >= self.len || buf.is_empty() {
+            return Ok(0);
+        }
+        let want = buf.len().min(4 << 20) as u32;
+        let bytes = __private::host_read_file(&self.digest, self.offset, want).map_err(std::io::Error::other)?;
+        let n = bytes.len().min(buf.len());
+        buf[..n].copy_from_slice(&bytes[..n]);
+        self.offset += n as u64;
+        Ok(n)
+    }
+}
+
 /// Read the artifact at `uri`, named by the input field `field`, and check that
 /// it has `schema`; every failure is a [`Refusal`] naming the field.
 pub fn read_input_artifact(field: &str, uri: &str, schema: &str) -> Result<crate::ArtifactEnvelope<Value>, Refusal> {
@@ -358,6 +401,14 @@ pub mod __private {
 
     pub fn host_read_artifact(digest: &str) -> Result<Vec<u8>, String> {
         host_bindings::read_artifact(digest)
+    }
+
+    pub fn host_file_size(digest: &str) -> Result<u64, String> {
+        host_bindings::file_size(digest)
+    }
+
+    pub fn host_read_file(digest: &str, offset: u64, length: u32) -> Result<Vec<u8>, String> {
+        host_bindings::read_file(digest, offset, length)
     }
 
     pub fn provider(name: &str, version: &str, licence: &str) -> Provider {

@@ -38,6 +38,8 @@ mod floor;
 mod ideals;
 #[path = "../../tests/it/mcp_http.rs"]
 mod mcp_http;
+#[path = "support/proofs.rs"]
+mod proofs;
 #[path = "../../tests/it/random_laws.rs"]
 mod random_laws;
 use mcp_http::{HttpClient, resident_kib};
@@ -1438,6 +1440,12 @@ fn main() {
         let runtime = open(dir.path());
         let satlib = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/testdata/sat/satlib");
         cadical::figures(&|id, input| call(&runtime, id, input), &satlib);
+    }
+    if run("sat_proofs") {
+        // A check of a few hundred MB: room for its fuel.
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(dir.path().join("policy.toml"), "[budgets]\nfuel = 2000000000000\n").expect("policy");
+        proofs::figures(&open(dir.path()));
     }
     if run("ideals") {
         let dir = tempfile::tempdir().expect("temp dir");

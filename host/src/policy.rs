@@ -38,6 +38,9 @@ pub struct Policy {
     /// Publishers whose signatures installs accept, and whether installs need one; absent: none.
     #[serde(default, skip_serializing_if = "crate::publishers::Publishers::is_default")]
     pub publishers: crate::publishers::Publishers,
+    /// Files brought in above the input limit (`jacobian artifact put`, `PUT /artifacts/…`); absent: the defaults.
+    #[serde(default, skip_serializing_if = "Uploads::is_default")]
+    pub uploads: Uploads,
     /// [`Policy::digest`], once computed: every invocation records it. A
     /// clone starts without it, so a policy cloned and then changed (as the
     /// runtime does to deny every checker) computes its own. A policy is
@@ -68,6 +71,33 @@ impl Eq for DigestCell {}
 impl std::fmt::Debug for DigestCell {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("..")
+    }
+}
+
+/// What an upload may be: `[uploads]` in the policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Uploads {
+    /// The largest file taken, in bytes; a larger one is refused before it is
+    /// stored (by its declared length, or when its bytes pass the bound).
+    #[serde(default = "default_upload_bytes")]
+    pub max_bytes: u64,
+}
+
+/// 1 GiB.
+fn default_upload_bytes() -> u64 {
+    1 << 30
+}
+
+impl Default for Uploads {
+    fn default() -> Self {
+        Uploads { max_bytes: default_upload_bytes() }
+    }
+}
+
+impl Uploads {
+    fn is_default(&self) -> bool {
+        *self == Uploads::default()
     }
 }
 
@@ -195,6 +225,7 @@ impl Default for Policy {
             experiments: Default::default(),
             quotas: Default::default(),
             publishers: Default::default(),
+            uploads: Default::default(),
             digest: DigestCell::default(),
         }
     }
@@ -218,6 +249,9 @@ impl Policy {
             if value == 0 {
                 return Err(PolicyError::Zero { field });
             }
+        }
+        if policy.uploads.max_bytes == 0 {
+            return Err(PolicyError::Zero { field: "uploads.max_bytes" });
         }
         policy.publishers.validate().map_err(PolicyError::Publishers)?;
         if b.wall_ms > MAX_WALL_MS {
@@ -254,12 +288,14 @@ impl Policy {
     /// a call runs (changing a quota neither splits an experiment nor shows
     /// one tenant's quota in another's archive), and without the publishers,
     /// which only decide what may be installed (an archive carries each
-    /// component's own signature instead).
+    /// component's own signature instead), and without the upload bound,
+    /// which only decides what may be stored (an upload is named by its digest).
     pub fn recorded(&self) -> serde_json::Value {
         let mut value = serde_json::to_value(self).unwrap_or_default();
         if let Some(map) = value.as_object_mut() {
             map.remove("quotas");
             map.remove("publishers");
+            map.remove("uploads");
         }
         value
     }

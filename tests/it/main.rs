@@ -42,6 +42,7 @@ mod stores;
 mod support;
 mod trust;
 mod upgrade;
+mod uploads;
 mod workspace;
 mod workspace_props;
 mod workspace_server;

@@ -15,6 +15,8 @@ use serde_json::json;
 const CNF_SCHEMA: &str = "jacobian:sat/cnf@1";
 const LRAT_SCHEMA: &str = "jacobian:sat/lrat@1";
 const MODEL_SCHEMA: &str = "jacobian:sat/model@1";
+/// An uploaded LRAT proof file, text or binary (`jacobian artifact put FILE --schema jacobian:sat/lrat-file@1`).
+const LRAT_FILE_SCHEMA: &str = "jacobian:sat/lrat-file@1";
 /// Three pigeons in two holes (variable 2(i-1)+j: pigeon i in hole j): unsatisfiable.
 pub const PIGEONHOLE_3_2: &str =
     "p cnf 6 9\n1 2 0\n3 4 0\n5 6 0\n-1 -3 0\n-1 -5 0\n-3 -5 0\n-2 -4 0\n-2 -6 0\n-4 -6 0\n";
@@ -74,25 +76,34 @@ LRAT id i + 1). Bounds: 100000 variables, 1000000 clauses.";
     }
 }
 
-/// An LRAT proof from any tool, for a stored CNF.
+/// An LRAT proof from any tool, for a stored CNF: inline or uploaded, exactly one.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(extend("oneOf" = [{"required": ["lrat"]}, {"required": ["proof"]}]))]
 pub struct CertificateInput {
     /// URI of the CNF artifact the proof is about.
     #[schemars(regex(pattern = r"^artifact://sha256/[0-9a-f]{64}$"))]
     pub cnf: String,
-    /// The LRAT proof text.
+    /// The LRAT proof text (up to the input limit). Give this or `proof`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 64_000_000))]
-    pub lrat: String,
+    pub lrat: Option<String>,
+    /// URI of an uploaded proof file (`jacobian:sat/lrat-file@1`, text or binary LRAT, of any size up to the
+    /// operator's upload bound). Give this or `lrat`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^artifact://sha256/[0-9a-f]{64}$"))]
+    pub proof: Option<String>,
 }
 
 /// The stored certificate.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct CertificateOutput {
-    /// Lemma lines.
-    pub lemmas: u64,
-    /// Deletion lines.
-    pub deletions: u64,
+    /// Lemma lines (proof text given inline; an uploaded file is not read here).
+    pub lemmas: Option<u64>,
+    /// Deletion lines (likewise).
+    pub deletions: Option<u64>,
+    /// The proof's length in bytes.
+    pub bytes: u64,
 }
 
 pub struct ConstructCertificate;
@@ -102,13 +113,14 @@ impl Capability for ConstructCertificate {
     const TITLE: &'static str = "Store an LRAT proof for a CNF artifact";
     const OUTCOME: &'static str =
         "an LRAT certificate artifact bound to one CNF artifact, ready for the independent checker";
-    const DESCRIPTION: &'static str = "Checks LRAT syntax only (every line `id literals 0 hints 0` or `id d ids 0`) and \
-binds the proof to the CNF artifact. Whether the proof is valid is decided by sat.certificate.verify, never here.";
+    const DESCRIPTION: &'static str = "Binds an LRAT proof to the CNF artifact: proof text given inline (`lrat`, its syntax \
+checked: every line `id literals 0 hints 0` or `id d ids 0`), or an uploaded proof file (`proof`, text or binary LRAT \
+of hundreds of megabytes, not read here). Whether the proof is valid is decided by sat.certificate.verify, never here.";
     const TAGS: &'static [&'static str] = &["sat", "lrat", "proof", "certificate", "construct"];
     const INPUT_KIND: InputKind = InputKind::TypedArtifact;
     const CHECKS: &'static [Check] = &[LRAT_CHECK];
     const ARTIFACT_TYPES: &'static [&'static str] = &[LRAT_SCHEMA];
-    const ACCEPTS: &'static [(&'static str, &'static str)] = &[("cnf", CNF_SCHEMA)];
+    const ACCEPTS: &'static [(&'static str, &'static str)] = &[("cnf", CNF_SCHEMA), ("proof", LRAT_FILE_SCHEMA)];
     type Input = CertificateInput;
     type Output = CertificateOutput;
 
@@ -117,21 +129,34 @@ binds the proof to the CNF artifact. Whether the proof is valid is decided by sa
         vec![
             Recipe::new("an outside LRAT proof that x1 and not x1 contradict")
                 .step(ConstructCnf::ID, ConstructInput { dimacs: dimacs.into() })
-                .then(CertificateInput { cnf: artifact_of(0, "cnf"), lrat: lrat.into() }),
+                .then(CertificateInput { cnf: artifact_of(0, "cnf"), lrat: Some(lrat.into()), proof: None }),
         ]
     }
 
     fn run(input: CertificateInput) -> Result<Produced<CertificateOutput>, Refusal> {
         read_input_artifact("cnf", &input.cnf, CNF_SCHEMA)?;
-        let (lemmas, deletions) = dimacs::lrat_syntax(&input.lrat).map_err(|e| Refusal::at("lrat", e))?;
-        let content = json!({"cnf": input.cnf, "format": "lrat", "proof": input.lrat});
-        Ok(Produced::proposed(
-            CertificateOutput { lemmas, deletions },
-            Scope::exhaustive("exactly the supplied proof text"),
-        )
-        .artifact("certificate", LRAT_SCHEMA, &content)
-        .obligation("an independent check that the proof derives the empty clause from this CNF")
-        .verify_with(LRAT_CHECK.route("lrat", "certificate")))
+        let (output, content) = match (input.lrat, input.proof) {
+            (Some(lrat), None) => {
+                let (lemmas, deletions) = dimacs::lrat_syntax(&lrat).map_err(|e| Refusal::at("lrat", e))?;
+                let output =
+                    CertificateOutput { lemmas: Some(lemmas), deletions: Some(deletions), bytes: lrat.len() as u64 };
+                (output, json!({"cnf": input.cnf, "format": "lrat", "proof": lrat}))
+            }
+            (None, Some(proof)) => {
+                let upload = read_input_artifact("proof", &proof, LRAT_FILE_SCHEMA)?;
+                let bytes =
+                    upload.content["bytes"].as_u64().ok_or_else(|| Refusal::at("proof", "not an uploaded file"))?;
+                let output = CertificateOutput { lemmas: None, deletions: None, bytes };
+                (output, json!({"cnf": input.cnf, "format": "lrat", "proof_file": proof}))
+            }
+            _ => {
+                return Err(Refusal::at("proof", "give the proof either inline (lrat) or as an uploaded file (proof)"));
+            }
+        };
+        Ok(Produced::proposed(output, Scope::exhaustive("exactly the supplied proof"))
+            .artifact("certificate", LRAT_SCHEMA, &content)
+            .obligation("an independent check that the proof derives the empty clause from this CNF")
+            .verify_with(LRAT_CHECK.route("lrat", "certificate")))
     }
 }
 

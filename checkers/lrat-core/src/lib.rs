@@ -2,7 +2,6 @@
 //! every clause, LRAT proofs by hinted unit propagation (RUP steps), RAT steps
 //! with their candidate groups, and deletions. Shares no code with any solver.
 
-use std::collections::BTreeMap;
 use std::fmt;
 
 /// A CNF formula: clauses of non-zero DIMACS literals, clause `i` has id `i + 1`.
@@ -72,18 +71,37 @@ pub struct ProofSummary {
     pub empty_clause_id: u64,
 }
 
+/// Why a proof was not accepted: it was read and is wrong, or it could not be read.
+#[derive(Debug)]
+pub enum ProofError {
+    /// The proof was read and a step does not check (or the empty clause never comes).
+    Rejected(Rejection),
+    /// The proof's bytes could not be read (not a judgement of the proof).
+    Unreadable(std::io::Error),
+}
+
+impl fmt::Display for ProofError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ProofError::Rejected(r) => r.fmt(f),
+            ProofError::Unreadable(e) => write!(f, "the proof could not be read: {e}"),
+        }
+    }
+}
+
+impl From<Rejection> for ProofError {
+    fn from(r: Rejection) -> Self {
+        ProofError::Rejected(r)
+    }
+}
+
 struct Assignment {
     value: Vec<i8>,
     trail: Vec<usize>,
 }
 
 impl Assignment {
-    fn grow(&mut self, var: usize) {
-        if var >= self.value.len() {
-            self.value.resize(var + 1, 0);
-        }
-    }
-
+    #[inline]
     fn of(&self, lit: i32) -> i8 {
         let var = lit.unsigned_abs() as usize;
         let v = self.value.get(var).copied().unwrap_or(0);
@@ -91,13 +109,16 @@ impl Assignment {
     }
 
     /// Make `lit` true; false if it was already false.
+    #[inline]
     fn set(&mut self, lit: i32) -> bool {
         match self.of(lit) {
             1 => true,
             -1 => false,
             _ => {
                 let var = lit.unsigned_abs() as usize;
-                self.grow(var);
+                if var >= self.value.len() {
+                    self.value.resize(var + 1, 0);
+                }
                 self.value[var] = if lit > 0 { 1 } else { -1 };
                 self.trail.push(var);
                 true
@@ -106,10 +127,10 @@ impl Assignment {
     }
 
     fn undo_to(&mut self, mark: usize) {
-        while self.trail.len() > mark {
-            let var = self.trail.pop().unwrap_or(0);
+        for &var in &self.trail[mark..] {
             self.value[var] = 0;
         }
+        self.trail.truncate(mark);
     }
 }
 
@@ -119,13 +140,8 @@ enum Unit {
 }
 
 /// Process one hint: the clause must be unit (assign its literal) or falsified.
-fn propagate_hint(
-    clauses: &BTreeMap<u64, Vec<i32>>,
-    a: &mut Assignment,
-    id: u64,
-    line: usize,
-) -> Result<Unit, Rejection> {
-    let clause = clauses.get(&id).ok_or_else(|| reject(line, format!("hint {id} names no active clause")))?;
+fn propagate_hint(clauses: &Clauses, a: &mut Assignment, id: i64, line: usize) -> Result<Unit, Rejection> {
+    let clause = clauses.get(id).ok_or_else(|| reject(line, format!("hint {id} names no active clause")))?;
     let mut unassigned = None;
     for &lit in clause {
         match a.of(lit) {
@@ -148,81 +164,73 @@ fn propagate_hint(
     }
 }
 
-/// Check an LRAT proof that `formula` is unsatisfiable.
+/// Check an LRAT proof (text) that `formula` is unsatisfiable.
 pub fn check_lrat(formula: &Formula, proof: &str) -> Result<ProofSummary, Rejection> {
-    let mut clauses: BTreeMap<u64, Vec<i32>> = BTreeMap::new();
+    check_lrat_from(formula, proof.as_bytes()).map_err(|e| match e {
+        ProofError::Rejected(r) => r,
+        ProofError::Unreadable(e) => reject(0, e.to_string()),
+    })
+}
+
+/// Check an LRAT proof that `formula` is unsatisfiable, read from `reader`
+/// step by step: text, or binary when its first byte is `a` or `d` (the
+/// form drat-trim's `compress` writes). Only the active clauses are held,
+/// never the proof; a proof ends at its empty clause.
+pub fn check_lrat_from<R: std::io::Read>(formula: &Formula, reader: R) -> Result<ProofSummary, ProofError> {
+    let mut clauses = Clauses::default();
     for (i, clause) in formula.clauses.iter().enumerate() {
-        clauses.insert(i as u64 + 1, clause.clone());
+        clauses.insert(i as u64 + 1, clause);
     }
     let mut last_id = formula.clauses.len() as u64;
     let mut a = Assignment { value: vec![0; formula.variables as usize + 1], trail: Vec::new() };
     let mut summary = ProofSummary::default();
-    for (index, text) in proof.lines().enumerate() {
-        let line = index + 1;
-        let text = text.trim();
-        if text.is_empty() || text.starts_with('c') {
-            continue;
-        }
-        let mut tokens = text.split_ascii_whitespace();
-        let id: u64 = tokens
-            .next()
-            .and_then(|t| t.parse().ok())
-            .filter(|id| *id > 0)
-            .ok_or_else(|| reject(line, "expected a positive clause id"))?;
-        let rest: Vec<&str> = tokens.collect();
-        if rest.first() == Some(&"d") {
-            let ids = numbers(&rest[1..], line)?;
-            let (ids, tail) = split_at_zero(&ids, line)?;
-            if !tail.is_empty() {
-                return Err(reject(line, "text after the deletion's terminating 0"));
-            }
-            for &d in ids {
-                if d <= 0 || clauses.remove(&(d as u64)).is_none() {
-                    return Err(reject(line, format!("deletion of {d}, which is not an active clause")));
+    let mut steps = Steps::new(reader);
+    while let Some(step) = steps.next_step()? {
+        let line = steps.line();
+        match step {
+            Step::Delete => {
+                for &d in steps.deleted() {
+                    if !clauses.remove(d) {
+                        return Err(reject(line, format!("deletion of {d}, which is not an active clause")).into());
+                    }
+                    summary.deletions += 1;
                 }
-                summary.deletions += 1;
             }
-            continue;
+            Step::Add(id) => {
+                if id <= last_id {
+                    return Err(reject(line, format!("clause id {id} does not increase (last id {last_id})")).into());
+                }
+                if id > MAX_ID {
+                    return Err(reject(line, format!("clause id {id} is above {MAX_ID}")).into());
+                }
+                let (lemma, hints) = steps.lemma();
+                if lemma.iter().any(|l| l.unsigned_abs() > MAX_VARIABLE) {
+                    return Err(reject(line, "literal out of range").into());
+                }
+                let rat = check_lemma(&clauses, &mut a, lemma, hints, line)?;
+                a.undo_to(0);
+                summary.lemmas += 1;
+                summary.rat_lemmas += u64::from(rat);
+                last_id = id;
+                if lemma.is_empty() {
+                    summary.empty_clause_id = id;
+                    return Ok(summary);
+                }
+                clauses.insert(id, lemma);
+            }
         }
-        let numbers = numbers(&rest, line)?;
-        let (lemma, rest) = split_at_zero(&numbers, line)?;
-        let (hints, tail) = split_at_zero(rest, line)?;
-        if !tail.is_empty() {
-            return Err(reject(line, "text after the hints' terminating 0"));
-        }
-        if id <= last_id {
-            return Err(reject(line, format!("clause id {id} does not increase (last id {last_id})")));
-        }
-        let lemma: Vec<i32> = lemma.iter().map(|&l| l as i32).collect();
-        if lemma.iter().any(|l| *l == 0 || l.unsigned_abs() > 1 << 30) {
-            return Err(reject(line, "literal out of range"));
-        }
-        let rat = check_lemma(&clauses, &mut a, &lemma, hints, line)?;
-        a.undo_to(0);
-        summary.lemmas += 1;
-        summary.rat_lemmas += u64::from(rat);
-        last_id = id;
-        if lemma.is_empty() {
-            summary.empty_clause_id = id;
-            return Ok(summary);
-        }
-        clauses.insert(id, lemma);
     }
-    Err(reject(0, "the proof does not derive the empty clause"))
+    Err(reject(0, "the proof does not derive the empty clause").into())
 }
 
-fn numbers(tokens: &[&str], line: usize) -> Result<Vec<i64>, Rejection> {
-    tokens.iter().map(|t| t.parse::<i64>().map_err(|_| reject(line, format!("{t:?} is not an integer")))).collect()
-}
-
-fn split_at_zero(numbers: &[i64], line: usize) -> Result<(&[i64], &[i64]), Rejection> {
-    let zero = numbers.iter().position(|n| *n == 0).ok_or_else(|| reject(line, "missing terminating 0"))?;
-    Ok((&numbers[..zero], &numbers[zero + 1..]))
-}
+/// Largest clause id (as lrat-check, a signed 32-bit integer).
+const MAX_ID: u64 = i32::MAX as u64;
+/// Largest variable in a lemma.
+const MAX_VARIABLE: u32 = 1 << 30;
 
 /// Check one lemma; returns whether it needed RAT.
 fn check_lemma(
-    clauses: &BTreeMap<u64, Vec<i32>>,
+    clauses: &Clauses,
     a: &mut Assignment,
     lemma: &[i32],
     hints: &[i64],
@@ -236,7 +244,7 @@ fn check_lemma(
     }
     let first_negative = hints.iter().position(|h| *h < 0).unwrap_or(hints.len());
     for &hint in &hints[..first_negative] {
-        if let Unit::Conflict = propagate_hint(clauses, a, hint as u64, line)? {
+        if let Unit::Conflict = propagate_hint(clauses, a, hint, line)? {
             return Ok(false);
         }
     }
@@ -246,7 +254,7 @@ fn check_lemma(
     let pivot = *lemma.first().ok_or_else(|| reject(line, "the empty clause cannot be a RAT step"))?;
     let groups = &hints[first_negative..];
     let after_rup = a.trail.len();
-    for (&candidate_id, candidate) in clauses.iter().filter(|(_, c)| c.contains(&-pivot)) {
+    for (candidate_id, candidate) in clauses.iter().filter(|(_, c)| c.contains(&-pivot)) {
         let start = groups.iter().position(|h| *h == -(candidate_id as i64));
         let Some(start) = start else {
             if candidate.iter().any(|l| a.of(*l) == 1) {
@@ -265,7 +273,7 @@ fn check_lemma(
         let mut conflict = tautology;
         if !tautology {
             for &hint in &groups[start + 1..end] {
-                if let Unit::Conflict = propagate_hint(clauses, a, hint as u64, line)? {
+                if let Unit::Conflict = propagate_hint(clauses, a, hint, line)? {
                     conflict = true;
                     break;
                 }
@@ -278,6 +286,12 @@ fn check_lemma(
     }
     Ok(true)
 }
+
+mod clauses;
+mod steps;
+
+use clauses::Clauses;
+use steps::{Step, Steps};
 
 #[cfg(test)]
 mod tests;

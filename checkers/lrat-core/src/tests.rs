@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use proptest::prelude::*;
 
-use crate::{Formula, check_lrat, check_model};
+use crate::{Formula, ProofError, check_lrat, check_lrat_from, check_model};
 
 fn examples() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/testdata/sat/drat-trim-examples")
@@ -88,6 +88,89 @@ fn single_point_corruptions_are_rejected_with_their_line() {
         renumbered[0] = "1".into();
         assert!(corrupt(Some(renumbered.join(" "))).is_err(), "{name}: an id that does not increase");
         assert!(corrupt(None).is_err(), "{name}: a proof without the empty clause");
+    }
+}
+
+/// The binary form of a text proof, written from its description (drat-trim's
+/// `compress`): `a` id literals 0 hints 0, `d` ids 0, each number `2|x| + (x < 0)`
+/// in groups of 7 bits, low first, the high bit set on all but the last.
+fn binary(text: &str) -> Vec<u8> {
+    fn number(out: &mut Vec<u8>, x: i64) {
+        let mut mapped = (x.unsigned_abs() << 1) | u64::from(x < 0);
+        loop {
+            let low = (mapped & 0x7f) as u8;
+            mapped >>= 7;
+            if mapped == 0 {
+                out.push(low);
+                return;
+            }
+            out.push(low | 0x80);
+        }
+    }
+    let mut out = Vec::new();
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('c')) {
+        let tokens: Vec<&str> = line.split_whitespace().collect();
+        if tokens[1] == "d" {
+            out.push(b'd');
+            tokens[2..].iter().for_each(|t| number(&mut out, t.parse().unwrap()));
+        } else {
+            out.push(b'a');
+            tokens.iter().for_each(|t| number(&mut out, t.parse().unwrap()));
+        }
+    }
+    out
+}
+
+/// A reader that hands out at most `step` bytes a call, then fails if told to.
+struct Trickle<'a> {
+    bytes: &'a [u8],
+    step: usize,
+    fail_at: Option<usize>,
+    at: usize,
+}
+
+impl std::io::Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.fail_at.is_some_and(|f| self.at >= f) {
+            return Err(std::io::Error::other("the store went away"));
+        }
+        let n = self.step.min(buf.len()).min(self.bytes.len() - self.at);
+        buf[..n].copy_from_slice(&self.bytes[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
+#[test]
+fn binary_proofs_and_proofs_read_a_few_bytes_at_a_time_check_alike() {
+    for (name, formula, proof) in pairs() {
+        let text = check_lrat(&formula, &proof).unwrap();
+        let bytes = binary(&proof);
+        assert!(matches!(bytes[0], b'a' | b'd'), "{name}");
+        for step in [1, 3, 4096] {
+            let read = Trickle { bytes: &bytes, step, fail_at: None, at: 0 };
+            assert_eq!(check_lrat_from(&formula, read).unwrap_or_else(|e| panic!("{name}: {e}")), text, "{name}");
+            let read = Trickle { bytes: proof.as_bytes(), step, fail_at: None, at: 0 };
+            assert_eq!(check_lrat_from(&formula, read).unwrap(), text, "{name}");
+        }
+        // A read that fails is no judgement of the proof.
+        let read = Trickle { bytes: &bytes, step: 7, fail_at: Some(bytes.len() / 2), at: 0 };
+        assert!(matches!(check_lrat_from(&formula, read), Err(ProofError::Unreadable(_))), "{name}");
+        // One hint flipped to another clause in the binary form: rejected at that step.
+        let lines: Vec<&str> = proof.lines().filter(|l| !l.trim().is_empty()).collect();
+        let last = lines.iter().rposition(|l| l.split_whitespace().nth(1) != Some("d")).unwrap();
+        let mut tokens: Vec<String> = lines[last].split_whitespace().map(str::to_owned).collect();
+        let hint = tokens.len() - 2;
+        tokens[hint] = "999999".into();
+        let mut flipped: Vec<String> = lines.iter().map(|l| (*l).to_owned()).collect();
+        flipped[last] = tokens.join(" ");
+        match check_lrat_from(&formula, binary(&flipped.join("\n")).as_slice()) {
+            Err(ProofError::Rejected(r)) => assert_eq!(r.line, last + 1, "{name}: {r}"),
+            other => panic!("{name}: {other:?}"),
+        }
+        // Cut inside the last step.
+        let cut = &bytes[..bytes.len() - 1];
+        assert!(matches!(check_lrat_from(&formula, cut), Err(ProofError::Rejected(_))), "{name}");
     }
 }
 

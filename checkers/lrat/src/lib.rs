@@ -4,10 +4,10 @@
 //! code with the solver (the checking lives in `jacobian-lrat-core`).
 
 use jacobian_guest::{
-    ArtifactEnvelope, Checker, Judged, Recipe, Refusal, Scope, Verdict, VerdictKind, artifact_of, export_checkers,
-    read_artifact_json, read_input_artifact,
+    ArtifactEnvelope, ArtifactFile, Checker, Judged, Recipe, Refusal, Scope, Verdict, VerdictKind, artifact_of,
+    export_checkers, read_artifact_json, read_input_artifact,
 };
-use jacobian_lrat_core::{Formula, check_lrat, check_model};
+use jacobian_lrat_core::{Formula, ProofError, check_lrat, check_lrat_from, check_model};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 const CNF_SCHEMA: &str = "jacobian:sat/cnf@1";
 const LRAT_SCHEMA: &str = "jacobian:sat/lrat@1";
 const MODEL_SCHEMA: &str = "jacobian:sat/model@1";
+const LRAT_FILE_SCHEMA: &str = "jacobian:sat/lrat-file@1";
 
 /// The certificate to check and the formula it is about.
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
@@ -26,6 +27,11 @@ pub struct VerifyInput {
     /// URI of the certificate artifact: an LRAT proof (`jacobian:sat/lrat@1`) or a model (`jacobian:sat/model@1`).
     #[schemars(regex(pattern = r"^artifact://sha256/[0-9a-f]{64}$"))]
     pub certificate: String,
+    /// URI of the uploaded proof file (`jacobian:sat/lrat-file@1`) when the certificate's proof is one; it is read
+    /// in ranges, never whole. `certificate.verify` fills it from the certificate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^artifact://sha256/[0-9a-f]{64}$"))]
+    pub proof_file: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -45,12 +51,17 @@ impl Checker for SatCertificate {
     const DESCRIPTION: &'static str = "Checks a model by evaluating every clause, and an LRAT proof step by step: \
 each added clause by unit propagation over its hints in order (RUP), or by its RAT candidate groups; deletions; \
 strictly increasing ids; the proof must end in the empty clause. The certificate must name the same CNF artifact. \
-Accepts LRAT from any tool. Shares no code with the solver.";
+Accepts LRAT from any tool, inline or as an uploaded file in text or binary form (streamed: only the active clauses \
+are held). Shares no code with the solver.";
     const TAGS: &'static [&'static str] = &["sat", "lrat", "proof", "certificate", "verification", "checker", "cnf"];
     const CERTIFICATE_FORMATS: &'static [&'static str] = &["lrat", "model"];
-    const ARTIFACT_TYPES: &'static [&'static str] = &[CNF_SCHEMA, LRAT_SCHEMA, MODEL_SCHEMA];
-    const ACCEPTS: &'static [(&'static str, &'static str)] =
-        &[("cnf", CNF_SCHEMA), ("certificate", LRAT_SCHEMA), ("certificate", MODEL_SCHEMA)];
+    const ARTIFACT_TYPES: &'static [&'static str] = &[CNF_SCHEMA, LRAT_SCHEMA, MODEL_SCHEMA, LRAT_FILE_SCHEMA];
+    const ACCEPTS: &'static [(&'static str, &'static str)] = &[
+        ("cnf", CNF_SCHEMA),
+        ("certificate", LRAT_SCHEMA),
+        ("certificate", MODEL_SCHEMA),
+        ("proof_file", LRAT_FILE_SCHEMA),
+    ];
 
     type Input = VerifyInput;
 
@@ -58,7 +69,11 @@ Accepts LRAT from any tool. Shares no code with the solver.";
         // Every clause over two variables: unsatisfiable. The outside proof
         // derives (x2) from clauses 1 and 2, then the empty clause.
         let every_clause = json!({"dimacs": "p cnf 2 4\n1 2 0\n-1 2 0\n1 -2 0\n-1 -2 0\n"});
-        let check = |step| VerifyInput { cnf: artifact_of(0, "cnf"), certificate: artifact_of(step, "certificate") };
+        let check = |step| VerifyInput {
+            cnf: artifact_of(0, "cnf"),
+            certificate: artifact_of(step, "certificate"),
+            proof_file: None,
+        };
         vec![
             Recipe::new("the solver's LRAT proof that all four clauses over two variables are unsatisfiable")
                 .step("sat.cnf.construct", &every_clause)
@@ -112,10 +127,30 @@ Accepts LRAT from any tool. Shares no code with the solver.";
         }
         let outcome = match format {
             "lrat" => {
-                let proof = certificate.content.get("proof").and_then(Value::as_str).unwrap_or_default();
-                check_lrat(&formula, proof).map(|s| {
+                let checked = match certificate.content.get("proof_file").and_then(Value::as_str) {
+                    Some(named) => {
+                        if input.proof_file.as_deref() != Some(named) {
+                            return Err(Refusal::at(
+                                "proof_file",
+                                format!("the certificate's proof is the uploaded file {named}: name it as proof_file"),
+                            ));
+                        }
+                        let file = ArtifactFile::open(named).map_err(|e| Refusal::at("proof_file", e))?;
+                        let bytes = file.len();
+                        match check_lrat_from(&formula, file) {
+                            Err(ProofError::Unreadable(e)) => return Err(Refusal::at("proof_file", e.to_string())),
+                            Err(ProofError::Rejected(r)) => Err(r),
+                            Ok(s) => Ok((s, format!("streamed from a {bytes}-byte file"))),
+                        }
+                    }
+                    None => {
+                        let proof = certificate.content.get("proof").and_then(Value::as_str).unwrap_or_default();
+                        check_lrat(&formula, proof).map(|s| (s, "inline".to_owned()))
+                    }
+                };
+                checked.map(|(s, whence)| {
                     vec![format!(
-                        "{} lemmas checked ({} by RAT), {} deletions, empty clause {} derived",
+                        "{} lemmas checked ({} by RAT), {} deletions, empty clause {} derived ({whence})",
                         s.lemmas, s.rat_lemmas, s.deletions, s.empty_clause_id
                     )]
                 })

@@ -18,7 +18,7 @@ use jacobian_sat_core::solver;
 type Invoke<'a> = &'a dyn Fn(&str, Value) -> jacobian::contract::CapabilityResult;
 
 /// Debian's CaDiCaL, installed here when it is missing.
-fn install_cadical() {
+pub fn install_cadical() {
     let present = Command::new("cadical").arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status();
     if present.is_ok_and(|s| s.success()) {
         return;
@@ -54,7 +54,7 @@ pub fn random_3sat(n: u32, m: usize, seed: u64) -> Vec<Vec<i32>> {
         .collect()
 }
 
-fn dimacs(n: u32, clauses: &[Vec<i32>]) -> String {
+pub fn dimacs(n: u32, clauses: &[Vec<i32>]) -> String {
     let mut text = format!("p cnf {n} {}\n", clauses.len());
     for clause in clauses {
         for l in clause {

@@ -71,6 +71,10 @@ pub struct Archive {
     pub components: BTreeMap<String, String>,
     /// Artifact bytes (base64) by hex digest.
     pub artifacts: BTreeMap<String, String>,
+    /// The bytes (base64) of the files uploads among the artifacts carry, by
+    /// hex digest of those bytes (absent when there are none).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub files: BTreeMap<String, String>,
     /// Every invocation, in order.
     pub episodes: Vec<ArchivedEpisode>,
     /// What each packed certificate needs, as recorded when it was made, by
@@ -224,6 +228,7 @@ impl Archive {
         let components = runtime.components_for(episodes.iter().filter_map(|e| e.episode.as_ref()));
         // Artifacts name their lineage (inputs, the CNF a proof is about): close over them.
         let mut packed = BTreeMap::new();
+        let mut files = BTreeMap::new();
         let mut pending: Vec<Digest> = artifacts.into_iter().collect();
         while let Some(digest) = pending.pop() {
             if packed.contains_key(&digest.to_hex()) {
@@ -241,6 +246,18 @@ impl Archive {
             let mut named = BTreeSet::new();
             artifact_digests(&String::from_utf8_lossy(&bytes), &mut named);
             pending.extend(named);
+            // An upload: the file it names travels too, whole.
+            if let Some((file, _)) = crate::runtime::carried_file(&bytes) {
+                let field = format!("files.{}", file.to_hex());
+                let stored = runtime.data().open_file(&file).map_err(|e| unavailable(&field, e.to_string()))?;
+                carry(field.clone(), stored.len())?;
+                let mut whole = vec![0u8; stored.len() as usize];
+                let read = stored.read_at(0, &mut whole).map_err(|e| unavailable(&field, e.to_string()))?;
+                if read != whole.len() || Digest::of(&whole) != file {
+                    return Err(unavailable(&field, format!("the stored file {file} is short or corrupt")));
+                }
+                files.insert(file.to_hex(), BASE64.encode(&whole));
+            }
             packed.insert(digest.to_hex(), BASE64.encode(&bytes));
         }
         // Each certificate's record, and its producer (which bears the record out on re-check).
@@ -282,6 +299,7 @@ impl Archive {
             bundled,
             components: component_bytes,
             artifacts: packed,
+            files,
             episodes,
             certificates,
             publishers,
@@ -310,6 +328,7 @@ impl Archive {
         for (kind, map, out) in [
             ("components", &archive.components, &mut unpacked.components),
             ("artifacts", &archive.artifacts, &mut unpacked.artifacts),
+            ("files", &archive.files, &mut unpacked.files),
         ] {
             for (hex, text) in map {
                 let field = format!("{kind}.{hex}");
@@ -394,6 +413,10 @@ impl Archive {
         for (digest, bytes) in &unpacked.artifacts {
             data.put_canonical(bytes)
                 .map_err(|e| unavailable(format!("artifacts.{}", digest.to_hex()), e.to_string()))?;
+        }
+        for (digest, bytes) in &unpacked.files {
+            data.put_file(&mut bytes.as_slice(), u64::MAX, Some(digest))
+                .map_err(|e| unavailable(format!("files.{}", digest.to_hex()), e.to_string()))?;
         }
         // What the pack records as bundled keeps that tier (its episodes name
         // it); only what this binary bundles too is trusted as bundled.
@@ -495,4 +518,5 @@ fn belonging_certificate(
 pub struct Unpacked {
     components: BTreeMap<Digest, Vec<u8>>,
     artifacts: BTreeMap<Digest, Vec<u8>>,
+    files: BTreeMap<Digest, Vec<u8>>,
 }

@@ -82,6 +82,10 @@ pub enum Command {
     Push(PushArgs),
     /// The epistemic workspace: open, write, query (JSON request files, as over MCP) and graph.
     Workspace(WorkspaceArgs),
+    /// Artifacts too large for a request's input (a proof of hundreds of megabytes): `put` streams a
+    /// file into the store (at most the policy's [uploads] max_bytes) and prints the artifact:// URI
+    /// capabilities take.
+    Artifact(ArtifactArgs),
     /// Apply the store's schema migrations (the data directory's database, or the PostgreSQL store
     /// with --store; every command also applies them when it opens the store) and print the schema
     /// version; refuses a database whose schema is newer than this binary.
@@ -280,6 +284,26 @@ pub struct InstallArgs {
     /// from a registry carries its own).
     #[arg(long, value_name = "FILE")]
     pub signature: Option<PathBuf>,
+}
+
+/// Arguments of `jacobian artifact`.
+#[derive(clap::Args)]
+pub struct ArtifactArgs {
+    #[command(subcommand)]
+    pub action: ArtifactAction,
+}
+
+/// What `jacobian artifact` does.
+#[derive(Subcommand)]
+pub enum ArtifactAction {
+    /// Store FILE as an artifact of the given schema; prints {uri, file, bytes, schema_uri}.
+    Put {
+        /// The file (read as it is stored, never whole).
+        file: PathBuf,
+        /// What the bytes are, e.g. jacobian:sat/lrat-file@1 (an LRAT proof, text or binary).
+        #[arg(long)]
+        schema: String,
+    },
 }
 
 /// Arguments of `jacobian push`.

@@ -53,6 +53,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Components => agent::components(place),
         Command::Invoke(args) => agent::invoke(place, args),
         Command::Workspace(args) => agent::workspace(place, args),
+        Command::Artifact(args) => agent::artifact(place, args),
         Command::Install(args) => bundles::install(place, args),
         Command::Check(args) => bundles::check(place, args),
         Command::Push(args) => bundles::push(place, args),
@@ -93,6 +94,12 @@ pub fn fail(error: anyhow::Error) -> ! {
             jacobian::oci::OciError::Unreachable { .. } | jacobian::oci::OciError::Refused { .. } => {
                 (ErrorType::Unavailable, 3)
             }
+            _ => (ErrorType::ValidationError, 3),
+        },
+        None if let Some(e) = error.downcast_ref::<jacobian::runtime::UploadError>() => match e {
+            jacobian::runtime::UploadError::TooLarge { .. } => (ErrorType::PayloadTooLarge, 3),
+            jacobian::runtime::UploadError::Mismatch { .. } => (ErrorType::DigestMismatch, 3),
+            jacobian::runtime::UploadError::Store(_) => (ErrorType::Unavailable, 3),
             _ => (ErrorType::ValidationError, 3),
         },
         None if let Some(e) = error.downcast_ref::<jacobian::auth::SetupError>() => match e {

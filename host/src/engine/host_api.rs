@@ -65,5 +65,57 @@ pub(super) fn add_host_interface(linker: &mut Linker<CallState>) -> anyhow::Resu
         };
         Ok((answer,))
     })?;
+    host.func_wrap("file-size", |cx, (digest,): (WasmStr,)| -> wasmtime::Result<(Result<u64, String>,)> {
+        let digest = digest.to_str(&cx)?;
+        Ok((named_file(cx.data(), &digest).map(|f| f.file.len()),))
+    })?;
+    host.func_wrap(
+        "read-file",
+        |mut cx, (digest, offset, length): (WasmStr, u64, u32)| -> wasmtime::Result<(Result<Vec<u8>, String>,)> {
+            let digest = digest.to_str(&cx)?.into_owned();
+            let file = match named_file(cx.data(), &digest) {
+                Ok(file) => file,
+                Err(e) => return Ok((Err(e),)),
+            };
+            if let Err(e) = file.intact() {
+                return Ok((Err(e),));
+            }
+            let length = (length as usize).min(MAX_FILE_READ);
+            let available = file.file.len().saturating_sub(offset).min(length as u64) as usize;
+            // The copy is paid in fuel, as the guest's own work would be.
+            let fuel = cx.get_fuel()?;
+            cx.set_fuel(fuel.saturating_sub(available as u64 / FILE_BYTES_PER_FUEL))?;
+            let mut buffer = vec![0u8; available];
+            let answer = match file.file.read_at(offset, &mut buffer) {
+                Ok(n) => {
+                    buffer.truncate(n);
+                    Ok(buffer)
+                }
+                Err(e) => Err(format!("the file could not be read: {e}")),
+            };
+            Ok((answer,))
+        },
+    )?;
     Ok(())
+}
+
+/// The most one `read-file` call copies.
+const MAX_FILE_READ: usize = 4 << 20;
+/// Bytes of a file copied per unit of fuel charged.
+const FILE_BYTES_PER_FUEL: u64 = 16;
+
+/// The file an upload artifact named by the request carries.
+fn named_file(state: &CallState, digest: &str) -> Result<std::sync::Arc<super::state::FileAccess>, String> {
+    let digest = digest.strip_prefix("sha256:").unwrap_or(digest);
+    if let Some(file) = state.artifacts.files.get(digest) {
+        return Ok(file.clone());
+    }
+    Err(if state.artifacts.allowed.contains_key(digest) {
+        format!("artifact {} carries no file (it is not an upload)", prefix(digest, 80))
+    } else {
+        format!(
+            "artifact {:?} is not named by this request; only artifacts the request references can be read",
+            prefix(digest, 80)
+        )
+    })
 }

@@ -8,19 +8,58 @@ use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use crate::digest::Digest;
+use crate::store::StoredFile;
 
 use super::LogLine;
 
-/// The artifacts one call may read, by hex digest (only those its request names).
-#[derive(Debug, Clone, Default)]
+/// The artifacts one call may read, by hex digest (only those its request
+/// names), and the files those that are uploads carry.
+#[derive(Clone, Default)]
 pub struct ArtifactAccess {
     pub(super) allowed: BTreeMap<String, Arc<Vec<u8>>>,
+    pub(super) files: BTreeMap<String, Arc<FileAccess>>,
+}
+
+impl std::fmt::Debug for ArtifactAccess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ArtifactAccess")
+            .field("allowed", &self.allowed.keys().collect::<Vec<_>>())
+            .field("files", &self.files.keys().collect::<Vec<_>>())
+            .finish()
+    }
 }
 
 impl ArtifactAccess {
     /// Allow reading `bytes` under `digest`.
     pub fn allow(&mut self, digest: &Digest, bytes: Arc<Vec<u8>>) {
         self.allowed.insert(digest.to_hex(), bytes);
+    }
+
+    /// Allow reading `file` (whose bytes must hash to `file_digest`) through
+    /// the upload artifact `artifact`.
+    pub fn allow_file(&mut self, artifact: &Digest, file_digest: Digest, file: Box<dyn StoredFile>) {
+        let access = FileAccess { file, digest: file_digest, checked: std::sync::OnceLock::new() };
+        self.files.insert(artifact.to_hex(), Arc::new(access));
+    }
+}
+
+/// A file a call may read, re-hashed once before its first byte is served.
+pub struct FileAccess {
+    pub(super) file: Box<dyn StoredFile>,
+    digest: Digest,
+    checked: std::sync::OnceLock<Result<(), String>>,
+}
+
+impl FileAccess {
+    /// Whether the stored bytes still hash to the file's digest (read whole once a call).
+    pub(super) fn intact(&self) -> Result<(), String> {
+        self.checked
+            .get_or_init(|| match crate::store::hash_file(self.file.as_ref()) {
+                Ok(actual) if actual == self.digest => Ok(()),
+                Ok(actual) => Err(format!("file {} is corrupt: its bytes hash to {actual}", self.digest)),
+                Err(e) => Err(format!("file {} could not be read: {e}", self.digest)),
+            })
+            .clone()
     }
 }
 

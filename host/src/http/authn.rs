@@ -4,7 +4,7 @@
 //! with `WWW-Authenticate: Bearer resource_metadata="…"`, pointing to this
 //! server's protected resource metadata (RFC 9728), served unauthenticated
 //! at `/.well-known/oauth-protected-resource` and at that path followed by
-//! the resource's path. A valid token whose scopes do not allow what the
+//! the resource's path (`/artifacts`, uploads, is guarded alike). A valid token whose scopes do not allow what the
 //! request asks (read from its JSON-RPC body before anything runs it) is
 //! answered `403` with `error="insufficient_scope"` and the scope needed.
 //! `/health` stays open (liveness only). The token itself goes nowhere: the
@@ -22,7 +22,7 @@ use super::{AppState, Enveloped, envelope};
 
 /// Whether a route needs a token when authentication is on.
 pub(super) fn guarded(route: &str) -> bool {
-    matches!(route, "/mcp" | "/metrics")
+    matches!(route, "/mcp" | "/metrics" | "/artifacts")
 }
 
 /// The `Authorization` header of a request, owned (a request, its body,

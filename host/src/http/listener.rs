@@ -68,3 +68,40 @@ pub(super) async fn accept(
         tracing::warn!("connections still open 10 s after shutdown began; closing");
     }
 }
+
+/// A response body that cancels a token when dropped.
+pub(super) struct CancelOnDrop {
+    inner: axum::body::Body,
+    _guard: tokio_util::sync::DropGuard,
+    _in_flight: Option<tokio::sync::OwnedSemaphorePermit>,
+}
+
+impl CancelOnDrop {
+    pub(super) fn new(
+        inner: axum::body::Body,
+        token: CancellationToken,
+        permit: Option<tokio::sync::OwnedSemaphorePermit>,
+    ) -> Self {
+        CancelOnDrop { inner, _guard: token.drop_guard(), _in_flight: permit }
+    }
+}
+
+impl http_body::Body for CancelOnDrop {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        std::pin::Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}

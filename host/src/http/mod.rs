@@ -1,5 +1,6 @@
 //! `jacobian serve --http ADDR`: MCP streamable HTTP at `/mcp` (rmcp), plus
-//! `GET /health` (liveness only) and `GET /metrics` (Prometheus).
+//! `GET /health` (liveness only), `GET /metrics` (Prometheus) and
+//! `PUT /artifacts/sha256/<hex>` (uploads, `uploads.rs`).
 //!
 //! Every response carries `X-Request-ID`: the caller's, when it is safe to
 //! echo (1–128 of `[A-Za-z0-9._:-]`), otherwise a minted `req-<32 hex>`.
@@ -38,6 +39,9 @@ use crate::runtime::Runtime;
 mod authn;
 mod listener;
 mod sessions;
+mod uploads;
+
+use listener::CancelOnDrop;
 
 /// Longest caller request id echoed.
 pub const MAX_REQUEST_ID: usize = 128;
@@ -136,6 +140,7 @@ fn route_of(path: &str) -> &'static str {
         "/metrics" => "/metrics",
         p if p.starts_with(METADATA_PATH) => METADATA_PATH,
         p if p == "/mcp" || p.starts_with("/mcp/") => "/mcp",
+        p if p == uploads::UPLOADS_PATH || p.starts_with("/artifacts/") => uploads::UPLOADS_PATH,
         _ => "other",
     }
 }
@@ -236,6 +241,12 @@ async fn edge(State(state): State<AppState>, mut request: Request, next: Next) -
             &request_id,
         );
         tracing::info!(parent: &span, status = 404, "http request");
+        return finish(response, &state, &method, route, value);
+    }
+    // An upload streams its body into the store: none of the limits below on a message's body.
+    if route == uploads::UPLOADS_PATH {
+        let response = uploads::put(&state, request, principal.as_ref(), &request_id).await;
+        tracing::info!(parent: &span, status = response.status().as_u16(), "http request");
         return finish(response, &state, &method, route, value);
     }
     let over_sessions = state.admit(opens_session, &request_id).await.err();
@@ -469,43 +480,6 @@ async fn not_found(request: Request) -> Response {
     let mut response = envelope(StatusCode::NOT_FOUND, ErrorType::NotFound, "no such route".into(), &id);
     response.extensions_mut().insert(Enveloped);
     response
-}
-
-/// A response body that cancels a token when dropped.
-struct CancelOnDrop {
-    inner: axum::body::Body,
-    _guard: tokio_util::sync::DropGuard,
-    _in_flight: Option<tokio::sync::OwnedSemaphorePermit>,
-}
-
-impl CancelOnDrop {
-    fn new(
-        inner: axum::body::Body,
-        token: CancellationToken,
-        permit: Option<tokio::sync::OwnedSemaphorePermit>,
-    ) -> Self {
-        CancelOnDrop { inner, _guard: token.drop_guard(), _in_flight: permit }
-    }
-}
-
-impl http_body::Body for CancelOnDrop {
-    type Data = axum::body::Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
-        std::pin::Pin::new(&mut self.inner).poll_frame(cx)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> http_body::SizeHint {
-        self.inner.size_hint()
-    }
 }
 
 /// The application: routes and the edge middleware.

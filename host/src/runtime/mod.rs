@@ -11,6 +11,7 @@
 //!   recorded when its producer made it.
 //! - `result.rs`: the one constructor of a `CapabilityResult`.
 //! - `diagnostics.rs`: every failure of the pipeline as a typed diagnostic.
+//! - `uploads.rs`: files above the input limit, brought in whole.
 
 mod admit;
 mod certificates;
@@ -25,6 +26,7 @@ mod record;
 mod resolve;
 mod result;
 mod route;
+mod uploads;
 mod validate;
 mod verify;
 
@@ -50,6 +52,7 @@ pub use diagnostics::{argument_error, argument_path, read_arguments};
 pub use experiments::{ExperimentError, Experiments, QuotaHold};
 pub use open::{GivenComponent, LoadFailure, OpenError, Portfolio, RuntimeConfig, open_state, open_tokens};
 pub use record::episode_value;
+pub use uploads::{UPLOAD_ROLE, UploadError, Uploaded, carried_file};
 pub use verify::verification_binding;
 
 /// The loaded portfolio and everything needed to run it.

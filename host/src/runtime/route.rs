@@ -1,9 +1,9 @@
 //! `certificate.verify`, resolved by rewriting: the request becomes a
 //! `VERIFY` call of a checker the operator authorized for the role the
 //! certificate needs — the role the host recorded when its producer made it
-//! (see [`Runtime::checker_for`]) — with the checker's required input
-//! fields filled from the same-named artifact references inside the
-//! certificate, otherwise with the certificate itself. From here on it is an
+//! (see [`Runtime::checker_for`]) — with the checker's input fields filled
+//! from the same-named artifact references inside the certificate (a
+//! required one it names none for: the certificate itself). From here on it is an
 //! ordinary checker call: `validate` checks the rewritten input once, and no
 //! stage runs twice. An artifact no producer made as a certificate is
 //! refused; a certificate whose role no visible authorized checker fills is
@@ -89,10 +89,20 @@ impl Runtime {
         let Some(checker) = self.checker_for(policy, &record, &schema_uri) else {
             return Ok(Target::Unrouted(Unrouted { certificate: uri, schema_uri, record }));
         };
+        // Each input field the certificate names an artifact for (a CNF, an
+        // uploaded proof file) gets it; a required one it names none for
+        // gets the certificate itself.
         let mut input = serde_json::Map::new();
-        for field in checker.input_schema["required"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+        let required: Vec<&str> =
+            checker.input_schema["required"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+        let fields = checker.input_schema["properties"].as_object().into_iter().flat_map(|p| p.keys());
+        for field in fields.map(String::as_str).chain(required.iter().copied()) {
             let inside = envelope["content"][field].as_str().filter(|v| v.starts_with("artifact://"));
-            input.insert(field.to_owned(), json!(inside.unwrap_or(&uri)));
+            match inside {
+                Some(named) => input.insert(field.to_owned(), json!(named)),
+                None if required.contains(&field) => input.insert(field.to_owned(), json!(uri)),
+                None => None,
+            };
         }
         let installed = self.installed(checker).map_err(|d| Refusal::new(mode, d))?;
         Ok(Target::Call(Call {

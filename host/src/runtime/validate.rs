@@ -104,19 +104,31 @@ impl Runtime {
         let mut access = ArtifactAccess::default();
         let mut references = Vec::with_capacity(distinct.len());
         for (path, uri, digest) in distinct {
-            let bytes = self.data.read_artifact(&digest).map_err(|e| {
+            // Missing or corrupt is the caller's to fix; a store that fails is STORAGE_FAILED.
+            let refused = |e: crate::store::StoreError, context: &str, suggestion: &str| {
                 let d = if e.is_unavailable() {
                     storage_failed(e)
                 } else {
-                    Diagnostic::new(
-                        Code::ArtifactNotFound,
-                        Stage::Validation,
-                        e.to_string(),
-                        "pass an artifact URI returned by an earlier result",
-                    )
+                    Diagnostic::new(Code::ArtifactNotFound, Stage::Validation, format!("{context}{e}"), suggestion)
                 };
                 d.with("path", &path)
-            })?;
+            };
+            let bytes = self
+                .data
+                .read_artifact(&digest)
+                .map_err(|e| refused(e, "", "pass an artifact URI returned by an earlier result"))?;
+            // An upload: the file it names becomes readable in ranges (re-hashed at the first read).
+            if let Some((file, size)) = super::uploads::carried_file(&bytes) {
+                let again = "upload the file again (jacobian artifact put, or PUT /artifacts/sha256/<hex>)";
+                let opened = self.data.open_file(&file).map_err(|e| refused(e, "the file of an upload: ", again))?;
+                if opened.len() != size {
+                    let message = format!("file {file} is corrupt: {} bytes stored, {size} recorded", opened.len());
+                    return Err(
+                        Diagnostic::new(Code::ArtifactNotFound, Stage::Validation, message, again).with("path", &path)
+                    );
+                }
+                access.allow_file(&digest, file, opened);
+            }
             access.allow(&digest, Arc::new(bytes));
             references.push(uri);
         }

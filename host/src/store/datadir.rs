@@ -21,10 +21,12 @@ use cap_std::fs::Dir;
 
 use crate::digest::{Digest, canonical_json};
 
-use super::{ObjectKind, ObjectStore, PolicyStamp, StoreError};
+use super::files::{FILE_CHUNK, LocalFile, expect, stream_in};
+use super::{FileError, ObjectKind, ObjectStore, PolicyStamp, StoreError, StoredFile};
 
 const COMPONENTS: &str = "components";
 const ARTIFACTS: &str = "artifacts";
+const FILES: &str = "files";
 const CACHE: &str = "cache";
 const REGISTRY: &str = "registry";
 const TMP: &str = "tmp";
@@ -61,7 +63,7 @@ impl DataDir {
     /// components, artifacts, records and policy in it.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
         let objects = FileObjects {
-            root: open_root(path, &[COMPONENTS, ARTIFACTS, REGISTRY, TMP])?,
+            root: open_root(path, &[COMPONENTS, ARTIFACTS, FILES, REGISTRY, TMP])?,
             held_policy: Default::default(),
         };
         Self::with_objects(path, Box::new(objects))
@@ -120,6 +122,21 @@ impl DataDir {
     /// Read an artifact, re-hashing it.
     pub fn read_artifact(&self, digest: &Digest) -> Result<Vec<u8>, StoreError> {
         self.read_verified(ObjectKind::Artifact, digest)
+    }
+
+    /// Store a file streamed from `source` (see [`ObjectStore::put_file`]).
+    pub fn put_file(
+        &self,
+        source: &mut dyn io::Read,
+        limit: u64,
+        expect: Option<&Digest>,
+    ) -> Result<(Digest, u64), FileError> {
+        self.objects.put_file(source, limit, expect)
+    }
+
+    /// A stored file (not re-hashed here: [`hash_file`](super::hash_file) reads it whole).
+    pub fn open_file(&self, digest: &Digest) -> Result<Box<dyn StoredFile>, StoreError> {
+        self.objects.open_file(digest)?.ok_or(StoreError::NotFound { what: "file", digest: *digest })
     }
 
     /// The size of a stored component, without reading it.
@@ -309,6 +326,53 @@ impl ObjectStore for FileObjects {
         write_replace(&self.root, POLICY_FILE, text.as_bytes())
     }
 
+    fn put_file(
+        &self,
+        source: &mut dyn io::Read,
+        limit: u64,
+        expected: Option<&Digest>,
+    ) -> Result<(Digest, u64), FileError> {
+        use std::io::Write as _;
+        let temp = format!("{TMP}/{}-{}.part", std::process::id(), TEMP_COUNTER.fetch_add(1, Ordering::Relaxed));
+        let io_err = |source| StoreError::Io { what: temp.clone(), source };
+        // Removed on every way out but the rename.
+        struct Partial<'a>(&'a Dir, &'a str);
+        impl Drop for Partial<'_> {
+            fn drop(&mut self) {
+                let _ = self.0.remove_file(self.1);
+            }
+        }
+        let file = self.root.create(&temp).map_err(io_err)?.into_std();
+        let _partial = Partial(&self.root, &temp);
+        let mut writer = io::BufWriter::with_capacity(FILE_CHUNK, file);
+        let (digest, size) = stream_in(source, limit, |chunk| writer.write_all(chunk).map_err(io_err))?;
+        let digest = expect(expected, digest)?;
+        let file = writer.into_inner().map_err(|e| io_err(e.into_error()))?;
+        let name = file_name(&digest);
+        if self.root.metadata(&name).is_ok_and(|m| m.len() == size) {
+            return Ok((digest, size));
+        }
+        file.sync_all().map_err(io_err)?;
+        drop(file);
+        self.root.rename(&temp, &self.root, &name).map_err(io_err)?;
+        let directory = self.root.open_with(FILES, cap_std::fs::OpenOptions::new().read(true)).map_err(io_err)?;
+        directory.into_std().sync_all().map_err(io_err)?;
+        Ok((digest, size))
+    }
+
+    fn open_file(&self, digest: &Digest) -> Result<Option<Box<dyn StoredFile>>, StoreError> {
+        let name = file_name(digest);
+        match self.root.open(&name) {
+            Ok(file) => {
+                let file = file.into_std();
+                let size = file.metadata().map_err(|source| StoreError::Io { what: name, source })?.len();
+                Ok(Some(Box::new(LocalFile(file, size))))
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(StoreError::Io { what: name, source }),
+        }
+    }
+
     fn policy_stamp(&self) -> PolicyStamp {
         // The file's identity, size and change times: one stat a call, where
         // opening, reading and hashing the text took six system calls, a
@@ -403,6 +467,10 @@ fn write_replace(root: &Dir, name: &str, bytes: &[u8]) -> Result<(), StoreError>
 
 fn component_name(digest: &Digest) -> String {
     format!("{COMPONENTS}/{}.wasm", digest.to_hex())
+}
+
+fn file_name(digest: &Digest) -> String {
+    format!("{FILES}/{}", digest.to_hex())
 }
 
 fn artifact_name(digest: &Digest) -> String {

@@ -17,6 +17,7 @@
 
 mod datadir;
 mod error;
+mod files;
 mod objects;
 #[cfg(feature = "sandbox")]
 pub mod postgres;
@@ -30,6 +31,7 @@ mod workspaces;
 
 pub use datadir::{DataDir, POLICY_FILE};
 pub use error::{DbError, SchemaTooNew, StoreError, StoreFailure};
+pub use files::{FILE_CHUNK, FileError, StoredFile, hash_file};
 pub use objects::{ObjectKind, ObjectStore, PolicyStamp};
 pub use records::{
     CertificateRecord, EpisodeRow, EpisodeStore, EpisodeWrite, ExperimentStore, QuotaLedger, RECORD_COLUMNS,

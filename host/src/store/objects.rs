@@ -56,4 +56,15 @@ pub trait ObjectStore: Send + Sync {
     fn create_policy(&self, text: &str) -> Result<(), StoreError>;
     /// The current policy version (cheap: asked before every use of the policy).
     fn policy_stamp(&self) -> PolicyStamp;
+    /// Store the bytes of `source` as a file named by their SHA-256 (see
+    /// `files.rs`): at most `limit` bytes, and only with digest `expect`
+    /// when given; nothing is visible unless it is stored whole.
+    fn put_file(
+        &self,
+        source: &mut dyn std::io::Read,
+        limit: u64,
+        expect: Option<&Digest>,
+    ) -> Result<(Digest, u64), super::FileError>;
+    /// A stored file, if any (not yet re-hashed).
+    fn open_file(&self, digest: &Digest) -> Result<Option<Box<dyn super::StoredFile>>, StoreError>;
 }

@@ -55,15 +55,25 @@ class Agent:
         return result
 
     def fill(self, contract):
-        """Every required field from the newest held artifact of a type the field takes; None if one cannot be."""
-        payload = {}
-        for field in contract["input_schema"].get("required", []):
-            types = {a["schema_uri"] for a in contract["accepts"] if a["field"] == field}
-            held = [uri for uri, schema in reversed(self.held) if schema in types]
-            if not held:
-                return None
-            payload[field] = held[0]
-        return payload
+        """Every required field from the newest held artifact of a type the field takes, and those of the
+        first `oneOf` alternative that can be filled so; None if that cannot be done."""
+        def filled(fields):
+            payload = {}
+            for field in fields:
+                types = {a["schema_uri"] for a in contract["accepts"] if a["field"] == field}
+                held = [uri for uri, schema in reversed(self.held) if schema in types]
+                if not held:
+                    return None
+                payload[field] = held[0]
+            return payload
+        schema = contract["input_schema"]
+        payload = filled(schema.get("required", []))
+        alternatives = schema.get("oneOf") or [{}]
+        for alternative in alternatives:
+            extra = filled(alternative.get("required", []))
+            if payload is not None and extra is not None:
+                return {**payload, **extra}
+        return None
 
     async def first_producer(self, query):
         """The best-ranked producer that starts from what the agent has (no artifact yet)."""

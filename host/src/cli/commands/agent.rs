@@ -9,7 +9,9 @@ use jacobian::contract::{DescribeRequest, Diagnostic, InvokeRequest, Status};
 use jacobian::store::StoreConfig;
 
 use crate::cli::Place;
-use crate::cli::args::{DescribeArgs, InvokeArgs, PromptArgs, ResourceArgs, WorkspaceAction, WorkspaceArgs};
+use crate::cli::args::{
+    ArtifactAction, ArtifactArgs, DescribeArgs, InvokeArgs, PromptArgs, ResourceArgs, WorkspaceAction, WorkspaceArgs,
+};
 use crate::cli::support::{fail_with, from_name, open, read_request};
 
 /// `jacobian describe`.
@@ -64,6 +66,18 @@ pub fn prompt(place: Place, args: PromptArgs) -> anyhow::Result<()> {
         Ok(text) => println!("{text}"),
         Err(diagnostic) => bail!("{}", diagnostic.message),
     }
+    Ok(())
+}
+
+/// `jacobian artifact put`.
+pub fn artifact(place: Place, args: ArtifactArgs) -> anyhow::Result<()> {
+    let Place { data_dir, store, .. } = place;
+    let ArtifactAction::Put { file, schema } = args.action;
+    let mut source = std::fs::File::open(&file).with_context(|| format!("{}", file.display()))?;
+    let declared = source.metadata().with_context(|| format!("{}", file.display()))?.len();
+    let runtime = open(data_dir, &store)?;
+    let uploaded = runtime.upload(&mut source, &schema, Some(declared), None)?;
+    println!("{}", serde_json::to_string_pretty(&uploaded)?);
     Ok(())
 }
 

@@ -5,7 +5,7 @@ use crate::store::{DbError, MigrationReport};
 use super::{PgOpenError, Postgres, RESERVATION_TTL_SQL, SESSION_TTL_SQL, begin, pg, query_error};
 
 /// The schema version this binary writes and understands.
-pub const SCHEMA_VERSION: i32 = 8;
+pub const SCHEMA_VERSION: i32 = 9;
 
 /// Every schema version, in order: (version, description, SQL).
 const MIGRATIONS: &[(i32, &str, &str)] = &[
@@ -161,6 +161,20 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         8,
         "experiment keys in byte order, for completions by prefix",
         "CREATE INDEX experiment_invocations_by_key_bytes ON experiment_invocations (experiment COLLATE \"C\");",
+    ),
+    (
+        9,
+        "uploaded files: chunks written as they arrive, listed once whole",
+        "CREATE TABLE files (
+        digest TEXT PRIMARY KEY,
+        size BIGINT NOT NULL
+    );
+    CREATE TABLE file_chunks (
+        digest TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        body BYTEA NOT NULL,
+        PRIMARY KEY (digest, seq)
+    );",
     ),
 ];
 

@@ -36,6 +36,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+mod files;
 mod migrations;
 mod objects;
 mod records;

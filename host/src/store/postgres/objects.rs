@@ -184,6 +184,19 @@ impl ObjectStore for Postgres {
         .map_err(database_error("policy"))
     }
 
+    fn put_file(
+        &self,
+        source: &mut dyn std::io::Read,
+        limit: u64,
+        expect: Option<&Digest>,
+    ) -> Result<(Digest, u64), crate::store::FileError> {
+        self.put_file_rows(source, limit, expect)
+    }
+
+    fn open_file(&self, digest: &Digest) -> Result<Option<Box<dyn crate::store::StoredFile>>, StoreError> {
+        self.open_file_rows(digest)
+    }
+
     fn policy_stamp(&self) -> PolicyStamp {
         let pool = self.pool();
         let version: Option<i64> = self

@@ -1,0 +1,145 @@
+//! Uploads: a file above the input limit (a proof of hundreds of megabytes)
+//! brought in whole by `jacobian artifact put` or `PUT /artifacts/sha256/…`.
+//! The bytes are stored as a file named by their SHA-256, streamed in under
+//! the policy's `[uploads] max_bytes`; an artifact envelope of the stated
+//! schema then names the file, and its `artifact://` URI is what
+//! capabilities take, as for any artifact. A component reads the file in
+//! ranges (`read-file`), never whole; the host re-hashes the file before a
+//! call's first read of it.
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::digest::Digest;
+use crate::store::{FileError, StoreError};
+
+use super::Runtime;
+
+/// The envelope role of an upload.
+pub const UPLOAD_ROLE: &str = "upload";
+
+/// What an upload stored.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct Uploaded {
+    /// The artifact to pass to capabilities (`artifact://sha256/<hex>`).
+    pub uri: String,
+    /// The SHA-256 of the file's bytes.
+    pub file: Digest,
+    /// Its length.
+    pub bytes: u64,
+    /// The schema the artifact declares.
+    pub schema_uri: String,
+}
+
+/// Why an upload was refused. Nothing is stored in any case.
+#[derive(Debug, thiserror::Error)]
+pub enum UploadError {
+    /// The schema is not a schema URI.
+    #[error("schema {0:?} is not a schema URI (NAMESPACE:NAME@VERSION, e.g. jacobian:sat/lrat-file@1)")]
+    Schema(String),
+    /// The declared or the actual length is above the policy's bound.
+    #[error("the file is larger than the limit of {limit} bytes (policy [uploads] max_bytes)")]
+    TooLarge { limit: u64 },
+    /// The bytes do not hash to the digest the caller named.
+    #[error("the bytes hash to {actual}, not to the {expected} the upload named")]
+    Mismatch { expected: Digest, actual: Digest },
+    /// The sender failed (a client gone, a file unreadable).
+    #[error("reading the upload: {0}")]
+    Source(std::io::Error),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<FileError> for UploadError {
+    fn from(e: FileError) -> Self {
+        match e {
+            FileError::TooLarge { limit } => UploadError::TooLarge { limit },
+            FileError::Mismatch { expected, actual } => UploadError::Mismatch { expected, actual },
+            FileError::Source(e) => UploadError::Source(e),
+            FileError::Store(e) => UploadError::Store(e),
+        }
+    }
+}
+
+/// Whether `schema` reads as a schema URI: `NAMESPACE:NAME@VERSION`, printable ASCII, at most 200 bytes.
+fn schema_uri(schema: &str) -> bool {
+    let Some((name, version)) = schema.rsplit_once('@') else { return false };
+    schema.len() <= 200
+        && name.split_once(':').is_some_and(|(a, b)| !a.is_empty() && !b.is_empty())
+        && !version.is_empty()
+        && version.bytes().all(|b| b.is_ascii_digit())
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-:/".contains(&b))
+}
+
+/// The envelope that names an uploaded file.
+fn envelope(schema: &str, file: &Digest, bytes: u64) -> Value {
+    json!({
+        "artifact_version": jacobian_guest::protocol::ARTIFACT_VERSION,
+        "schema_uri": schema,
+        "role": UPLOAD_ROLE,
+        "lineage": {"capability_id": UPLOAD_ROLE, "input_digest": file.to_hex(), "provider_digest": ""},
+        "content": {"file": file.to_string(), "bytes": bytes},
+    })
+}
+
+/// The file an artifact's canonical bytes name, if it is an upload.
+pub fn carried_file(envelope: &[u8]) -> Option<(Digest, u64)> {
+    // Cheap before parsing: canonical JSON spells the role exactly so.
+    let marker = b"\"role\":\"upload\"";
+    if !envelope.windows(marker.len()).any(|w| w == marker) {
+        return None;
+    }
+    let value: Value = serde_json::from_slice(envelope).ok()?;
+    if value["role"] != UPLOAD_ROLE || value["lineage"]["capability_id"] != UPLOAD_ROLE {
+        return None;
+    }
+    let file = value["content"]["file"].as_str()?.parse().ok()?;
+    Some((file, value["content"]["bytes"].as_u64()?))
+}
+
+impl Runtime {
+    /// Store the bytes of `source` as a file and an artifact of `schema`
+    /// naming it. `declared` (a Content-Length, a file's size) is refused at
+    /// once when above the bound; the bytes are refused as soon as they pass
+    /// it; with `expect`, bytes of another digest are refused. The file and
+    /// the artifact are visible only once both are stored.
+    pub fn upload(
+        &self,
+        source: &mut dyn std::io::Read,
+        schema: &str,
+        declared: Option<u64>,
+        expect: Option<&Digest>,
+    ) -> Result<Uploaded, UploadError> {
+        if !schema_uri(schema) {
+            return Err(UploadError::Schema(schema.chars().take(200).collect()));
+        }
+        let limit = self.policy().uploads.max_bytes;
+        if declared.is_some_and(|n| n > limit) {
+            return Err(UploadError::TooLarge { limit });
+        }
+        let (file, bytes) = self.data.put_file(source, limit, expect)?;
+        let (digest, _) = self.data.put_artifact(&envelope(schema, &file, bytes))?;
+        Ok(Uploaded { uri: digest.artifact_uri(), file, bytes, schema_uri: schema.to_owned() })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schema_uris_and_upload_envelopes() {
+        assert!(schema_uri("jacobian:sat/lrat-file@1"));
+        for bad in ["", "sat", "jacobian:sat", "jacobian:sat@", "jacobian:sat@x", ":x@1", "a:b c@1", "a:\"b@1"] {
+            assert!(!schema_uri(bad), "{bad:?}");
+        }
+        let file = Digest::of(b"1 2 0\n");
+        let bytes = crate::digest::canonical_json(&envelope("jacobian:sat/lrat-file@1", &file, 6));
+        assert_eq!(carried_file(&bytes), Some((file, 6)));
+        // A producer's artifact with an upload-like content but another lineage carries nothing.
+        let mut other = envelope("x:y@1", &file, 6);
+        other["lineage"]["capability_id"] = json!("sat.solve");
+        assert_eq!(carried_file(&crate::digest::canonical_json(&other)), None);
+    }
+}
