@@ -1444,7 +1444,11 @@ fn main() {
     if run("sat_proofs") {
         // A check of a few hundred MB: room for its fuel.
         let dir = tempfile::tempdir().expect("temp dir");
-        std::fs::write(dir.path().join("policy.toml"), "[budgets]\nfuel = 2000000000000\n").expect("policy");
+        std::fs::write(
+            dir.path().join("policy.toml"),
+            "[budgets]\nfuel = 2000000000000\nmemory_bytes = 268435456\noutput_bytes = 4194304\n",
+        )
+        .expect("policy");
         proofs::figures(&open(dir.path()));
     }
     if run("ideals") {

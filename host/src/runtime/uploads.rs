@@ -18,6 +18,9 @@ use super::Runtime;
 /// The envelope role of an upload.
 pub const UPLOAD_ROLE: &str = "upload";
 
+/// An upload's envelope is well under this (a schema URI of at most 200 bytes, two digests).
+const MAX_UPLOAD_ENVELOPE: usize = 1024;
+
 /// What an upload stored.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Uploaded {
@@ -85,9 +88,10 @@ fn envelope(schema: &str, file: &Digest, bytes: u64) -> Value {
 
 /// The file an artifact's canonical bytes name, if it is an upload.
 pub fn carried_file(envelope: &[u8]) -> Option<(Digest, u64)> {
-    // Cheap before parsing: canonical JSON spells the role exactly so.
+    // Cheap before parsing (every named artifact is asked): an upload's
+    // envelope is small, and canonical JSON spells its role exactly so.
     let marker = b"\"role\":\"upload\"";
-    if !envelope.windows(marker.len()).any(|w| w == marker) {
+    if envelope.len() > MAX_UPLOAD_ENVELOPE || !envelope.windows(marker.len()).any(|w| w == marker) {
         return None;
     }
     let value: Value = serde_json::from_slice(envelope).ok()?;

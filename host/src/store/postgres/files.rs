@@ -90,15 +90,20 @@ impl Postgres {
                 Ok(row.map(|row| row.get(0)))
             })
             .map_err(failed(format!("file {digest}")))?;
-        Ok(size.map(|size| Box::new(RowFile { store: self.clone(), hex: digest.to_hex(), size: size as u64 }) as _))
+        Ok(size.map(|size| {
+            Box::new(RowFile { store: self.clone(), hex: digest.to_hex(), size: size as u64, last: Default::default() })
+                as _
+        }))
     }
 }
 
-/// A file read from its chunk rows.
+/// A file read from its chunk rows; the last chunk read is kept, so reads
+/// smaller than a chunk, in order, fetch each chunk once.
 struct RowFile {
     store: Postgres,
     hex: String,
     size: u64,
+    last: std::sync::Mutex<Option<(i32, Vec<u8>)>>,
 }
 
 impl StoredFile for RowFile {
@@ -113,6 +118,16 @@ impl StoredFile for RowFile {
         }
         let chunk = FILE_CHUNK as u64;
         let (first, last) = ((offset / chunk) as i32, ((end - 1) / chunk) as i32);
+        let mut kept = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        if first == last
+            && let Some((seq, body)) = kept.as_ref()
+            && *seq == first
+        {
+            let from = (offset - u64::from(first as u32) * chunk) as usize;
+            let n = ((end - offset) as usize).min(body.len().saturating_sub(from));
+            buf[..n].copy_from_slice(&body[from..from + n]);
+            return Ok(n);
+        }
         let (pool, hex) = (self.store.pool(), self.hex.clone());
         let rows: Vec<(i32, Vec<u8>)> = self
             .store
@@ -129,6 +144,7 @@ impl StoredFile for RowFile {
             })
             .map_err(|e| std::io::Error::other(e.to_string()))?;
         let mut done = 0usize;
+        let mut kept_chunk = None;
         for (seq, body) in rows {
             let start = u64::from(seq as u32) * chunk;
             let from = (offset + done as u64).saturating_sub(start) as usize;
@@ -138,10 +154,12 @@ impl StoredFile for RowFile {
             let n = (body.len() - from).min((end - offset) as usize - done);
             buf[done..done + n].copy_from_slice(&body[from..from + n]);
             done += n;
+            kept_chunk = Some((seq, body));
         }
         if done as u64 != end - offset {
             return Err(std::io::Error::other(format!("file {}: chunks are missing", self.hex)));
         }
+        *kept = kept_chunk;
         Ok(done)
     }
 }
