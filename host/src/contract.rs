@@ -475,8 +475,10 @@ pub enum ErrorType {
     Unavailable,
     /// The database's schema is newer than this binary understands.
     SchemaTooNew,
-    /// Bytes (a bundle, a registry layer) do not hash to the digest they were asked for by.
+    /// Bytes (a bundle, a registry layer, an upload) do not hash to the digest they were asked for by.
     DigestMismatch,
+    /// A tenant's quota is spent (an upload over the stored-bytes quota: HTTP 429).
+    QuotaExceeded,
     /// The policy requires a trusted publisher's signature on installs, and none was given.
     SignatureRequired,
     /// A bundle's signature is malformed or does not verify for its bytes.

@@ -66,9 +66,10 @@ pub struct Quota {
     /// Calls of the tenant running at once (on every host together).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub concurrent_calls: Option<u64>,
-    /// Bytes the tenant's calls and workspace writes have stored: the
-    /// episodes (input and complete result) and the written workspace
-    /// requests. Admission needs some left; it does not recover by waiting.
+    /// Bytes the tenant's calls, workspace writes and uploads have stored:
+    /// the episodes (input and complete result), the written workspace
+    /// requests and uploaded files. Admission needs some left; it does not
+    /// recover by waiting.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stored_bytes: Option<u64>,
 }

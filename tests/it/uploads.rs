@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::Command;
 
 use jacobian::archive::{Archive, replay};
-use jacobian::contract::{BudgetRequest, Status, VerificationStatus};
+use jacobian::contract::{BudgetRequest, Code, Status, VerificationStatus};
 use jacobian::digest::Digest;
 use jacobian::store::StoreConfig;
 use jacobian::{Runtime, RuntimeConfig};
@@ -286,7 +286,7 @@ fn uploads_are_bounded_content_addressed_and_stored_only_whole() {
     let refused = replay(&serde_json::to_vec(&swapped).unwrap(), elsewhere.path(), &support::reviewer_trust(&pack));
     assert_eq!(refused.expect_err("refused").field, format!("files.{hex}"));
 
-    // A stored file changed in place (same length) is no evidence: the check is refused, naming it.
+    // A stored file changed in place (same length) is no evidence: the host stops the check and says why.
     let stored = data.join("files").join(&hex);
     let mut bytes = std::fs::read(&stored).unwrap();
     let middle = bytes.len() / 2;
@@ -297,7 +297,14 @@ fn uploads_are_bounded_content_addressed_and_stored_only_whole() {
     let checked = invoke(&runtime, "certificate.verify", Mode::Verify, json!({"certificate": made.artifacts[0].uri}));
     assert_eq!(checked.status, Status::Failed, "{:?}", checked.verification);
     let diagnostic = checked.diagnostic.expect("refused");
+    assert_eq!(diagnostic.code, Code::ArtifactNotFound, "{diagnostic:?}");
     assert!(diagnostic.message.contains("corrupt"), "{diagnostic:?}");
+    // Uploading the same bytes again repairs it.
+    let (code, stdout, _) = put(&proof_file, LRAT_FILE);
+    assert_eq!(code, 0);
+    assert_eq!(serde_json::from_str::<Value>(&stdout).unwrap()["uri"], json!(uri));
+    let (status, reason) = verdict(&runtime, &cnf, &uri, 64 << 20);
+    assert_eq!(status, VerificationStatus::Verified, "{reason}");
     // A file gone from the store: the upload that names it is refused at its field.
     std::fs::remove_file(&stored).unwrap();
     let refused = invoke(&runtime, "sat.certificate.construct", Mode::Explore, json!({"cnf": cnf, "proof": uri}));
@@ -316,6 +323,11 @@ fn uploads_need_the_invoke_scope_when_the_server_authenticates() {
         made["token"].as_str().unwrap().to_owned()
     };
     let (invoker, reader) = (token("invoke"), token("read"));
+    // Room for the first upload below and then none.
+    let policy = cli(data, &["policy", "show"]);
+    let policy_file = dir.path().join("policy.in.toml");
+    std::fs::write(&policy_file, format!("{policy}\n[quotas.default]\nstored_bytes = 12\n")).unwrap();
+    cli(data, &["policy", "set", policy_file.to_str().unwrap()]);
     let server = Server::start_with(data, None, &["--auth-api-tokens", "--auth-resource", "http://127.0.0.1/mcp"]);
     let bytes = b"1 2 0 1 0\n";
     let path = format!("/artifacts/sha256/{}?schema={LRAT_FILE}", Digest::of(bytes).to_hex());
@@ -329,6 +341,17 @@ fn uploads_need_the_invoke_scope_when_the_server_authenticates() {
     let bearer = format!("Bearer {invoker}");
     let (status, _, body) = server.request_with_body("PUT", &path, &[("Authorization", &bearer)], bytes);
     assert_eq!(status, 201, "{body}");
+    // The tenant's stored bytes: 10 of 12 spent; the next upload is still taken, then none.
+    let more = b"3 -1 0 2 0\n";
+    let path = format!("/artifacts/sha256/{}?schema={LRAT_FILE}", Digest::of(more).to_hex());
+    let (status, _, body) = server.request_with_body("PUT", &path, &[("Authorization", &bearer)], more);
+    assert_eq!(status, 201, "{body}");
+    let last = b"4 1 0 2 0\n";
+    let path = format!("/artifacts/sha256/{}?schema={LRAT_FILE}", Digest::of(last).to_hex());
+    let (status, _, body) = server.request_with_body("PUT", &path, &[("Authorization", &bearer)], last);
+    assert_eq!(status, 429, "{body}");
+    assert!(body.contains("quota_exceeded") && body.contains("stored bytes"), "{body}");
+    assert_eq!(stored_files(data).0.len(), 2);
 }
 
 #[test]

@@ -100,6 +100,7 @@ pub fn fail(error: anyhow::Error) -> ! {
             jacobian::runtime::UploadError::TooLarge { .. } => (ErrorType::PayloadTooLarge, 3),
             jacobian::runtime::UploadError::Mismatch { .. } => (ErrorType::DigestMismatch, 3),
             jacobian::runtime::UploadError::Store(_) => (ErrorType::Unavailable, 3),
+            jacobian::runtime::UploadError::Quota(_) => (ErrorType::QuotaExceeded, 3),
             _ => (ErrorType::ValidationError, 3),
         },
         None if let Some(e) = error.downcast_ref::<jacobian::auth::SetupError>() => match e {

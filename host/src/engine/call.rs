@@ -362,6 +362,9 @@ fn classify(store: &Store<CallState>, error: wasmtime::Error, stage: CallStage) 
     if error.is::<Stopped>() {
         return CallFailure::Cancelled;
     }
+    if let Some(file) = error.downcast_ref::<super::FileFailure>() {
+        return CallFailure::FileUnavailable { message: file.message.clone(), corrupt: file.corrupt };
+    }
     if let Some(wasmtime::Trap::OutOfFuel) = error.downcast_ref::<wasmtime::Trap>() {
         return CallFailure::FuelExhausted;
     }

@@ -4,6 +4,7 @@
 
 use wasmtime::component::{ComponentType, Lift, Linker, Lower, WasmStr};
 
+use super::FileFailure;
 use super::state::CallState;
 use super::{HOST_INTERFACE, LogLine, MAX_LOG_LINE_BYTES, MAX_LOG_LINES};
 use crate::limits::prefix;
@@ -77,25 +78,39 @@ pub(super) fn add_host_interface(linker: &mut Linker<CallState>) -> anyhow::Resu
                 Ok(file) => file,
                 Err(e) => return Ok((Err(e),)),
             };
-            if let Err(e) = file.intact() {
-                return Ok((Err(e),));
+            // Re-hashing the whole file before its first byte is paid in fuel
+            // too, up front: a call that cannot pay is stopped before the host reads it.
+            if !file.hashed() {
+                charge(&mut cx, file.file.len())?;
             }
+            // A file that is corrupt or cannot be read stops the call: the host
+            // says why, not the guest (see `FileFailure`).
+            file.intact().map_err(|(message, corrupt)| FileFailure { message, corrupt })?;
             let length = (length as usize).min(MAX_FILE_READ);
             let available = file.file.len().saturating_sub(offset).min(length as u64) as usize;
             // The copy is paid in fuel, as the guest's own work would be.
-            let fuel = cx.get_fuel()?;
-            cx.set_fuel(fuel.saturating_sub(available as u64 / FILE_BYTES_PER_FUEL))?;
+            charge(&mut cx, available as u64)?;
             let mut buffer = vec![0u8; available];
-            let answer = match file.file.read_at(offset, &mut buffer) {
-                Ok(n) => {
-                    buffer.truncate(n);
-                    Ok(buffer)
-                }
-                Err(e) => Err(format!("the file could not be read: {e}")),
-            };
-            Ok((answer,))
+            let n = file.file.read_at(offset, &mut buffer).map_err(|e| FileFailure {
+                message: format!("file {} could not be read: {e}", prefix(&digest, 80)),
+                corrupt: false,
+            })?;
+            buffer.truncate(n);
+            Ok((Ok(buffer),))
         },
     )?;
+    Ok(())
+}
+
+/// Take the fuel for handling `bytes` of a file, or stop the call as out of fuel.
+fn charge(cx: &mut wasmtime::StoreContextMut<'_, CallState>, bytes: u64) -> wasmtime::Result<()> {
+    let cost = bytes / FILE_BYTES_PER_FUEL;
+    let fuel = cx.get_fuel()?;
+    if fuel < cost {
+        cx.set_fuel(0)?;
+        return Err(wasmtime::Trap::OutOfFuel.into());
+    }
+    cx.set_fuel(fuel - cost)?;
     Ok(())
 }
 

@@ -83,6 +83,18 @@ pub enum CallFailure {
     /// Every slot was busy and the wait queue full; the call never started.
     #[error("did not start: all {running} sandbox slots are busy and {queued} calls are waiting")]
     Overloaded { running: u32, queued: u32 },
+    /// An uploaded file the call read is corrupt (`corrupt`) or could not be
+    /// read from the store: the host stopped the call, which concludes nothing.
+    #[error("{message}")]
+    FileUnavailable { message: String, corrupt: bool },
+}
+
+/// Why the host stopped a call in `read-file` (classified as [`CallFailure::FileUnavailable`]).
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub(crate) struct FileFailure {
+    pub(crate) message: String,
+    pub(crate) corrupt: bool,
 }
 
 /// What one call produced.

@@ -47,17 +47,23 @@ impl ArtifactAccess {
 pub struct FileAccess {
     pub(super) file: Box<dyn StoredFile>,
     digest: Digest,
-    checked: std::sync::OnceLock<Result<(), String>>,
+    checked: std::sync::OnceLock<Result<(), (String, bool)>>,
 }
 
 impl FileAccess {
-    /// Whether the stored bytes still hash to the file's digest (read whole once a call).
-    pub(super) fn intact(&self) -> Result<(), String> {
+    /// Whether the file was re-hashed in this call already.
+    pub(super) fn hashed(&self) -> bool {
+        self.checked.get().is_some()
+    }
+
+    /// Whether the stored bytes still hash to the file's digest (read whole
+    /// once a call; `Err((message, corrupt))` otherwise).
+    pub(super) fn intact(&self) -> Result<(), (String, bool)> {
         self.checked
             .get_or_init(|| match crate::store::hash_file(self.file.as_ref()) {
                 Ok(actual) if actual == self.digest => Ok(()),
-                Ok(actual) => Err(format!("file {} is corrupt: its bytes hash to {actual}", self.digest)),
-                Err(e) => Err(format!("file {} could not be read: {e}", self.digest)),
+                Ok(actual) => Err((format!("file {} is corrupt: its bytes hash to {actual}", self.digest), true)),
+                Err(e) => Err((format!("file {} could not be read: {e}", self.digest), false)),
             })
             .clone()
     }

@@ -131,6 +131,8 @@ struct AppState {
     auth: Option<Arc<Authenticator>>,
     /// Who opened each MCP session (with authentication on).
     owners: Arc<sessions::SessionOwners>,
+    /// One permit per upload being received (`uploads::MAX_UPLOADS`).
+    uploads: Arc<tokio::sync::Semaphore>,
 }
 
 /// The route template a path belongs to (a closed set: metrics labels).
@@ -517,6 +519,7 @@ pub fn app(
         opening: Default::default(),
         auth: config.auth.clone(),
         owners,
+        uploads: Arc::new(tokio::sync::Semaphore::new(uploads::MAX_UPLOADS)),
     };
     Router::new()
         .route("/health", get(health))

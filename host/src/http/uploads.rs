@@ -5,7 +5,9 @@
 //! nothing stored) if they have another; a `Content-Length` above the
 //! policy's `[uploads] max_bytes` is refused before a byte is read, and a
 //! body without one is cut off once past the bound (`payload_too_large`).
-//! With authentication on, the caller needs the `jacobian:invoke` scope.
+//! With authentication on, the caller needs the `jacobian:invoke` scope, and
+//! the file counts against its tenant's stored-bytes quota (`429
+//! quota_exceeded` once spent).
 //! Each chunk must come within the client timeout. The answer is `201` with
 //! `{uri, file, bytes, schema_uri}`; the `uri` is what capabilities take.
 
@@ -26,6 +28,11 @@ use super::{AppState, envelope};
 
 /// Where uploads go.
 pub(super) const UPLOADS_PATH: &str = "/artifacts";
+
+/// Uploads received at once; beyond them a 503 at once. Each holds a
+/// blocking thread and its partial file (at most the policy's bound) until
+/// it ends, and also counts among the requests in flight.
+pub(super) const MAX_UPLOADS: usize = 8;
 
 /// Answer an upload request (any method on the route: only `PUT` stores).
 pub(super) async fn put(
@@ -65,6 +72,16 @@ pub(super) async fn put(
         return envelope(StatusCode::BAD_REQUEST, ErrorType::ValidationError, message, request_id);
     };
     let declared = request.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    // Over the bound by its declared length: refused before the body is read (no `100 Continue`).
+    let limit = state.runtime.policy().uploads.max_bytes;
+    if declared.is_some_and(|n| n > limit) {
+        let message = UploadError::TooLarge { limit }.to_string();
+        return envelope(StatusCode::PAYLOAD_TOO_LARGE, ErrorType::PayloadTooLarge, message, request_id);
+    }
+    let Ok(_upload) = state.uploads.clone().try_acquire_owned() else {
+        let message = format!("the server is receiving its limit of {MAX_UPLOADS} uploads; retry shortly");
+        return envelope(StatusCode::SERVICE_UNAVAILABLE, ErrorType::Unavailable, message, request_id);
+    };
     let Ok(_permit) = state.in_flight.clone().try_acquire_owned() else {
         let message =
             format!("the server is answering its limit of {} requests; retry shortly", state.limits.max_in_flight);
@@ -73,9 +90,10 @@ pub(super) async fn put(
     // The store reads on a blocking thread; the body is handed over chunk by chunk.
     let (send, receive) = tokio::sync::mpsc::channel::<io::Result<Bytes>>(4);
     let runtime = Arc::clone(&state.runtime);
+    let tenant = principal.map(|p| p.tenant.clone());
     let storing = tokio::task::spawn_blocking(move || {
         let mut source = Chunks { receive, current: Bytes::new() };
-        runtime.upload(&mut source, &schema, declared, Some(&expected))
+        runtime.upload_as(tenant.as_deref(), &mut source, &schema, declared, Some(&expected))
     });
     let mut body = request.into_body();
     loop {
@@ -123,6 +141,7 @@ pub(super) async fn put(
                 }
                 UploadError::Source(_) => (StatusCode::BAD_REQUEST, ErrorType::HttpError),
                 UploadError::Store(_) => (StatusCode::SERVICE_UNAVAILABLE, ErrorType::Unavailable),
+                UploadError::Quota(_) => (StatusCode::TOO_MANY_REQUESTS, ErrorType::QuotaExceeded),
             };
             envelope(status, error_type, crate::errors::render(&e), request_id)
         }

@@ -111,6 +111,16 @@ pub(super) fn diagnose(
             .with("queued", queued),
             StopReason::Unavailable,
         ),
+        CallFailure::FileUnavailable { message, corrupt: true } => failed(Diagnostic::new(
+            Code::ArtifactNotFound,
+            Stage::Execution,
+            format!("{id} was stopped: {message}"),
+            "the stored file no longer has its digest; upload it again (jacobian artifact put, or PUT \
+             /artifacts/sha256/<hex>)",
+        )),
+        CallFailure::FileUnavailable { message, corrupt: false } => {
+            (storage_failed(format!("{id} was stopped: {message}")), StopReason::Unavailable)
+        }
         CallFailure::Instantiation { message } => (
             Diagnostic::new(
                 Code::ComponentUnavailable,

@@ -46,6 +46,9 @@ pub enum UploadError {
     /// The bytes do not hash to the digest the caller named.
     #[error("the bytes hash to {actual}, not to the {expected} the upload named")]
     Mismatch { expected: Digest, actual: Digest },
+    /// The tenant's stored-bytes quota is spent.
+    #[error("{}", .0.message())]
+    Quota(crate::quotas::Exceeded),
     /// The sender failed (a client gone, a file unreadable).
     #[error("reading the upload: {0}")]
     Source(std::io::Error),
@@ -115,15 +118,46 @@ impl Runtime {
         declared: Option<u64>,
         expect: Option<&Digest>,
     ) -> Result<Uploaded, UploadError> {
+        self.upload_as(None, source, schema, declared, expect)
+    }
+
+    /// [`Runtime::upload`] for `tenant` (`None`: the operator): refused when
+    /// the tenant's stored-bytes quota is spent, and the file's bytes
+    /// counted against it once stored (as a workspace write's are).
+    pub fn upload_as(
+        &self,
+        tenant: Option<&str>,
+        source: &mut dyn std::io::Read,
+        schema: &str,
+        declared: Option<u64>,
+        expect: Option<&Digest>,
+    ) -> Result<Uploaded, UploadError> {
         if !schema_uri(schema) {
             return Err(UploadError::Schema(schema.chars().take(200).collect()));
         }
-        let limit = self.policy().uploads.max_bytes;
+        let policy = self.policy();
+        let limit = policy.uploads.max_bytes;
         if declared.is_some_and(|n| n > limit) {
             return Err(UploadError::TooLarge { limit });
         }
+        let tenant = tenant.filter(|_| policy.quotas.of_any_storage());
+        if let Some(tenant) = tenant {
+            let left = self.experiments.storage_left(tenant, policy.quotas.of(tenant)).map_err(|e| StoreError::Io {
+                what: format!("the stored bytes of tenant {tenant}"),
+                source: std::io::Error::other(e.to_string()),
+            })?;
+            if let Err(exceeded) = left {
+                self.metrics.quota_refusal(exceeded.limit);
+                return Err(UploadError::Quota(exceeded));
+            }
+        }
         let (file, bytes) = self.data.put_file(source, limit, expect)?;
         let (digest, _) = self.data.put_artifact(&envelope(schema, &file, bytes))?;
+        if let Some(tenant) = tenant
+            && let Err(e) = self.experiments.charge_storage(tenant, bytes)
+        {
+            tracing::warn!(error = %e, "quota usage not recorded");
+        }
         Ok(Uploaded { uri: digest.artifact_uri(), file, bytes, schema_uri: schema.to_owned() })
     }
 }

@@ -66,6 +66,7 @@ impl DataDir {
             root: open_root(path, &[COMPONENTS, ARTIFACTS, FILES, REGISTRY, TMP])?,
             held_policy: Default::default(),
         };
+        sweep_partial_uploads(&objects.root);
         Self::with_objects(path, Box::new(objects))
     }
 
@@ -349,9 +350,7 @@ impl ObjectStore for FileObjects {
         let digest = expect(expected, digest)?;
         let file = writer.into_inner().map_err(|e| io_err(e.into_error()))?;
         let name = file_name(&digest);
-        if self.root.metadata(&name).is_ok_and(|m| m.len() == size) {
-            return Ok((digest, size));
-        }
+        // Renamed over a copy already there: uploading again repairs a damaged one.
         file.sync_all().map_err(io_err)?;
         drop(file);
         self.root.rename(&temp, &self.root, &name).map_err(io_err)?;
@@ -467,6 +466,20 @@ fn write_replace(root: &Dir, name: &str, bytes: &[u8]) -> Result<(), StoreError>
 
 fn component_name(digest: &Digest) -> String {
     format!("{COMPONENTS}/{}.wasm", digest.to_hex())
+}
+
+/// Remove partial uploads a crash left in `tmp/` once a day old (another
+/// process may be writing a younger one right now).
+fn sweep_partial_uploads(root: &Dir) {
+    let Ok(entries) = root.read_dir(TMP) else { return };
+    let day = std::time::Duration::from_secs(86_400);
+    for entry in entries.flatten() {
+        let Ok(name) = entry.file_name().into_string() else { continue };
+        let old = entry.metadata().ok().and_then(|m| m.modified().ok()).and_then(|t| t.into_std().elapsed().ok());
+        if name.ends_with(".part") && old.is_some_and(|age| age > day) {
+            let _ = root.remove_file(format!("{TMP}/{name}"));
+        }
+    }
 }
 
 fn file_name(digest: &Digest) -> String {

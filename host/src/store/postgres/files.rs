@@ -1,9 +1,11 @@
 //! Uploaded files in PostgreSQL: `file_chunks` rows of [`FILE_CHUNK`] bytes
 //! written under a pending key as the bytes arrive, then renamed to the
-//! file's digest and listed in `files` in one transaction. A file is read
+//! file's digest and listed in `files` in one transaction (replacing a copy
+//! already there, so uploading again repairs a damaged one). A file is read
 //! through `files` only, so a partial upload is never visible; its chunks
-//! are deleted on every way out (one a crash leaves behind stays pending,
-//! named by no `files` row).
+//! are deleted on every way out, and pending chunks a crash left behind are
+//! swept by the next upload once a day old. Every chunk read must have its
+//! exact length (a full chunk, or the file's tail).
 
 use crate::digest::Digest;
 use crate::store::files::{FILE_CHUNK, FileError, StoredFile, expect, stream_in};
@@ -37,6 +39,17 @@ impl Postgres {
             }
         }
         let mut guard = Pending(self, &pending, true);
+        let pool = self.pool();
+        let _ = self.block(async move {
+            let client = pool.get().await.map_err(pg)?;
+            client
+                .execute(
+                    "DELETE FROM file_chunks WHERE digest LIKE 'pending-%' AND created_at < now() - interval '1 day'",
+                    &[],
+                )
+                .await
+                .map_err(query_error)
+        });
         let mut seq = 0i32;
         let (digest, size) = stream_in(source, limit, |chunk| {
             let (pool, key, body, at) = (self.pool(), pending.clone(), chunk.to_vec(), seq);
@@ -53,29 +66,28 @@ impl Postgres {
         })?;
         let digest = expect(expected, digest)?;
         let (pool, key, hex, length) = (self.pool(), pending.clone(), digest.to_hex(), size as i64);
-        let renamed = self
-            .block(async move {
-                let mut client = pool.get().await.map_err(pg)?;
-                let transaction = begin(&mut client).await?;
-                let inserted = transaction
-                    .execute(
-                        "INSERT INTO files (digest, size) VALUES ($1, $2) ON CONFLICT (digest) DO NOTHING",
-                        &[&hex, &length],
-                    )
-                    .await
-                    .map_err(query_error)?;
-                if inserted == 1 {
-                    transaction
-                        .execute("UPDATE file_chunks SET digest = $2 WHERE digest = $1", &[&key, &hex])
-                        .await
-                        .map_err(query_error)?;
-                }
-                transaction.commit().await.map_err(query_error)?;
-                Ok(inserted == 1)
-            })
-            .map_err(failed(format!("file {digest}")))?;
-        // Renamed: nothing pending is left. Already stored: the pending copy goes.
-        guard.2 = !renamed;
+        self.block(async move {
+            let mut client = pool.get().await.map_err(pg)?;
+            let transaction = begin(&mut client).await?;
+            transaction.execute("DELETE FROM file_chunks WHERE digest = $1", &[&hex]).await.map_err(query_error)?;
+            transaction
+                .execute("UPDATE file_chunks SET digest = $2 WHERE digest = $1", &[&key, &hex])
+                .await
+                .map_err(query_error)?;
+            transaction
+                .execute(
+                    "INSERT INTO files (digest, size) VALUES ($1, $2) \
+                         ON CONFLICT (digest) DO UPDATE SET size = EXCLUDED.size",
+                    &[&hex, &length],
+                )
+                .await
+                .map_err(query_error)?;
+            transaction.commit().await.map_err(query_error)?;
+            Ok(())
+        })
+        .map_err(failed(format!("file {digest}")))?;
+        // Renamed: nothing pending is left.
+        guard.2 = false;
         drop(guard);
         Ok((digest, size))
     }
@@ -119,9 +131,12 @@ impl StoredFile for RowFile {
         let chunk = FILE_CHUNK as u64;
         let (first, last) = ((offset / chunk) as i32, ((end - 1) / chunk) as i32);
         let mut kept = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        // A chunk's exact length: full, or the tail of the file.
+        let expected = |seq: i32| (self.size - u64::from(seq as u32) * chunk).min(chunk) as usize;
         if first == last
             && let Some((seq, body)) = kept.as_ref()
             && *seq == first
+            && body.len() == expected(first)
         {
             let from = (offset - u64::from(first as u32) * chunk) as usize;
             let n = ((end - offset) as usize).min(body.len().saturating_sub(from));
@@ -148,7 +163,7 @@ impl StoredFile for RowFile {
         for (seq, body) in rows {
             let start = u64::from(seq as u32) * chunk;
             let from = (offset + done as u64).saturating_sub(start) as usize;
-            if start + from as u64 != offset + done as u64 || from > body.len() {
+            if start + from as u64 != offset + done as u64 || body.len() != expected(seq) {
                 return Err(std::io::Error::other(format!("file {}: chunk {seq} is missing or short", self.hex)));
             }
             let n = (body.len() - from).min((end - offset) as usize - done);

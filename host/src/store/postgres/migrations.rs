@@ -173,6 +173,7 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         digest TEXT NOT NULL,
         seq INTEGER NOT NULL,
         body BYTEA NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
         PRIMARY KEY (digest, seq)
     );",
     ),
