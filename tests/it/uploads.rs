@@ -381,3 +381,54 @@ fn hosts_sharing_postgresql_see_a_file_uploaded_on_another_once_it_is_whole() {
     let (status, reason) = verdict(&b, &cnf.artifacts[0].uri, &uri, 64 << 20);
     assert_eq!(status, VerificationStatus::Verified, "{reason}");
 }
+
+#[test]
+fn a_server_receives_at_most_eight_uploads_at_once_and_a_crash_leaves_nothing_for_long() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    // A partial upload a crash left two days ago is swept when the data directory opens; a young one is not.
+    std::fs::create_dir_all(data.join("tmp")).unwrap();
+    let old = data.join("tmp/1-1.part");
+    std::fs::write(&old, b"partial").unwrap();
+    let two_days = std::time::SystemTime::now() - std::time::Duration::from_secs(2 * 86_400);
+    std::fs::File::options().write(true).open(&old).unwrap().set_modified(two_days).unwrap();
+    let young = data.join("tmp/1-2.part");
+    std::fs::write(&young, b"partial").unwrap();
+    let server = Server::start_with(data, None, &["--client-timeout-seconds", "30"]);
+    assert!(!old.exists() && young.exists());
+    // Eight uploads whose bodies have not arrived hold the eight places; the ninth is refused at once.
+    let path = format!("/artifacts/sha256/{}?schema={LRAT_FILE}", Digest::of(b"x").to_hex());
+    let held: Vec<TcpStream> = (0..8)
+        .map(|_| {
+            let mut stream = TcpStream::connect(&server.addr).unwrap();
+            let head = format!("PUT {path} HTTP/1.1\r\nHost: {}\r\nContent-Length: 1000\r\n\r\npartial", server.addr);
+            stream.write_all(head.as_bytes()).unwrap();
+            stream
+        })
+        .collect();
+    // Each is being received (its partial file exists) before the ninth comes.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let partial = || {
+        std::fs::read_dir(data.join("tmp"))
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| *p != young && p.extension().is_some_and(|x| x == "part"))
+            .count()
+    };
+    while partial() < 8 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(partial(), 8);
+    let (status, _, body) = server.request_with_body("PUT", &path, &[], b"x");
+    assert_eq!(status, 503, "{body}");
+    assert!(body.contains("8 uploads"), "{body}");
+    // When they go, their places and partial files go with them.
+    drop(held);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while partial() > 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(partial(), 0);
+    let (status, _, body) = server.request_with_body("PUT", &path, &[], b"x");
+    assert_eq!(status, 201, "{body}");
+}
