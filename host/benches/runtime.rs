@@ -155,6 +155,13 @@ fn open(dir: &std::path::Path) -> Runtime {
     Runtime::open(RuntimeConfig::new(dir.to_path_buf())).expect("runtime")
 }
 
+/// A runtime over `dir` whose policy allows `fuel` and `output_bytes` a call (256 MiB of memory).
+fn open_with_budgets(dir: &std::path::Path, fuel: u64, output_bytes: u64) -> Runtime {
+    let policy = format!("[budgets]\nfuel = {fuel}\nmemory_bytes = {}\noutput_bytes = {output_bytes}\n", 256 << 20);
+    std::fs::write(dir.join("policy.toml"), policy).expect("policy");
+    open(dir)
+}
+
 /// One whole invocation with the operator's budgets.
 fn call(runtime: &Runtime, id: &str, input: serde_json::Value) -> jacobian::contract::CapabilityResult {
     runtime.invoke(&InvokeRequest {
@@ -1432,24 +1439,14 @@ fn main() {
     if run("sat_cadical") {
         // Proofs of 250-variable formulas run to tens of MB: room for them.
         let dir = tempfile::tempdir().expect("temp dir");
-        std::fs::write(
-            dir.path().join("policy.toml"),
-            "[budgets]\nfuel = 2000000000000\nmemory_bytes = 268435456\noutput_bytes = 268435456\n",
-        )
-        .expect("policy");
-        let runtime = open(dir.path());
+        let runtime = open_with_budgets(dir.path(), 2_000_000_000_000, 256 << 20);
         let satlib = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/testdata/sat/satlib");
         cadical::figures(&|id, input| call(&runtime, id, input), &satlib);
     }
     if run("sat_proofs") {
         // A check of a few hundred MB: room for its fuel.
         let dir = tempfile::tempdir().expect("temp dir");
-        std::fs::write(
-            dir.path().join("policy.toml"),
-            "[budgets]\nfuel = 2000000000000\nmemory_bytes = 268435456\noutput_bytes = 4194304\n",
-        )
-        .expect("policy");
-        proofs::figures(&open(dir.path()));
+        proofs::figures(&open_with_budgets(dir.path(), 2_000_000_000_000, 4 << 20));
     }
     if run("ideals") {
         let dir = tempfile::tempdir().expect("temp dir");

@@ -1,6 +1,7 @@
 //! `jacobian:runtime/host`, the one interface of ours a component may
-//! import: `log` (bounded lines) and `read-artifact` (only the artifacts
-//! the current request names).
+//! import: `log` (bounded lines), `read-artifact` (only the artifacts the
+//! current request names), and `file-size` / `read-file` (the file an
+//! upload the request names carries, in ranges, paid in fuel).
 
 use wasmtime::component::{ComponentType, Lift, Linker, Lower, WasmStr};
 
