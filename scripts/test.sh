@@ -2,7 +2,7 @@
 # The whole test suite: formatting, the integration tests (which build every
 # guest component from source), clippy on the host and on the guests, and a
 # bounded run of every fuzz target. Installs and starts what the tests need:
-# Debian's minisat, nauty, z3, minisign, docker-registry, apache2-utils, chromium and postgresql, PyPI's sympy, mcp and
+# Debian's minisat, cadical, nauty, z3, minisign, docker-registry, apache2-utils, chromium and postgresql, PyPI's sympy, mcp and
 # componentize-py, npm's oidc-provider, and the
 # MCP clients people try first (the Inspector, the TypeScript SDK, the conformance suite on Node 22).
 set -euo pipefail
@@ -14,14 +14,14 @@ if [ ! -d ../shared/testdata ]; then
 fi
 cargo fmt --all -- --check
 # Outside truth the tests compare against.
-# (Debian: minisat for SAT answers, nauty for graph enumerations, z3 for finite models; minisign
+# (Debian: minisat for SAT answers, cadical for DRAT proofs written elsewhere, nauty for graph enumerations, z3 for finite models; minisign
 # for publishers' keys and signatures, docker-registry for a real OCI registry on loopback,
 # apache2-utils for the htpasswd file of a registry that wants credentials, chromium to lay out
 # the workspace drawing's HTML page.)
-if ! command -v minisat >/dev/null || ! command -v nauty-geng >/dev/null || ! command -v z3 >/dev/null \
+if ! command -v minisat >/dev/null || ! command -v cadical >/dev/null || ! command -v nauty-geng >/dev/null || ! command -v z3 >/dev/null \
   || ! command -v minisign >/dev/null || ! command -v docker-registry >/dev/null || ! command -v htpasswd >/dev/null \
   || ! command -v chromium >/dev/null; then
-  apt-get update -qq && apt-get install -y -qq minisat nauty z3 minisign docker-registry apache2-utils chromium
+  apt-get update -qq && apt-get install -y -qq minisat cadical nauty z3 minisign docker-registry apache2-utils chromium
 fi
 # PyPI: sympy, and the official MCP Python SDK (a client that is not ours, against `serve --http`).
 pip_install() {

@@ -1,6 +1,7 @@
 #![no_main]
 //! The SAT producer's DIMACS parser and LRAT syntax check, then the LRAT
-//! checking core on whatever parses: input is `CNF text` `\n%%\n` `proof`.
+//! and DRAT checking cores on whatever parses: input is `CNF text` `\n%%\n`
+//! `proof` (read as LRAT, then as DRAT).
 
 use jacobian_sat_core::dimacs;
 
@@ -12,6 +13,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         assert!(parsed.clauses.iter().flatten().all(|l| *l != 0 && l.unsigned_abs() <= parsed.variables));
         let formula = jacobian_lrat_core::Formula { variables: parsed.variables, clauses: parsed.clauses };
         let _ = jacobian_lrat_core::check_lrat(&formula, proof);
+        let _ = jacobian_lrat_core::check_drat(&formula, proof);
         let model: Vec<i32> = (1..=formula.variables.min(64) as i32).collect();
         let _ = jacobian_lrat_core::check_model(&formula, &model);
     }

@@ -157,7 +157,11 @@ fn open(dir: &std::path::Path) -> Runtime {
 
 /// A runtime over `dir` whose policy allows `fuel` and `output_bytes` a call (256 MiB of memory).
 fn open_with_budgets(dir: &std::path::Path, fuel: u64, output_bytes: u64) -> Runtime {
-    let policy = format!("[budgets]\nfuel = {fuel}\nmemory_bytes = {}\noutput_bytes = {output_bytes}\n", 256 << 20);
+    let policy = format!(
+        "[budgets]\nfuel = {fuel}\nmemory_bytes = {}\noutput_bytes = {output_bytes}\nwall_ms = {}\n",
+        256 << 20,
+        3_600_000
+    );
     std::fs::write(dir.join("policy.toml"), policy).expect("policy");
     open(dir)
 }
@@ -1446,7 +1450,7 @@ fn main() {
     if run("sat_proofs") {
         // A check of a few hundred MB: room for its fuel.
         let dir = tempfile::tempdir().expect("temp dir");
-        proofs::figures(&open_with_budgets(dir.path(), 2_000_000_000_000, 4 << 20));
+        proofs::figures(&open_with_budgets(dir.path(), 20_000_000_000_000, 4 << 20));
     }
     if run("ideals") {
         let dir = tempfile::tempdir().expect("temp dir");

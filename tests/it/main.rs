@@ -13,6 +13,7 @@ mod contract;
 mod countermodels;
 mod determinism;
 mod documented;
+mod drat;
 mod drawing;
 mod examples;
 mod faults;

@@ -122,7 +122,7 @@ fn drat_trim_proofs_are_accepted_and_every_single_corruption_is_rejected() {
     assert!(rejected >= 80, "{rejected} corruptions checked");
 }
 
-fn satlib(set: &str) -> Vec<(String, String)> {
+pub(crate) fn satlib(set: &str) -> Vec<(String, String)> {
     let dir = support::testdata(&format!("sat/satlib/{set}"));
     let mut files: Vec<(String, String)> = std::fs::read_dir(&dir)
         .unwrap()

@@ -1,32 +1,40 @@
 //! SAT: DIMACS CNF artifacts, a CDCL solver whose UNSAT answers carry LRAT
-//! proofs and whose SAT answers carry models, and LRAT certificates from
-//! other tools bound to a CNF artifact. The parsing and the solver are
+//! proofs and whose SAT answers carry models, and LRAT or DRAT certificates
+//! from other tools bound to a CNF artifact. The parsing and the solver are
 //! `jacobian-sat-core`; this crate is the component around them.
 
 use jacobian_guest::{
-    Capability, Check, InputKind, Produced, Qualifier, Recipe, Refusal, Scope, artifact_of, export_capabilities,
-    read_input_artifact,
+    ArtifactEnvelope, Capability, Check, InputKind, Produced, Qualifier, Recipe, Refusal, Scope, artifact_of,
+    export_capabilities, read_artifact_json, read_input_artifact,
 };
 use jacobian_sat_core::{dimacs, solver};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
+use serde_json::{Value, json};
 
 const CNF_SCHEMA: &str = "jacobian:sat/cnf@1";
 const LRAT_SCHEMA: &str = "jacobian:sat/lrat@1";
+const DRAT_SCHEMA: &str = "jacobian:sat/drat@1";
 const MODEL_SCHEMA: &str = "jacobian:sat/model@1";
 /// An uploaded LRAT proof file, text or binary (`jacobian artifact put FILE --schema jacobian:sat/lrat-file@1`).
 const LRAT_FILE_SCHEMA: &str = "jacobian:sat/lrat-file@1";
+/// An uploaded DRAT proof file, text or binary (CaDiCaL's output as it is).
+const DRAT_FILE_SCHEMA: &str = "jacobian:sat/drat-file@1";
 /// Three pigeons in two holes (variable 2(i-1)+j: pigeon i in hole j): unsatisfiable.
 pub const PIGEONHOLE_3_2: &str =
     "p cnf 6 9\n1 2 0\n3 4 0\n5 6 0\n-1 -3 0\n-1 -5 0\n-3 -5 0\n-2 -4 0\n-2 -6 0\n-4 -6 0\n";
+/// A DRAT proof for [`PIGEONHOLE_3_2`], written by hand: pigeon 1 is not in
+/// hole 1 (RUP: pigeons 2 and 3 would share hole 2); then propagation puts
+/// pigeon 1 in hole 2, and pigeons 2 and 3 both in hole 1.
+pub const PIGEONHOLE_3_2_DRAT: &str = "-1 0\n0\n";
 /// x1 and not x1, with the one-line LRAT proof of the empty clause from both.
 pub const CONTRADICTION: (&str, &str) = ("p cnf 1 2\n1 0\n-1 0\n", "3 0 1 2 0\n");
 
-/// The SAT checker, for an LRAT proof.
-const LRAT_CHECK: Check = Check { role: "sat.certificate", verifier: "sat.certificate.verify", formats: &["lrat"] };
+/// The SAT checker, for an outside proof.
+const PROOF_CHECK: Check =
+    Check { role: "sat.certificate", verifier: "sat.certificate.verify", formats: &["lrat", "drat"] };
 /// The SAT checker, for either answer of the solver.
-const ANSWER_CHECK: Check = Check { formats: &["lrat", "model"], ..LRAT_CHECK };
+const ANSWER_CHECK: Check = Check { formats: &["lrat", "model"], ..PROOF_CHECK };
 
 /// DIMACS CNF text.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -76,20 +84,24 @@ LRAT id i + 1). Bounds: 100000 variables, 1000000 clauses.";
     }
 }
 
-/// An LRAT proof from any tool, for a stored CNF: inline or uploaded, exactly one.
+/// An LRAT or DRAT proof from any tool, for a stored CNF: inline or uploaded, exactly one.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[schemars(extend("oneOf" = [{"required": ["lrat"]}, {"required": ["proof"]}]))]
+#[schemars(extend("oneOf" = [{"required": ["lrat"]}, {"required": ["drat"]}, {"required": ["proof"]}]))]
 pub struct CertificateInput {
     /// URI of the CNF artifact the proof is about.
     #[schemars(regex(pattern = r"^artifact://sha256/[0-9a-f]{64}$"))]
     pub cnf: String,
-    /// The LRAT proof text (up to the input limit). Give this or `proof`.
+    /// LRAT proof text (up to the input limit). Give one of `lrat`, `drat`, `proof`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 64_000_000))]
     pub lrat: Option<String>,
-    /// URI of an uploaded proof file (`jacobian:sat/lrat-file@1`, text or binary LRAT, of any size up to the
-    /// operator's upload bound). Give this or `lrat`.
+    /// DRAT proof text (up to the input limit): `literals 0` lemmas, `d literals 0` deletions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 64_000_000))]
+    pub drat: Option<String>,
+    /// URI of an uploaded proof file of any size up to the operator's upload bound: `jacobian:sat/lrat-file@1`
+    /// (LRAT) or `jacobian:sat/drat-file@1` (DRAT, as CaDiCaL writes it), text or binary.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^artifact://sha256/[0-9a-f]{64}$"))]
     pub proof: Option<String>,
@@ -98,7 +110,9 @@ pub struct CertificateInput {
 /// The stored certificate.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct CertificateOutput {
-    /// Lemma lines (proof text given inline; an uploaded file is not read here).
+    /// `lrat` or `drat`.
+    pub format: String,
+    /// Lemma lines (LRAT text given inline; DRAT and uploaded files are not read here).
     pub lemmas: Option<u64>,
     /// Deletion lines (likewise).
     pub deletions: Option<u64>,
@@ -110,17 +124,19 @@ pub struct ConstructCertificate;
 
 impl Capability for ConstructCertificate {
     const ID: &'static str = "sat.certificate.construct";
-    const TITLE: &'static str = "Store an LRAT proof for a CNF artifact";
+    const TITLE: &'static str = "Store an LRAT or DRAT proof for a CNF artifact";
     const OUTCOME: &'static str =
-        "an LRAT certificate artifact bound to one CNF artifact, ready for the independent checker";
-    const DESCRIPTION: &'static str = "Binds an LRAT proof to the CNF artifact: proof text given inline (`lrat`, its syntax \
-checked: every line `id literals 0 hints 0` or `id d ids 0`), or an uploaded proof file (`proof`, text or binary LRAT \
-of hundreds of megabytes, not read here). Whether the proof is valid is decided by sat.certificate.verify, never here.";
-    const TAGS: &'static [&'static str] = &["sat", "lrat", "proof", "certificate", "construct"];
+        "an LRAT or DRAT certificate artifact bound to one CNF artifact, ready for the independent checker";
+    const DESCRIPTION: &'static str = "Binds an outside proof to the CNF artifact: LRAT text given inline (`lrat`, its \
+syntax checked: every line `id literals 0 hints 0` or `id d ids 0`), DRAT text given inline (`drat`), or an uploaded \
+proof file (`proof`: LRAT or DRAT, text or binary, of hundreds of megabytes, not read here). Whether the proof is \
+valid is decided by sat.certificate.verify, never here.";
+    const TAGS: &'static [&'static str] = &["sat", "lrat", "drat", "proof", "certificate", "construct"];
     const INPUT_KIND: InputKind = InputKind::TypedArtifact;
-    const CHECKS: &'static [Check] = &[LRAT_CHECK];
-    const ARTIFACT_TYPES: &'static [&'static str] = &[LRAT_SCHEMA];
-    const ACCEPTS: &'static [(&'static str, &'static str)] = &[("cnf", CNF_SCHEMA), ("proof", LRAT_FILE_SCHEMA)];
+    const CHECKS: &'static [Check] = &[PROOF_CHECK];
+    const ARTIFACT_TYPES: &'static [&'static str] = &[LRAT_SCHEMA, DRAT_SCHEMA];
+    const ACCEPTS: &'static [(&'static str, &'static str)] =
+        &[("cnf", CNF_SCHEMA), ("proof", LRAT_FILE_SCHEMA), ("proof", DRAT_FILE_SCHEMA)];
     type Input = CertificateInput;
     type Output = CertificateOutput;
 
@@ -129,34 +145,69 @@ of hundreds of megabytes, not read here). Whether the proof is valid is decided 
         vec![
             Recipe::new("an outside LRAT proof that x1 and not x1 contradict")
                 .step(ConstructCnf::ID, ConstructInput { dimacs: dimacs.into() })
-                .then(CertificateInput { cnf: artifact_of(0, "cnf"), lrat: Some(lrat.into()), proof: None }),
+                .then(CertificateInput {
+                    cnf: artifact_of(0, "cnf"),
+                    lrat: Some(lrat.into()),
+                    drat: None,
+                    proof: None,
+                }),
+            Recipe::new("an outside DRAT proof that three pigeons do not fit in two holes")
+                .step(ConstructCnf::ID, ConstructInput { dimacs: PIGEONHOLE_3_2.into() })
+                .then(CertificateInput {
+                    cnf: artifact_of(0, "cnf"),
+                    lrat: None,
+                    drat: Some(PIGEONHOLE_3_2_DRAT.into()),
+                    proof: None,
+                }),
         ]
     }
 
     fn run(input: CertificateInput) -> Result<Produced<CertificateOutput>, Refusal> {
         read_input_artifact("cnf", &input.cnf, CNF_SCHEMA)?;
-        let (output, content) = match (input.lrat, input.proof) {
-            (Some(lrat), None) => {
-                let (lemmas, deletions) = dimacs::lrat_syntax(&lrat).map_err(|e| Refusal::at("lrat", e))?;
-                let output =
-                    CertificateOutput { lemmas: Some(lemmas), deletions: Some(deletions), bytes: lrat.len() as u64 };
-                (output, json!({"cnf": input.cnf, "format": "lrat", "proof": lrat}))
+        let text = |format: &str, bytes: usize, lines: Option<(u64, u64)>| CertificateOutput {
+            format: format.into(),
+            lemmas: lines.map(|l| l.0),
+            deletions: lines.map(|l| l.1),
+            bytes: bytes as u64,
+        };
+        let (output, content) = match (input.lrat, input.drat, input.proof) {
+            (Some(lrat), None, None) => {
+                let lines = dimacs::lrat_syntax(&lrat).map_err(|e| Refusal::at("lrat", e))?;
+                (text("lrat", lrat.len(), Some(lines)), json!({"cnf": input.cnf, "format": "lrat", "proof": lrat}))
             }
-            (None, Some(proof)) => {
-                let upload = read_input_artifact("proof", &proof, LRAT_FILE_SCHEMA)?;
+            (None, Some(drat), None) => {
+                (text("drat", drat.len(), None), json!({"cnf": input.cnf, "format": "drat", "proof": drat}))
+            }
+            (None, None, Some(proof)) => {
+                let upload: ArtifactEnvelope<Value> =
+                    read_artifact_json(&proof).map_err(|e| Refusal::at("proof", e))?;
+                let format = match upload.schema_uri.as_str() {
+                    LRAT_FILE_SCHEMA => "lrat",
+                    DRAT_FILE_SCHEMA => "drat",
+                    other => {
+                        return Err(Refusal::at(
+                            "proof",
+                            format!("artifact has schema {other}, expected {LRAT_FILE_SCHEMA} or {DRAT_FILE_SCHEMA}"),
+                        ));
+                    }
+                };
                 let bytes =
                     upload.content["bytes"].as_u64().ok_or_else(|| Refusal::at("proof", "not an uploaded file"))?;
-                let output = CertificateOutput { lemmas: None, deletions: None, bytes };
-                (output, json!({"cnf": input.cnf, "format": "lrat", "proof_file": proof}))
+                let output = CertificateOutput { format: format.into(), lemmas: None, deletions: None, bytes };
+                (output, json!({"cnf": input.cnf, "format": format, "proof_file": proof}))
             }
             _ => {
-                return Err(Refusal::at("proof", "give the proof either inline (lrat) or as an uploaded file (proof)"));
+                return Err(Refusal::at(
+                    "proof",
+                    "give the proof exactly one way: inline LRAT (lrat), inline DRAT (drat), or an uploaded file (proof)",
+                ));
             }
         };
+        let (schema, format) = if content["format"] == "drat" { (DRAT_SCHEMA, "drat") } else { (LRAT_SCHEMA, "lrat") };
         Ok(Produced::proposed(output, Scope::exhaustive("exactly the supplied proof"))
-            .artifact("certificate", LRAT_SCHEMA, &content)
-            .obligation("an independent check that the proof derives the empty clause from this CNF")
-            .verify_with(LRAT_CHECK.route("lrat", "certificate")))
+            .artifact("certificate", schema, &content)
+            .obligation("an independent check that the proof refutes this CNF")
+            .verify_with(PROOF_CHECK.route(format, "certificate")))
     }
 }
 

@@ -1,6 +1,8 @@
 //! Checking SAT certificates against a CNF formula: models by evaluating
 //! every clause, LRAT proofs by hinted unit propagation (RUP steps), RAT steps
-//! with their candidate groups, and deletions. Shares no code with any solver.
+//! with their candidate groups, and deletions, and DRAT proofs forward by
+//! unit propagation of their own (the `drat` module). Shares no code with
+//! any solver.
 
 use std::fmt;
 
@@ -287,11 +289,18 @@ fn check_lemma(
     Ok(true)
 }
 
+mod bytes;
 mod clauses;
+mod drat;
+mod drat_steps;
 mod steps;
+
+pub use drat::{DratSummary, check_drat, check_drat_from};
 
 use clauses::Clauses;
 use steps::{Step, Steps};
 
+#[cfg(test)]
+mod drat_tests;
 #[cfg(test)]
 mod tests;

@@ -34,7 +34,7 @@ fn dimacs(text: &str) -> Formula {
     Formula { variables, clauses }
 }
 
-fn pairs() -> Vec<(String, Formula, String)> {
+pub(crate) fn pairs() -> Vec<(String, Formula, String)> {
     let mut names: Vec<String> = std::fs::read_dir(examples())
         .unwrap_or_else(|e| panic!("outside truth {}: {e}", examples().display()))
         .filter_map(|e| e.ok()?.file_name().into_string().ok()?.strip_suffix(".cnf").map(str::to_owned))
@@ -95,18 +95,6 @@ fn single_point_corruptions_are_rejected_with_their_line() {
 /// `compress`): `a` id literals 0 hints 0, `d` ids 0, each number `2|x| + (x < 0)`
 /// in groups of 7 bits, low first, the high bit set on all but the last.
 fn binary(text: &str) -> Vec<u8> {
-    fn number(out: &mut Vec<u8>, x: i64) {
-        let mut mapped = (x.unsigned_abs() << 1) | u64::from(x < 0);
-        loop {
-            let low = (mapped & 0x7f) as u8;
-            mapped >>= 7;
-            if mapped == 0 {
-                out.push(low);
-                return;
-            }
-            out.push(low | 0x80);
-        }
-    }
     let mut out = Vec::new();
     for line in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('c')) {
         let tokens: Vec<&str> = line.split_whitespace().collect();
@@ -121,12 +109,27 @@ fn binary(text: &str) -> Vec<u8> {
     out
 }
 
+/// One number of a binary proof: `2|x| + (x < 0)` in groups of 7 bits, low
+/// first, the high bit set on all but the last.
+pub(crate) fn number(out: &mut Vec<u8>, x: i64) {
+    let mut mapped = (x.unsigned_abs() << 1) | u64::from(x < 0);
+    loop {
+        let low = (mapped & 0x7f) as u8;
+        mapped >>= 7;
+        if mapped == 0 {
+            out.push(low);
+            return;
+        }
+        out.push(low | 0x80);
+    }
+}
+
 /// A reader that hands out at most `step` bytes a call, then fails if told to.
-struct Trickle<'a> {
-    bytes: &'a [u8],
-    step: usize,
-    fail_at: Option<usize>,
-    at: usize,
+pub(crate) struct Trickle<'a> {
+    pub(crate) bytes: &'a [u8],
+    pub(crate) step: usize,
+    pub(crate) fail_at: Option<usize>,
+    pub(crate) at: usize,
 }
 
 impl std::io::Read for Trickle<'_> {

@@ -1,13 +1,17 @@
 //! `sat.certificate.verify`: checks a SAT certificate against the exact CNF
 //! artifact it names — a model by evaluating every clause, an LRAT proof of
-//! unsatisfiability by hinted unit propagation and RAT groups. It shares no
-//! code with the solver (the checking lives in `jacobian-lrat-core`).
+//! unsatisfiability by hinted unit propagation and RAT groups, a DRAT proof
+//! by unit propagation of its own, forward. It shares no code with the
+//! solver (the checking lives in `jacobian-lrat-core`).
 
 use jacobian_guest::{
     ArtifactEnvelope, ArtifactFile, Checker, Judged, Recipe, Refusal, Scope, Verdict, VerdictKind, artifact_of,
     export_checkers, read_artifact_json, read_input_artifact,
 };
-use jacobian_lrat_core::{Formula, ProofError, check_lrat, check_lrat_from, check_model};
+use jacobian_lrat_core::{
+    DratSummary, Formula, ProofError, ProofSummary, check_drat, check_drat_from, check_lrat, check_lrat_from,
+    check_model,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -16,6 +20,8 @@ const CNF_SCHEMA: &str = "jacobian:sat/cnf@1";
 const LRAT_SCHEMA: &str = "jacobian:sat/lrat@1";
 const MODEL_SCHEMA: &str = "jacobian:sat/model@1";
 const LRAT_FILE_SCHEMA: &str = "jacobian:sat/lrat-file@1";
+const DRAT_SCHEMA: &str = "jacobian:sat/drat@1";
+const DRAT_FILE_SCHEMA: &str = "jacobian:sat/drat-file@1";
 
 /// The certificate to check and the formula it is about.
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
@@ -24,10 +30,12 @@ pub struct VerifyInput {
     /// URI of the CNF artifact (`jacobian:sat/cnf@1`).
     #[schemars(regex(pattern = r"^artifact://sha256/[0-9a-f]{64}$"))]
     pub cnf: String,
-    /// URI of the certificate artifact: an LRAT proof (`jacobian:sat/lrat@1`) or a model (`jacobian:sat/model@1`).
+    /// URI of the certificate artifact: an LRAT proof (`jacobian:sat/lrat@1`), a DRAT proof (`jacobian:sat/drat@1`)
+    /// or a model (`jacobian:sat/model@1`).
     #[schemars(regex(pattern = r"^artifact://sha256/[0-9a-f]{64}$"))]
     pub certificate: String,
-    /// URI of the uploaded proof file (`jacobian:sat/lrat-file@1`) when the certificate's proof is one; it is read
+    /// URI of the uploaded proof file (`jacobian:sat/lrat-file@1` or `jacobian:sat/drat-file@1`) when the
+    /// certificate's proof is one; it is read
     /// in ranges, never whole. `certificate.verify` fills it from the certificate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^artifact://sha256/[0-9a-f]{64}$"))]
@@ -45,22 +53,29 @@ pub struct SatCertificate;
 impl Checker for SatCertificate {
     const ROLE: &'static str = "sat.certificate";
     const CAPABILITY_ID: &'static str = "sat.certificate.verify";
-    const TITLE: &'static str = "Check a SAT certificate (LRAT proof or model)";
-    const OUTCOME: &'static str =
-        "whether a model satisfies every clause, or an LRAT proof derives the empty clause, for the exact CNF artifact";
+    const TITLE: &'static str = "Check a SAT certificate (LRAT or DRAT proof, or model)";
+    const OUTCOME: &'static str = "whether a model satisfies every clause, or an LRAT or DRAT proof refutes the exact \
+CNF artifact";
     const DESCRIPTION: &'static str = "Checks a model by evaluating every clause, and an LRAT proof step by step: \
 each added clause by unit propagation over its hints in order (RUP), or by its RAT candidate groups; deletions; \
-strictly increasing ids; the proof must end in the empty clause. The certificate must name the same CNF artifact. \
-Accepts LRAT from any tool, inline or as an uploaded file in text or binary form (streamed: only the active clauses \
-are held). Shares no code with the solver.";
-    const TAGS: &'static [&'static str] = &["sat", "lrat", "proof", "certificate", "verification", "checker", "cnf"];
-    const CERTIFICATE_FORMATS: &'static [&'static str] = &["lrat", "model"];
-    const ARTIFACT_TYPES: &'static [&'static str] = &[CNF_SCHEMA, LRAT_SCHEMA, MODEL_SCHEMA, LRAT_FILE_SCHEMA];
+strictly increasing ids; the proof must end in the empty clause. A DRAT proof forward: each lemma by unit \
+propagation over the active clauses (RUP) or as RAT on its first literal, deletions matched as sets of literals \
+(those of clauses that are reasons for top-level units, or not active, are ignored, as drat-trim does), accepted once \
+propagation conflicts. The certificate must name the same CNF artifact. Accepts LRAT and DRAT from any tool, inline or \
+as an uploaded file in text or binary form (streamed: only the active clauses are held). Shares no code with the \
+solver.";
+    const TAGS: &'static [&'static str] =
+        &["sat", "lrat", "drat", "proof", "certificate", "verification", "checker", "cnf"];
+    const CERTIFICATE_FORMATS: &'static [&'static str] = &["lrat", "drat", "model"];
+    const ARTIFACT_TYPES: &'static [&'static str] =
+        &[CNF_SCHEMA, LRAT_SCHEMA, DRAT_SCHEMA, MODEL_SCHEMA, LRAT_FILE_SCHEMA, DRAT_FILE_SCHEMA];
     const ACCEPTS: &'static [(&'static str, &'static str)] = &[
         ("cnf", CNF_SCHEMA),
         ("certificate", LRAT_SCHEMA),
+        ("certificate", DRAT_SCHEMA),
         ("certificate", MODEL_SCHEMA),
         ("proof_file", LRAT_FILE_SCHEMA),
+        ("proof_file", DRAT_FILE_SCHEMA),
     ];
 
     type Input = VerifyInput;
@@ -99,6 +114,7 @@ are held). Shares no code with the solver.";
         let named_cnf = certificate.content.get("cnf").and_then(Value::as_str).unwrap_or_default().to_owned();
         let (format, claim_text) = match certificate.schema_uri.as_str() {
             LRAT_SCHEMA => ("lrat", "UNSATISFIABLE"),
+            DRAT_SCHEMA => ("drat", "UNSATISFIABLE"),
             MODEL_SCHEMA => ("model", "SATISFIABLE"),
             other => {
                 return Err(Refusal::at("certificate", format!("{other} is not a SAT certificate schema")));
@@ -108,10 +124,10 @@ are held). Shares no code with the solver.";
                            "variables": formula.variables, "clauses": formula.clauses.len()});
         let semantics = json!({
             "cnf": "DIMACS semantics: a clause is a disjunction of literals, the formula their conjunction",
-            "certificate": if format == "lrat" {
-                "LRAT: every added clause follows by RUP or RAT from the active clauses; the empty clause ends the proof"
-            } else {
-                "a total or partial assignment under which every clause has a true literal"
+            "certificate": match format {
+                "lrat" => "LRAT: every added clause follows by RUP or RAT from the active clauses; the empty clause ends the proof",
+                "drat" => "DRAT: every added clause follows by RUP or RAT on its first literal from the active clauses; unit propagation over the formula and the lemmas ends in a conflict",
+                _ => "a total or partial assignment under which every clause has a true literal",
             },
         });
         let candidate = json!({"certificate": input.certificate, "format": format, "lineage": certificate.lineage});
@@ -126,7 +142,7 @@ are held). Shares no code with the solver.";
             ));
         }
         let outcome = match format {
-            "lrat" => {
+            "lrat" | "drat" => {
                 let checked = match certificate.content.get("proof_file").and_then(Value::as_str) {
                     Some(named) => {
                         if input.proof_file.as_deref() != Some(named) {
@@ -136,24 +152,28 @@ are held). Shares no code with the solver.";
                             ));
                         }
                         let file = ArtifactFile::open(named).map_err(|e| Refusal::at("proof_file", e))?;
-                        let bytes = file.len();
-                        match check_lrat_from(&formula, file) {
+                        let whence = format!("streamed from a {}-byte file", file.len());
+                        let checked = if format == "lrat" {
+                            check_lrat_from(&formula, file).map(|s| lrat_said(&s, &whence))
+                        } else {
+                            check_drat_from(&formula, file).map(|s| drat_said(&s, &whence))
+                        };
+                        match checked {
                             Err(ProofError::Unreadable(e)) => return Err(Refusal::at("proof_file", e.to_string())),
                             Err(ProofError::Rejected(r)) => Err(r),
-                            Ok(s) => Ok((s, format!("streamed from a {bytes}-byte file"))),
+                            Ok(said) => Ok(said),
                         }
                     }
                     None => {
                         let proof = certificate.content.get("proof").and_then(Value::as_str).unwrap_or_default();
-                        check_lrat(&formula, proof).map(|s| (s, "inline".to_owned()))
+                        if format == "lrat" {
+                            check_lrat(&formula, proof).map(|s| lrat_said(&s, "inline"))
+                        } else {
+                            check_drat(&formula, proof).map(|s| drat_said(&s, "inline"))
+                        }
                     }
                 };
-                checked.map(|(s, whence)| {
-                    vec![format!(
-                        "{} lemmas checked ({} by RAT), {} deletions, empty clause {} derived ({whence})",
-                        s.lemmas, s.rat_lemmas, s.deletions, s.empty_clause_id
-                    )]
-                })
+                checked.map(|said| vec![said])
             }
             _ => {
                 let assignment: Vec<i32> = certificate
@@ -170,6 +190,26 @@ are held). Shares no code with the solver.";
             Err(rejection) => verdict(VerdictKind::Rejected, rejection.to_string(), Vec::new()),
         })
     }
+}
+
+fn lrat_said(s: &ProofSummary, whence: &str) -> String {
+    format!(
+        "{} lemmas checked ({} by RAT), {} deletions, empty clause {} derived ({whence})",
+        s.lemmas, s.rat_lemmas, s.deletions, s.empty_clause_id
+    )
+}
+
+fn drat_said(s: &DratSummary, whence: &str) -> String {
+    let (form, at) = if s.binary { ("binary", "step") } else { ("text", "line") };
+    let refuted = match s.refuted_at {
+        0 => "the formula alone is refuted by unit propagation".to_owned(),
+        at_ => format!("propagation conflicts after the lemma at {at} {at_}"),
+    };
+    format!(
+        "{} lemmas checked forward ({} by RAT), {} deletions, {} deletions of unit clauses and {} of absent clauses \
+         ignored; {refuted} ({form} DRAT, {whence})",
+        s.lemmas, s.rat_lemmas, s.deletions, s.ignored_unit_deletions, s.ignored_absent_deletions
+    )
 }
 
 export_checkers!(SatCertificate);

@@ -300,7 +300,8 @@ pub enum ArtifactAction {
     Put {
         /// The file (read as it is stored, never whole).
         file: PathBuf,
-        /// What the bytes are, e.g. jacobian:sat/lrat-file@1 (an LRAT proof, text or binary).
+        /// What the bytes are, e.g. jacobian:sat/lrat-file@1 or jacobian:sat/drat-file@1 (an LRAT or a DRAT
+        /// proof, text or binary).
         #[arg(long)]
         schema: String,
     },
