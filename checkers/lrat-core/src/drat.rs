@@ -138,6 +138,8 @@ struct Checker {
     buckets: HashMap<u64, u32, BuildHasherDefault<Passthrough>>,
     /// By literal code: in the clause being normalized or matched.
     mark: Vec<bool>,
+    /// By literal code: how many active clauses hold it (RAT candidates).
+    occurrences: Vec<u32>,
     /// The formula's variables, indexed as they are.
     declared: u32,
     /// Variables above those (a proof's extension variables), indexed densely after them: memory
@@ -155,6 +157,7 @@ impl Checker {
         if self.value.len() < codes {
             self.value.resize(codes, 0);
             self.mark.resize(codes, false);
+            self.occurrences.resize(codes, 0);
             self.watches.resize_with(codes, Vec::new);
             self.reason.resize(variables as usize + 1, 0);
         }
@@ -306,14 +309,18 @@ impl Checker {
             return Err(reject(line, "the empty clause does not follow by unit propagation"));
         };
         let after = self.trail.len();
+        // The active clauses holding ¬pivot: none for a fresh pivot (an
+        // extension variable), and the scan stops at the last one.
+        let mut candidates = self.occurrences[(pivot ^ 1) as usize];
         let mut offset = 0;
-        while offset < self.arena.len() {
+        while candidates > 0 && offset < self.arena.len() {
             let (length, flags) = (self.arena[offset] as usize, self.arena[offset + 1]);
             let (start, end) = (offset + HEADER, offset + HEADER + length);
             offset = end;
             if flags & DELETED != 0 || !self.arena[start..end].contains(&(pivot ^ 1)) {
                 continue;
             }
+            candidates -= 1;
             let mut conflict = false;
             for k in start..end {
                 let c = self.arena[k];
@@ -332,13 +339,19 @@ impl Checker {
             let conflict = conflict || self.propagate();
             self.undo(after);
             if !conflict {
-                let candidate: Vec<i32> = self.arena[start..end].iter().map(|&c| self.literal(c)).collect();
+                // At most 16 of the clause's literals are named.
+                let mut candidate: Vec<String> =
+                    self.arena[start..end].iter().take(16).map(|&c| self.literal(c).to_string()).collect();
+                if length > 16 {
+                    candidate.push(format!("… ({length} literals)"));
+                }
                 self.undo(top);
                 return Err(reject(
                     line,
                     format!(
-                        "the lemma is neither RUP nor RAT on its first literal {}: the resolvent with the clause {candidate:?} does not follow by unit propagation",
-                        self.literal(pivot)
+                        "the lemma is neither RUP nor RAT on its first literal {}: the resolvent with the clause [{}] does not follow by unit propagation",
+                        self.literal(pivot),
+                        candidate.join(", ")
                     ),
                 ));
             }
@@ -351,6 +364,9 @@ impl Checker {
     /// its literal when it is unit, and propagate; mark the formula refuted
     /// on a conflict. Reorders `clause`.
     fn add(&mut self, clause: &mut [u32], tautology: bool) {
+        for &c in clause.iter() {
+            self.occurrences[c as usize] += 1;
+        }
         if tautology {
             self.store(clause, UNWATCHED);
             return;
@@ -432,6 +448,9 @@ impl Checker {
             }
         }
         self.arena[offset + 1] |= DELETED;
+        for &c in clause {
+            self.occurrences[c as usize] -= 1;
+        }
         self.dead += HEADER + clause.len();
         if self.dead > COMPACT_AFTER && 2 * self.dead > self.arena.len() {
             self.compact();

@@ -218,6 +218,10 @@ fn deletions_are_honoured_but_unit_deletions_are_ignored() {
         rejection.message.contains(&format!("literal -{big}: the resolvent with the clause [{big}, -1]")),
         "{rejection}"
     );
+    // A long candidate is named by its first literals and its length.
+    let long: Vec<String> = (10..1010).map(|v| v.to_string()).collect();
+    let rejection = check_drat(&two, &format!("-9 {} 0\n9 0\n", long.join(" "))).expect_err("not RAT");
+    assert!(rejection.message.contains("… (1001 literals)") && rejection.message.len() < 400, "{rejection}");
     // A formula that propagation alone refutes needs no proof.
     let refuted = Formula { variables: 1, clauses: vec![vec![1], vec![-1]] };
     assert_eq!(check_drat(&refuted, "").unwrap().refuted_at, 0);

@@ -28,6 +28,11 @@ use super::cadical::{dimacs, install_cadical, random_3sat};
 
 const LRAT_FILE: &str = "jacobian:sat/lrat-file@1";
 const DRAT_FILE: &str = "jacobian:sat/drat-file@1";
+/// Checker memory for LRAT: the active clauses by id, streamed.
+const LRAT_MEMORY: u64 = 64 << 20;
+/// Checker memory for DRAT: the active clauses with their watches and hash chains (the operator's limit here;
+/// CaDiCaL's 221 MB proof needs more than 64 MiB).
+const DRAT_MEMORY: u64 = 256 << 20;
 
 /// drat-trim's three programs, compiled as its Makefile does.
 fn build_drat_trim(source: &Path, into: &Path) -> Option<PathBuf> {
@@ -73,12 +78,14 @@ fn invoke(
     })
 }
 
-/// Upload `file` as `schema`, bind it to `cnf`, verify it within 64 MiB: (upload s, verify s, status, reason).
+/// Upload `file` as `schema`, bind it to `cnf`, verify it within `memory` bytes: (upload s, verify s, status,
+/// reason).
 fn upload_and_verify(
     runtime: &Runtime,
     cnf: &str,
     file: &Path,
     schema: &str,
+    memory: u64,
 ) -> (f64, f64, VerificationStatus, String) {
     let start = Instant::now();
     let mut source = std::fs::File::open(file).expect("proof");
@@ -88,7 +95,7 @@ fn upload_and_verify(
     let made = invoke(runtime, "sat.certificate.construct", json!({"cnf": cnf, "proof": uploaded.uri}), None);
     let certificate = made.artifacts.first().unwrap_or_else(|| panic!("{:?}", made.diagnostic)).uri.clone();
     let start = Instant::now();
-    let checked = invoke(runtime, "certificate.verify", json!({"certificate": certificate}), Some(64 << 20));
+    let checked = invoke(runtime, "certificate.verify", json!({"certificate": certificate}), Some(memory));
     let took = start.elapsed().as_secs_f64();
     let record = checked.verification.unwrap_or_else(|| panic!("no verdict: {:?}", checked.diagnostic));
     (up, took, record.status, record.reason)
@@ -126,7 +133,7 @@ fn drat_row(runtime: &Runtime, tools: &Path, n: u32, m: usize, cnf_path: &Path, 
         took
     };
     let (backward, forward) = (drat_trim(false), drat_trim(true));
-    let (_, ours, status, reason) = upload_and_verify(runtime, cnf, drat, DRAT_FILE);
+    let (_, ours, status, reason) = upload_and_verify(runtime, cnf, drat, DRAT_FILE, DRAT_MEMORY);
     assert_eq!(status, VerificationStatus::Verified, "r{n} DRAT: {reason}");
     let mb = std::fs::metadata(drat).map_or(0.0, |m| m.len() as f64 / 1e6);
     format!(
@@ -184,9 +191,9 @@ pub fn figures(runtime: &Runtime) {
             said.lines().last().unwrap_or("")
         );
         let cnf = invoke(runtime, "sat.cnf.construct", json!({"dimacs": text}), None).artifacts[0].uri.clone();
-        let (up, ours, status, reason) = upload_and_verify(runtime, &cnf, &lrat, LRAT_FILE);
+        let (up, ours, status, reason) = upload_and_verify(runtime, &cnf, &lrat, LRAT_FILE, LRAT_MEMORY);
         assert_eq!(status, VerificationStatus::Verified, "r{n} text: {reason}");
-        let (_, binary, status, reason) = upload_and_verify(runtime, &cnf, &clrat, LRAT_FILE);
+        let (_, binary, status, reason) = upload_and_verify(runtime, &cnf, &clrat, LRAT_FILE, LRAT_MEMORY);
         assert_eq!(status, VerificationStatus::Verified, "r{n} binary: {reason}");
         let mb = |p: &Path| std::fs::metadata(p).map_or(0.0, |m| m.len() as f64 / 1e6);
         println!(
@@ -207,7 +214,7 @@ pub fn figures(runtime: &Runtime) {
     }
     println!();
     println!(
-        "| formula | CaDiCaL DRAT (binary) | drat-trim backward | drat-trim forward (-f) | sandbox checker (forward) | ratio (backward / forward) |"
+        "| formula | CaDiCaL DRAT (binary) | drat-trim backward | drat-trim forward (-f) | sandbox checker (forward) | sandbox ÷ drat-trim (backward / forward) |"
     );
     println!("|---|---|---|---|---|---|");
     drat_rows.iter().for_each(|row| println!("{row}"));
@@ -215,7 +222,7 @@ pub fn figures(runtime: &Runtime) {
     let (lrat, cnf, size) = largest.expect("proofs");
     let flipped = dir.path().join("flipped.lrat");
     let line = flip_a_hint(&lrat, &flipped);
-    let (_, _, status, reason) = upload_and_verify(runtime, &cnf, &flipped, LRAT_FILE);
+    let (_, _, status, reason) = upload_and_verify(runtime, &cnf, &flipped, LRAT_FILE, LRAT_MEMORY);
     assert_eq!(status, VerificationStatus::Rejected, "a flipped hint: {reason}");
     println!("one hint flipped at line {line} of the {:.0} MB proof: {status:?} ({reason})", size as f64 / 1e6);
     let files = |dir: &Path| std::fs::read_dir(dir.join("files")).map_or(0, |d| d.count());
