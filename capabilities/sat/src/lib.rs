@@ -164,7 +164,7 @@ valid is decided by sat.certificate.verify, never here.";
 
     fn run(input: CertificateInput) -> Result<Produced<CertificateOutput>, Refusal> {
         read_input_artifact("cnf", &input.cnf, CNF_SCHEMA)?;
-        let text = |format: &str, bytes: usize, lines: Option<(u64, u64)>| CertificateOutput {
+        let stored = |format: &str, bytes: usize, lines: Option<(u64, u64)>| CertificateOutput {
             format: format.into(),
             lemmas: lines.map(|l| l.0),
             deletions: lines.map(|l| l.1),
@@ -173,10 +173,10 @@ valid is decided by sat.certificate.verify, never here.";
         let (output, content) = match (input.lrat, input.drat, input.proof) {
             (Some(lrat), None, None) => {
                 let lines = dimacs::lrat_syntax(&lrat).map_err(|e| Refusal::at("lrat", e))?;
-                (text("lrat", lrat.len(), Some(lines)), json!({"cnf": input.cnf, "format": "lrat", "proof": lrat}))
+                (stored("lrat", lrat.len(), Some(lines)), json!({"cnf": input.cnf, "format": "lrat", "proof": lrat}))
             }
             (None, Some(drat), None) => {
-                (text("drat", drat.len(), None), json!({"cnf": input.cnf, "format": "drat", "proof": drat}))
+                (stored("drat", drat.len(), None), json!({"cnf": input.cnf, "format": "drat", "proof": drat}))
             }
             (None, None, Some(proof)) => {
                 let upload: ArtifactEnvelope<Value> =
@@ -203,11 +203,12 @@ valid is decided by sat.certificate.verify, never here.";
                 ));
             }
         };
-        let (schema, format) = if content["format"] == "drat" { (DRAT_SCHEMA, "drat") } else { (LRAT_SCHEMA, "lrat") };
+        let schema = if output.format == "drat" { DRAT_SCHEMA } else { LRAT_SCHEMA };
+        let route = PROOF_CHECK.route(&output.format, "certificate");
         Ok(Produced::proposed(output, Scope::exhaustive("exactly the supplied proof"))
             .artifact("certificate", schema, &content)
             .obligation("an independent check that the proof refutes this CNF")
-            .verify_with(PROOF_CHECK.route(format, "certificate")))
+            .verify_with(route))
     }
 }
 
