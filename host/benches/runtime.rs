@@ -1359,7 +1359,7 @@ fn floor_figures() {
 
 /// `cargo bench --bench runtime [-- SECTION…]`: every section, or those named (enumeration,
 /// induced_tree, startup, compile, instantiate, invoke, http, guests, workspace, sat, groebner, ideals,
-/// finder, finder_large, split, presets, floor, sat_cadical). `core_profile`, named alone, runs 30,000 core invokes for a profiler.
+/// finder, finder_large, finder_textbook, split, presets, floor, sat_cadical). `core_profile`, named alone, runs 30,000 core invokes for a profiler.
 fn main() {
     floor::serve_if_asked();
     let wanted: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
@@ -1461,6 +1461,11 @@ fn main() {
         let dir = tempfile::tempdir().expect("temp dir");
         let runtime = open(dir.path());
         finder::figures(&|id, input| call(&runtime, id, input));
+    }
+    if run("finder_textbook") {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let runtime = open(dir.path());
+        finder::textbook_figures(&|id, input| call(&runtime, id, input));
     }
     if run("finder_large") {
         let dir = tempfile::tempdir().expect("temp dir");

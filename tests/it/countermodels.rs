@@ -4,7 +4,7 @@ use jacobian::contract::{Assurance, CapabilityResult, Status, VerificationStatus
 use jacobian_guest::protocol::{ARTIFACT_VERSION, Completeness, Mode};
 use serde_json::{Value, json};
 
-use crate::random_laws::{Term, ground_smt, run_z3};
+use crate::random_laws::{Term, countermodel_smt, ground_smt, law_text, run_z3, textbook};
 use crate::support::{self, SEARCH, VERIFY, invoke};
 
 /// The oracle's claims in our law syntax: (claim text, hypotheses, target).
@@ -269,6 +269,34 @@ fn larger_orders_are_searched_and_checked() {
     // An affine magma with an identity is commutative: the search found this one.
     assert_eq!(output["found_by"], "search", "{output}");
     verified_certificate(&runtime, &result, "");
+}
+
+/// Smallest countermodels of orders 6 and 7 that mathematics knows (the
+/// smallest non-abelian group, S3; the smallest non-distributive Steiner
+/// quasigroup, the Fano plane's): found at that order with every smaller one
+/// exhausted, checked by the independent checker, and z3 agreeing order by order.
+#[test]
+fn textbook_countermodels_of_orders_six_and_seven_are_found_and_checked() {
+    let (runtime, _dir) = support::runtime();
+    for (what, hypotheses, target, order) in textbook() {
+        let laws: Vec<String> = hypotheses.iter().map(law_text).collect();
+        let result = invoke(
+            &runtime,
+            SEARCH,
+            Mode::Explore,
+            json!({"hypotheses": laws, "target": law_text(&target), "min_order": 1, "max_order": 7}),
+        );
+        let output = result.output.as_ref().unwrap_or_else(|| panic!("{what}: {:?}", result.diagnostic));
+        assert_eq!(output["order"], order, "{what}: {output}");
+        assert_eq!(output["orders_exhausted"], json!((1..order).collect::<Vec<_>>()), "{what}: {output}");
+        verified_certificate(&runtime, &result, what);
+        let z3: Vec<Option<bool>> = (2..=order)
+            .map(|n| run_z3(&countermodel_smt(&hypotheses, &target, n), std::time::Duration::from_secs(120)).0)
+            .collect();
+        let mut expected = vec![Some(false); order - 2];
+        expected.push(Some(true));
+        assert_eq!(z3, expected, "{what}: z3 on orders 2..={order}");
+    }
 }
 
 /// Affine magmas are tried at each order before the search, and after a budget stopped it.

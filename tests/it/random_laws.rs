@@ -49,9 +49,14 @@ impl Term {
     }
 
     fn smt(&self, assignment: &[usize]) -> String {
+        self.smt_as(&|i| format!("e{}", assignment[i]))
+    }
+
+    /// In SMT-LIB, variable `i` written `name(i)`.
+    fn smt_as(&self, name: &dyn Fn(usize) -> String) -> String {
         match self {
-            Term::Var(i) => format!("e{}", assignment[*i]),
-            Term::Op(l, r) => format!("(m {} {})", l.smt(assignment), r.smt(assignment)),
+            Term::Var(i) => name(*i),
+            Term::Op(l, r) => format!("(m {} {})", l.smt_as(name), r.smt_as(name)),
         }
     }
 
@@ -74,6 +79,66 @@ pub fn ground_smt(lhs: &Term, rhs: &Term, n: usize) -> String {
         smt += &format!("(assert (= {} {}))\n", lhs.smt(&assignment), rhs.smt(&assignment));
     }
     smt + "(check-sat)\n"
+}
+
+/// `op(l, r)`: the product `l*r`.
+pub fn op(l: Term, r: Term) -> Term {
+    Term::Op(Box::new(l), Box::new(r))
+}
+
+/// A law `lhs = rhs`.
+pub type Law = (Term, Term);
+
+/// A law in the capability's syntax.
+pub fn law_text((lhs, rhs): &Law) -> String {
+    format!("{} = {}", lhs.text(), rhs.text())
+}
+
+/// A countermodel at order `n` for z3: every ground instance of each
+/// hypothesis asserted, and the target refuted at some constants.
+pub fn countermodel_smt(hypotheses: &[Law], target: &Law, n: usize) -> String {
+    let variables = |(l, r): &Law| l.largest_var().max(r.largest_var()).map_or(0, |m| m + 1);
+    let instances = |law: &Law| {
+        let k = variables(law);
+        (0..n.pow(k as u32)).map(move |code| (0..k).map(|i| code / n.pow(i as u32) % n).collect::<Vec<usize>>())
+    };
+    let elements: Vec<String> = (0..n).map(|i| format!("e{i}")).collect();
+    let mut smt = format!("(declare-datatypes () ((E {})))\n(declare-fun m (E E) E)\n", elements.join(" "));
+    for law in hypotheses {
+        for a in instances(law) {
+            smt += &format!("(assert (= {} {}))\n", law.0.smt(&a), law.1.smt(&a));
+        }
+    }
+    // The target's variables as constants: z3 picks the instance (faster for
+    // it than a disjunction over every instance).
+    let constants: Vec<String> = (0..variables(target)).map(|i| format!("c{i}")).collect();
+    for c in &constants {
+        smt += &format!("(declare-const {c} E)\n");
+    }
+    let refuted = |t: &Term| t.smt_as(&|i| constants[i].clone());
+    smt + &format!("(assert (not (= {} {})))\n(check-sat)\n", refuted(&target.0), refuted(&target.1))
+}
+
+/// Laws whose smallest countermodel's order mathematics knows: (what it is,
+/// hypotheses, target, that order).
+pub fn textbook() -> Vec<(&'static str, Vec<Law>, Law, usize)> {
+    let (x, y, z) = (|| Term::Var(0), || Term::Var(1), || Term::Var(2));
+    // Groups written with division x*y = x/y: Higman and Neumann's single
+    // axiom x/((((x/x)/y)/z)/(((x/x)/x)/z)) = y defines them. Their product
+    // is x/((x/x)/y) (e = x/x, y⁻¹ = e/y). Every group of order at most 5 is
+    // abelian, and S3 (order 6) is not.
+    let xx = || op(x(), x());
+    let hn = (op(x(), op(op(op(xx(), y()), z()), op(op(xx(), x()), z()))), y());
+    let abelian = (op(x(), op(xx(), y())), op(y(), op(op(y(), y()), x())));
+    // Steiner quasigroups: idempotent, commutative, x*(x*y) = y. They exist
+    // exactly for orders 1 and 3 (mod 6); the one of order 3 is distributive,
+    // the Fano plane's (order 7) is not.
+    let steiner = vec![(xx(), x()), (op(x(), y()), op(y(), x())), (op(x(), op(x(), y())), y())];
+    let distributive = (op(x(), op(y(), z())), op(op(x(), y()), op(x(), z())));
+    vec![
+        ("groups (division, Higman-Neumann axiom) not all abelian: S3", vec![hn], abelian, 6),
+        ("Steiner quasigroups not all distributive: the Fano plane", steiner, distributive, 7),
+    ]
 }
 
 /// z3's answer (`Some(true)` for sat, `None` when it gave up within `cap`) and its wall time.

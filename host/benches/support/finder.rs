@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::random_laws::{NAMES, Term, ground_smt, run_z3};
+use crate::random_laws::{NAMES, Term, countermodel_smt, ground_smt, law_text, run_z3, textbook};
 
 /// z3 on `x = rhs` at order `n`: its answer and wall time.
 fn z3(rhs: &Term, n: usize, cap: Duration) -> (Option<bool>, Duration) {
@@ -146,6 +146,39 @@ model, {} found a model by an affine magma of a later order after the search sto
 finds a model for {missed} and gives up on {unknown}",
         stopped.len().min(8)
     );
+}
+
+/// `-- finder_textbook`: the textbook cases (smallest countermodels of orders 6
+/// and 7 known from mathematics): the sandbox on orders 1..7 at the default budgets, z3 order
+/// by order from 2 until `sat` (its start-up subtracted); both must find the
+/// known order.
+pub fn textbook_figures(invoke: Invoke) {
+    let Some(start_up) = z3_start_up() else { return };
+    let search = |input: Value| output(invoke, input);
+    for (what, hypotheses, target, order) in textbook() {
+        let laws: Vec<String> = hypotheses.iter().map(law_text).collect();
+        let input = json!({"hypotheses": laws, "target": law_text(&target), "min_order": 1, "max_order": 7});
+        let (mut ours, mut found) = (Vec::new(), None);
+        for _ in 0..3 {
+            let start = Instant::now();
+            found = search(input.clone())["order"].as_u64();
+            ours.push(start.elapsed().as_secs_f64() * 1e3);
+        }
+        assert_eq!(found, Some(order as u64), "{what}: the sandbox's smallest countermodel");
+        let mut theirs = Duration::ZERO;
+        for n in 2..=order {
+            let (answer, t) = run_z3(&countermodel_smt(&hypotheses, &target, n), Duration::from_secs(120));
+            theirs += t.saturating_sub(start_up);
+            assert_eq!(answer, Some(n == order), "{what}: z3 at order {n}");
+        }
+        let ours = median(ours);
+        let theirs = theirs.as_secs_f64() * 1e3;
+        println!(
+            "finder: textbook, order {order}: {what}: sandbox {ours:.1} ms (median of 3, orders 1..7), z3 {theirs:.1} ms \
+(orders 2..{order}); z3/sandbox {:.1}x",
+            theirs / ours
+        );
+    }
 }
 
 /// The wall time of a z3 process answering an empty problem (the least of
