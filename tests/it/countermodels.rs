@@ -4,7 +4,7 @@ use jacobian::contract::{Assurance, CapabilityResult, Status, VerificationStatus
 use jacobian_guest::protocol::{ARTIFACT_VERSION, Completeness, Mode};
 use serde_json::{Value, json};
 
-use crate::random_laws::{Term, countermodel_smt, ground_smt, law_text, run_z3, textbook};
+use crate::random_laws::{Term, countermodel_smt, ground_smt, law_text, op, run_z3, textbook};
 use crate::support::{self, SEARCH, VERIFY, invoke};
 
 /// The oracle's claims in our law syntax: (claim text, hypotheses, target).
@@ -241,7 +241,6 @@ const ORDER_FIVE: &str = "x = y*(x*((y*x)*y))";
 #[test]
 fn larger_orders_are_searched_and_checked() {
     let (runtime, _dir) = support::runtime();
-    let op = |l: Term, r: Term| Term::Op(Box::new(l), Box::new(r));
     let (x, y) = (|| Term::Var(0), || Term::Var(1));
     let rhs = op(y(), op(x(), op(op(y(), x()), y())));
     assert_eq!(format!("x = {}", rhs.text()), "x = (y*(x*((y*x)*y)))");

@@ -71,14 +71,29 @@ impl Term {
 /// `lhs = rhs` at order `n` for z3: a finite sort of `n` elements and every
 /// ground instance asserted.
 pub fn ground_smt(lhs: &Term, rhs: &Term, n: usize) -> String {
-    let k = lhs.largest_var().max(rhs.largest_var()).map_or(0, |m| m + 1);
+    let mut smt = sort_and_operation(n);
+    assert_instances(&mut smt, lhs, rhs, n);
+    smt + "(check-sat)\n"
+}
+
+/// The finite sort of `n` elements and the operation `m` on it.
+fn sort_and_operation(n: usize) -> String {
     let elements: Vec<String> = (0..n).map(|i| format!("e{i}")).collect();
-    let mut smt = format!("(declare-datatypes () ((E {})))\n(declare-fun m (E E) E)\n", elements.join(" "));
+    format!("(declare-datatypes () ((E {})))\n(declare-fun m (E E) E)\n", elements.join(" "))
+}
+
+/// The number of variables `lhs = rhs` uses (they are numbered from 0).
+fn variables(lhs: &Term, rhs: &Term) -> usize {
+    lhs.largest_var().max(rhs.largest_var()).map_or(0, |m| m + 1)
+}
+
+/// Assert every ground instance of `lhs = rhs` at order `n`.
+fn assert_instances(smt: &mut String, lhs: &Term, rhs: &Term, n: usize) {
+    let k = variables(lhs, rhs);
     for code in 0..n.pow(k as u32) {
         let assignment: Vec<usize> = (0..k).map(|i| code / n.pow(i as u32) % n).collect();
-        smt += &format!("(assert (= {} {}))\n", lhs.smt(&assignment), rhs.smt(&assignment));
+        *smt += &format!("(assert (= {} {}))\n", lhs.smt(&assignment), rhs.smt(&assignment));
     }
-    smt + "(check-sat)\n"
 }
 
 /// `op(l, r)`: the product `l*r`.
@@ -97,21 +112,13 @@ pub fn law_text((lhs, rhs): &Law) -> String {
 /// A countermodel at order `n` for z3: every ground instance of each
 /// hypothesis asserted, and the target refuted at some constants.
 pub fn countermodel_smt(hypotheses: &[Law], target: &Law, n: usize) -> String {
-    let variables = |(l, r): &Law| l.largest_var().max(r.largest_var()).map_or(0, |m| m + 1);
-    let instances = |law: &Law| {
-        let k = variables(law);
-        (0..n.pow(k as u32)).map(move |code| (0..k).map(|i| code / n.pow(i as u32) % n).collect::<Vec<usize>>())
-    };
-    let elements: Vec<String> = (0..n).map(|i| format!("e{i}")).collect();
-    let mut smt = format!("(declare-datatypes () ((E {})))\n(declare-fun m (E E) E)\n", elements.join(" "));
-    for law in hypotheses {
-        for a in instances(law) {
-            smt += &format!("(assert (= {} {}))\n", law.0.smt(&a), law.1.smt(&a));
-        }
+    let mut smt = sort_and_operation(n);
+    for (lhs, rhs) in hypotheses {
+        assert_instances(&mut smt, lhs, rhs, n);
     }
     // The target's variables as constants: z3 picks the instance (faster for
     // it than a disjunction over every instance).
-    let constants: Vec<String> = (0..variables(target)).map(|i| format!("c{i}")).collect();
+    let constants: Vec<String> = (0..variables(&target.0, &target.1)).map(|i| format!("c{i}")).collect();
     for c in &constants {
         smt += &format!("(declare-const {c} E)\n");
     }
