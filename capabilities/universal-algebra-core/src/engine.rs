@@ -13,13 +13,17 @@
 //!   reassignment of that path). When one side is known and the other
 //!   lacks only its outermost cell, that cell is forced (for a hypothesis) or
 //!   loses the value (for the target's negated instance).
-//! - **Domains.** Each cell keeps the set of values it may still take; a
-//!   quasigroup hypothesis removes an assigned value from the rest of its row
-//!   and column, and a cell left with one value is assigned.
+//! - **Domains.** Each cell keeps the set of values it may still take; where
+//!   the rows (or columns) must be permutations — a quasigroup hypothesis, or
+//!   a law of the form `x * t = y` (see [`Lines::implied`]) — an assigned
+//!   value is removed from the rest of its row (or column), and a cell left
+//!   with one value is assigned.
 //! - **Most constrained cell first**, among the cells whose row and column are
 //!   elements already in use or the next unused one (any unassigned cell once
-//!   those are all assigned), ties going to the cell with the longest watch
-//!   list (stale entries included).
+//!   those are all assigned): a cell with at most one value left, else the
+//!   fewest values for the most instance sides waiting on it (the ratio of
+//!   its values to its watch list's length, stale entries included), ties
+//!   going to the longer watch list.
 //! - **The least number heuristic.** The elements no decision has mentioned
 //!   yet are interchangeable, so a cell is tried only with the values in use
 //!   and the least unused one: isomorphic copies that differ in which unused
@@ -35,6 +39,32 @@ const UNSET: u8 = u8::MAX;
 const NONE: u32 = u32::MAX;
 /// Ground instances set up between two looks at the work budget.
 const SETUP_CHECK: u32 = 1024;
+/// Operands a term's postfix evaluation holds at most (see `run_code`).
+const STACK: usize = 64;
+
+/// Division by the order through one multiplication: an instance's number is
+/// read digit by digit on every evaluation, and a hardware division was a
+/// fifth of the search's time.
+#[derive(Debug, Clone, Copy)]
+struct Radix {
+    n: u32,
+    magic: u64,
+}
+
+impl Radix {
+    fn new(n: u32) -> Radix {
+        Radix { n, magic: (1u64 << 32).div_ceil(u64::from(n)) }
+    }
+
+    /// `(i / n, i % n)`, exact whenever `i·n < 2³²` (instance numbers stay
+    /// below 2²¹ and orders below 32): `⌈2³²/n⌉ = (2³² + e)/n` with `e < n`, so
+    /// `i·⌈2³²/n⌉ / 2³²` exceeds `i / n` by `i·e / (n·2³²) < 1/n`, too little
+    /// to reach the next integer.
+    fn divmod(self, i: u32) -> (u32, u32) {
+        let q = ((u64::from(i) * self.magic) >> 32) as u32;
+        (q, i - q * self.n)
+    }
+}
 
 /// A term in postfix order.
 #[derive(Debug, Clone, Copy)]
@@ -100,12 +130,72 @@ impl Equation {
     }
 }
 
-/// Hypotheses as the engine takes them: equations, and the two named laws it
-/// handles itself (a quasigroup by its domains, an identity by presets).
+/// Hypotheses as the engine takes them: equations, the lines of the table
+/// that must be permutations (a quasigroup's, or those a law implies; kept by
+/// the domains), and an identity (kept by presets).
 pub(crate) struct Hypotheses {
     pub equations: Vec<Equation>,
-    pub quasigroup: bool,
+    pub lines: Lines,
     pub identity: bool,
+}
+
+/// Which lines of every model's table are permutations.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Lines {
+    pub rows: bool,
+    pub columns: bool,
+}
+
+impl Lines {
+    /// The lines a law makes permutations. In `y = t` with `y` a variable
+    /// occurring in `t`, the map `y ↦ t` (the other variables fixed) is the
+    /// identity. Where `t = a * b` and `y` occurs in `b` only, it is the row
+    /// of `a` after `y ↦ b`; a composition that is a bijection of a finite set
+    /// has both parts bijections, so that row is a permutation, and so is
+    /// `y ↦ b`, which is taken apart the same way. When `a` is a variable it
+    /// takes every value: every row is a permutation (every column, for `y`
+    /// in `a` only and `b` a variable). Such laws — `x = y * t(x, …)`, or
+    /// Higman and Neumann's division axiom for groups, whose path down to `y`
+    /// meets both — keep no table the search would otherwise visit, but a
+    /// search that does not know them fills lines with repeated values and
+    /// learns only much deeper that they fail.
+    pub(crate) fn implied(law: &Law) -> Lines {
+        fn walk(y: usize, mut t: &Term) -> Lines {
+            let mut lines = Lines::default();
+            if !t.contains(y) {
+                return lines;
+            }
+            while let Term::Op(l, r) = t {
+                t = match (l.contains(y), r.contains(y)) {
+                    (false, true) => {
+                        lines.rows |= matches!(**l, Term::Var(_));
+                        r
+                    }
+                    (true, false) => {
+                        lines.columns |= matches!(**r, Term::Var(_));
+                        l
+                    }
+                    _ => break,
+                };
+            }
+            lines
+        }
+        match law {
+            Law::Quasigroup => Lines { rows: true, columns: true },
+            Law::Equation { lhs, rhs, .. } => {
+                let side = |var: &Term, t: &Term| match var {
+                    Term::Var(y) => walk(*y, t),
+                    Term::Op(..) => Lines::default(),
+                };
+                side(lhs, rhs).or(side(rhs, lhs))
+            }
+            Law::HasIdentity => Lines::default(),
+        }
+    }
+
+    fn or(self, other: Lines) -> Lines {
+        Lines { rows: self.rows || other.rows, columns: self.columns || other.columns }
+    }
 }
 
 impl Hypotheses {
@@ -119,7 +209,7 @@ impl Hypotheses {
             .collect();
         Hypotheses {
             equations,
-            quasigroup: laws.contains(&Law::Quasigroup),
+            lines: laws.iter().map(Lines::implied).fold(Lines::default(), Lines::or),
             identity: laws.contains(&Law::HasIdentity),
         }
     }
@@ -178,7 +268,7 @@ pub(crate) struct Engine<'a> {
     equations: &'a [Equation],
     /// First instance id of each equation, then the total.
     offsets: Vec<u32>,
-    quasigroup: bool,
+    lines: Lines,
     /// Whether a complete table is accepted (for targets judged on complete
     /// tables, or for keeping every model), and the work that judging cost.
     accept: &'a Judge<'a>,
@@ -197,7 +287,7 @@ pub(crate) struct Engine<'a> {
     trail: Vec<u32>,
     domain_trail: Vec<(u32, u32)>,
     head: usize,
-    stack: Vec<u8>,
+    radix: Radix,
     /// The largest element a decision (or the fixed start) has mentioned, or -1.
     largest: i32,
     pub(crate) meter: Meter,
@@ -207,7 +297,7 @@ impl<'a> Engine<'a> {
     pub(crate) fn new(
         n: usize,
         equations: &'a [Equation],
-        quasigroup: bool,
+        lines: Lines,
         accept: &'a Judge<'a>,
         meter: Meter,
     ) -> Engine<'a> {
@@ -223,7 +313,7 @@ impl<'a> Engine<'a> {
             n,
             equations,
             offsets,
-            quasigroup,
+            lines,
             accept,
             value: vec![UNSET; cells],
             domain: vec![(1u32 << n) - 1; cells],
@@ -237,7 +327,7 @@ impl<'a> Engine<'a> {
             trail: Vec::with_capacity(cells),
             domain_trail: Vec::new(),
             head: 0,
-            stack: Vec::with_capacity(64),
+            radix: Radix::new(n as u32),
             largest: -1,
             meter,
         }
@@ -332,7 +422,7 @@ impl<'a> Engine<'a> {
     fn select(&mut self) -> Option<Option<(u32, u32, i32)>> {
         let n = self.n;
         let bound = ((self.largest + 1) as usize).min(n - 1);
-        let mut best: Option<((u32, usize, usize, usize, usize), u32, u32, i32)> = None;
+        let mut best: Option<((u64, usize, usize, usize, usize), u32, u32, i32)> = None;
         for pass in 0..2 {
             let square = if pass == 0 { bound + 1 } else { n };
             for a in 0..square {
@@ -344,7 +434,14 @@ impl<'a> Engine<'a> {
                     let largest_here = self.largest.max(a as i32).max(b as i32);
                     let limit = ((largest_here + 1) as usize).min(n - 1);
                     let values = self.domain[cell] & ((1u32 << (limit + 1)) - 1);
-                    let key = (values.count_ones(), usize::MAX - self.watches[cell].len(), a.max(b), a, b);
+                    // Fewest values for the most instance sides waiting (stale
+                    // entries included) first; a cell with at most one value
+                    // before any other.
+                    let count = values.count_ones();
+                    let waiting = self.watches[cell].len() as u64;
+                    let weight =
+                        if count <= 1 { u64::from(count) } else { 2 + (u64::from(count) << 12) / (waiting + 1) };
+                    let key = (weight, usize::MAX - self.watches[cell].len(), a.max(b), a, b);
                     if best.as_ref().is_none_or(|(k, ..)| key < *k) {
                         best = Some((key, cell as u32, values, largest_here));
                     }
@@ -379,24 +476,26 @@ impl<'a> Engine<'a> {
     }
 
     fn locate(&self, instance: u32) -> (&'a Equation, [u8; 8]) {
-        let e = self.offsets.partition_point(|&o| o <= instance) - 1;
+        // Few equations, and almost every instance belongs to the first: a scan beats a search.
+        let e = self.offsets[1..].iter().position(|&o| instance < o).expect("an instance below the total");
         let equations: &'a [Equation] = self.equations;
         let equation = &equations[e];
         let mut assignment = [0u8; 8];
         match &equation.fixed {
             Some(fixed) => assignment[..fixed.len()].copy_from_slice(fixed),
             None => {
-                let mut index = (instance - self.offsets[e]) as usize;
+                let mut index = instance - self.offsets[e];
                 for slot in assignment.iter_mut().take(equation.vars) {
-                    *slot = (index % self.n) as u8;
-                    index /= self.n;
+                    let (q, r) = self.radix.divmod(index);
+                    *slot = r as u8;
+                    index = q;
                 }
             }
         }
         (equation, assignment)
     }
 
-    fn evaluate(&mut self, equation: &Equation, side: usize, assignment: &[u8; 8]) -> Side {
+    fn evaluate(&self, equation: &Equation, side: usize, assignment: &[u8; 8]) -> Side {
         let code = &equation.sides[side];
         let split = equation.splits[side];
         if split == 0 {
@@ -429,16 +528,21 @@ impl<'a> Engine<'a> {
     }
 
     /// Evaluate postfix code up to its first unassigned cell.
-    fn run_code(&mut self, code: &[Code], assignment: &[u8; 8]) -> Side {
-        self.stack.clear();
+    fn run_code(&self, code: &[Code], assignment: &[u8; 8]) -> Side {
+        // The parser nests at most 32 parentheses, so postfix code never holds
+        // more than 35 operands at once.
+        let mut stack = [0u8; STACK];
+        let mut top = 0;
         let mut last: Option<u32> = None;
         for (i, unit) in code.iter().enumerate() {
             match *unit {
-                Code::Var(v) => self.stack.push(assignment[usize::from(v)]),
+                Code::Var(v) => {
+                    stack[top] = assignment[usize::from(v)];
+                    top += 1;
+                }
                 Code::Op => {
-                    let r = self.stack.pop().expect("postfix operand");
-                    let l = self.stack.pop().expect("postfix operand");
-                    let cell = (usize::from(l) * self.n + usize::from(r)) as u32;
+                    top -= 1;
+                    let cell = (usize::from(stack[top - 1]) * self.n + usize::from(stack[top])) as u32;
                     let v = self.value[cell as usize];
                     if v == UNSET {
                         return Side::Blocked(cell, i + 1 == code.len());
@@ -446,11 +550,11 @@ impl<'a> Engine<'a> {
                     if last.is_none_or(|c| self.position[c as usize] < self.position[cell as usize]) {
                         last = Some(cell);
                     }
-                    self.stack.push(v);
+                    stack[top - 1] = v;
                 }
             }
         }
-        Side::Known(self.stack[0], last)
+        Side::Known(stack[0], last)
     }
 
     /// Apply what an instance's two sides imply; false on a contradiction.
@@ -532,7 +636,7 @@ impl<'a> Engine<'a> {
         while self.head < self.trail.len() {
             let cell = self.trail[self.head];
             self.head += 1;
-            if self.quasigroup && !self.latin(cell) {
+            if (self.lines.rows || self.lines.columns) && !self.latin(cell) {
                 return Flow::Conflict;
             }
             if !self.wake(cell) {
@@ -545,14 +649,15 @@ impl<'a> Engine<'a> {
         Flow::Quiet
     }
 
-    /// Remove an assigned value from the rest of its row and column.
+    /// Remove an assigned value from the rest of its row and column (those of
+    /// them that are permutations).
     fn latin(&mut self, cell: u32) -> bool {
         let n = self.n;
         let (a, b) = (cell as usize / n, cell as usize % n);
         let v = self.value[cell as usize];
         self.meter.work += 2 * n as u64;
-        (0..n).filter(|&j| j != b).all(|j| self.remove((a * n + j) as u32, v))
-            && (0..n).filter(|&i| i != a).all(|i| self.remove((i * n + b) as u32, v))
+        (!self.lines.rows || (0..n).filter(|&j| j != b).all(|j| self.remove((a * n + j) as u32, v)))
+            && (!self.lines.columns || (0..n).filter(|&i| i != a).all(|i| self.remove((i * n + b) as u32, v)))
     }
 
     /// Evaluate again every instance side waiting on `cell`.
@@ -599,4 +704,20 @@ enum Flow {
     Quiet,
     Conflict,
     Stopped(Limit),
+}
+
+#[cfg(test)]
+mod radix {
+    use super::Radix;
+
+    #[test]
+    fn division_by_multiplication_is_exact_over_the_instance_numbers() {
+        for n in 1..32u32 {
+            let radix = Radix::new(n);
+            // Every number up to 2^16, then a stride across the rest of 2^21.
+            for i in (0..1u32 << 16).chain((1u32 << 16..1 << 21).step_by(997)).chain([(1 << 21) - 1]) {
+                assert_eq!(radix.divmod(i), (i / n, i % n), "{i} / {n}");
+            }
+        }
+    }
 }

@@ -40,7 +40,7 @@ pub const MAX_ORDER: u8 = 6;
 pub fn models(hypotheses: &[Law], order: u8, up_to: UpTo, max_nodes: u64, max_work: u64) -> Enumeration {
     assert!((1..=MAX_ORDER).contains(&order), "order {order} is outside 1..={MAX_ORDER}");
     let n = usize::from(order);
-    let Hypotheses { equations, quasigroup, identity } = Hypotheses::of(hypotheses);
+    let Hypotheses { equations, lines, identity } = Hypotheses::of(hypotheses);
     let permutations = permutations(n);
     let found: RefCell<BTreeSet<Vec<u8>>> = RefCell::new(BTreeSet::new());
     let keep = |n: usize, cells: &[u8]| {
@@ -52,7 +52,7 @@ pub fn models(hypotheses: &[Law], order: u8, up_to: UpTo, max_nodes: u64, max_wo
     let preset: Vec<(usize, u8)> =
         if identity { (0..n).flat_map(|x| [(x, x as u8), (x * n, x as u8)]).collect() } else { Vec::new() };
     let meter = Meter { nodes: 0, work: 0, max_nodes, max_work };
-    let mut engine = Engine::new(n, &equations, quasigroup, &keep, meter);
+    let mut engine = Engine::new(n, &equations, lines, &keep, meter);
     let step = engine.run(&preset, usize::from(identity));
     let stopped = match step {
         Step::Stopped(limit) => Some(limit),

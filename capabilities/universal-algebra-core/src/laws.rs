@@ -13,6 +13,16 @@ pub enum Term {
     Op(Box<Term>, Box<Term>),
 }
 
+impl Term {
+    /// Whether variable `var` occurs in the term.
+    pub fn contains(&self, var: usize) -> bool {
+        match self {
+            Term::Var(v) => *v == var,
+            Term::Op(l, r) => l.contains(var) || r.contains(var),
+        }
+    }
+}
+
 /// A parsed law.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Law {

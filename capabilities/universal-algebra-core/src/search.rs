@@ -11,7 +11,7 @@
 //! judged on complete tables instead.
 
 use crate::affine::{self, Tried};
-use crate::engine::{Engine, Equation, Hypotheses, Limit, Meter, Step};
+use crate::engine::{Engine, Equation, Hypotheses, Limit, Lines, Meter, Step};
 use crate::laws::{self, Law, Table, Term};
 
 /// Ground instances one search holds at most (their watch lists are its memory).
@@ -90,7 +90,7 @@ pub fn find_with(hypotheses: &[Law], target: &Law, orders: (u8, u8), budget: Bud
     };
     let reserve = budget.max_work / AFTER_STOP_SHARE;
     let mut meter = Meter { nodes: 0, work: 0, max_nodes: budget.max_nodes, max_work: budget.max_work - reserve };
-    let Hypotheses { equations, quasigroup, identity } = Hypotheses::of(hypotheses);
+    let Hypotheses { equations, lines, identity } = Hypotheses::of(hypotheses);
     for order in min_order..=max_order {
         let n = usize::from(order);
         let tried = if affine_first { affine::find(hypotheses, target, n, &mut meter) } else { Tried::None };
@@ -105,7 +105,7 @@ pub fn find_with(hypotheses: &[Law], target: &Law, orders: (u8, u8), budget: Bud
             outcome.stopped = Some((order, Stop::Instances(instances)));
             break;
         } else {
-            search_order(n, &equations, quasigroup, identity, target, &mut meter)
+            search_order(n, &equations, lines, identity, target, &mut meter)
         };
         match step {
             Step::Found(cells) => {
@@ -165,7 +165,7 @@ fn table(c: &Countermodel) -> Table {
 fn search_order(
     n: usize,
     equations: &[Equation],
-    quasigroup: bool,
+    lines: Lines,
     identity: bool,
     target: &Law,
     meter: &mut Meter,
@@ -203,7 +203,7 @@ fn search_order(
                 None => Vec::new(),
             };
             let in_use = e.map_or(used, |e| used.max(e + 1));
-            let mut engine = Engine::new(n, &all, quasigroup, &judged, *meter);
+            let mut engine = Engine::new(n, &all, lines, &judged, *meter);
             let step = engine.run(&preset, in_use);
             *meter = engine.meter;
             if !matches!(step, Step::Exhausted) {

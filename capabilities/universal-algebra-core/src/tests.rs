@@ -352,3 +352,62 @@ fn models_up_to_isomorphism_are_counted_as_the_oeis_counts_them() {
     assert_eq!(partial.stopped, Some(crate::engine::Limit::Work));
     assert!(partial.models.len() < oeis("A001329", 3));
 }
+
+/// Whether every row (or column) of a complete table is a permutation.
+fn lines_permute(table: &Table, rows: bool) -> bool {
+    let n = table.n;
+    (0..n).all(|i| {
+        let mut seen = 0u32;
+        for j in 0..n {
+            let cell = if rows { i * n + j } else { j * n + i };
+            seen |= 1 << table.cells[cell].expect("complete");
+        }
+        seen.count_ones() as usize == n
+    })
+}
+
+#[test]
+fn the_lines_a_law_makes_permutations_are_read_from_its_path_to_the_variable() {
+    use crate::engine::Lines;
+    let lines = |text: &str| Lines::implied(&law(text));
+    let (rows, columns, both) = (
+        Lines { rows: true, columns: false },
+        Lines { rows: false, columns: true },
+        Lines { rows: true, columns: true },
+    );
+    // Higman and Neumann's division axiom: rows at its root, columns at `(… * y) * z`.
+    assert_eq!(lines("x*((((x*x)*y)*z)*(((x*x)*x)*z)) = y"), both);
+    assert_eq!(lines("x = y*(x*((y*x)*y))"), rows);
+    assert_eq!(lines("(x*y)*z = x"), columns);
+    assert_eq!(lines("(y*(x*z))*u = x"), both);
+    assert_eq!(lines("x*(y*z) = y"), both);
+    assert_eq!(lines("quasigroup"), both);
+    // The variable on both sides of a product, absent, or no variable side: nothing.
+    for text in ["x = (x*y)*x", "x = y*z", "x*y = y*x", "associative", "has_identity"] {
+        assert_eq!(lines(text), Lines::default(), "{text}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Every table of order up to 3 satisfying a random law `v = t` has the
+    /// permutation rows and columns the engine assumes of its models.
+    #[test]
+    fn the_lines_a_law_implies_are_permutations_in_every_model(
+        var in prop::sample::select(vec!["x", "y", "z"]),
+        t in term(3, 4),
+        swap in any::<bool>(),
+    ) {
+        let text = if swap { format!("{t} = {var}") } else { format!("{var} = {t}") };
+        let hypothesis = law(&text);
+        let lines = crate::engine::Lines::implied(&hypothesis);
+        prop_assume!(lines.rows || lines.columns);
+        for n in 1..=3 {
+            for table in all_tables(n).filter(|t| holds(&hypothesis, t)) {
+                prop_assert!(!lines.rows || lines_permute(&table, true), "{}: rows of {:?}", text, table.cells);
+                prop_assert!(!lines.columns || lines_permute(&table, false), "{}: columns of {:?}", text, table.cells);
+            }
+        }
+    }
+}
