@@ -155,7 +155,8 @@ impl Capability for SearchCountermodel {
     const DESCRIPTION: &'static str = "Searches the magmas of each order from min_order to max_order (at most 16): \
 first the affine magmas x*y = a*x + b*y + c over Z_n (and the fields of order 4, 8, 9, 16), judged by linear forms \
 (one pass over the terms per a, b), then every magma in the style of Mace4: cells are assigned most-constrained first, every assignment is propagated through the ground \
-instances of the laws (forcing cells and removing values), and the least number heuristic skips isomorphic copies. \
+instances of the laws (forcing cells and removing values), rows or columns a law makes permutations (x = y*t, say) \
+are kept as a quasigroup's, and the least number heuristic skips isomorphic copies. \
 Returns the first countermodel found with a witness tuple, or reports every order it exhausted. Two budgets: \
 max_nodes (decisions) and max_work (about 60-90 fuel a unit, so the default 10^8 is about 1-1.5 s; the largest \
 allowed fits the default fuel, so the search stops on its own budget and reports the orders exhausted and the order \
