@@ -171,6 +171,9 @@ fn invalid_requests_name_the_field_and_store_nothing() {
         "input.hypotheses.1",
     );
     check(json!({"target": "frobnicative", "max_order": 2}), "input.target");
+    // A chain x*x*… nests to the left without parentheses: its length is bounded, not its depth.
+    let chain = format!("x = {}", vec!["x"; 100_000].join("*"));
+    check(json!({"hypotheses": ["commutative", chain], "target": "associative", "max_order": 2}), "input.hypotheses.1");
     check(json!({"target": "associative", "min_order": 3, "max_order": 2}), "input.min_order");
     let missing = invoke(
         &runtime,

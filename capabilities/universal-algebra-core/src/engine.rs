@@ -15,7 +15,8 @@
 //!   loses the value (for the target's negated instance).
 //! - **Domains.** Each cell keeps the set of values it may still take; where
 //!   the rows (or columns) must be permutations — a quasigroup hypothesis, or
-//!   a law of the form `x * t = y` (see [`Lines::implied`]) — an assigned
+//!   a law `y = t` whose path from `t`'s root to `y` passes a product with a
+//!   variable operand (see [`Lines::implied`]) — an assigned
 //!   value is removed from the rest of its row (or column), and a cell left
 //!   with one value is assigned.
 //! - **Most constrained cell first**, among the cells whose row and column are
@@ -84,6 +85,21 @@ fn compile(term: &Term, out: &mut Vec<Code>) {
     }
 }
 
+/// The most operands postfix code holds at once.
+fn operands(code: &[Code]) -> usize {
+    let (mut depth, mut peak) = (0usize, 0usize);
+    for unit in code {
+        match unit {
+            Code::Var(_) => {
+                depth += 1;
+                peak = peak.max(depth);
+            }
+            Code::Op => depth -= 1,
+        }
+    }
+    peak
+}
+
 /// An equation instantiated over every assignment of its variables, or over
 /// one fixed assignment; negated, it must fail there.
 #[derive(Debug, Clone)]
@@ -101,6 +117,11 @@ impl Equation {
         let mut sides = [Vec::new(), Vec::new()];
         compile(lhs, &mut sides[0]);
         compile(rhs, &mut sides[1]);
+        // Parsed terms nest at most 32 parentheses; a term built in code must fit too.
+        assert!(
+            sides.iter().all(|code| operands(code) <= STACK),
+            "a term holds more than {STACK} operands at once in postfix evaluation"
+        );
         let split = |term: &Term| match term {
             Term::Var(_) => 0,
             Term::Op(l, _) => {

@@ -78,15 +78,21 @@ fn parse_equation(text: &str) -> Result<Law, String> {
     Ok(Law::Equation { vars, lhs, rhs })
 }
 
+/// Products one side of an equation may have: a chain `x*x*…` nests to the
+/// left without parentheses, and every pass over a term (compiling,
+/// evaluating, dropping it) recurses that deep.
+pub const MAX_PRODUCTS: usize = 256;
+
 struct Parser<'a> {
     chars: Vec<char>,
     pos: usize,
+    products: usize,
     vars: &'a mut Vec<String>,
 }
 
 impl<'a> Parser<'a> {
     fn new(text: &str, vars: &'a mut Vec<String>) -> Self {
-        Parser { chars: text.chars().filter(|c| !c.is_whitespace()).collect(), pos: 0, vars }
+        Parser { chars: text.chars().filter(|c| !c.is_whitespace()).collect(), pos: 0, products: 0, vars }
     }
 
     fn parse_all(mut self) -> Result<Term, String> {
@@ -104,6 +110,10 @@ impl<'a> Parser<'a> {
         let mut left = self.atom(depth)?;
         while self.chars.get(self.pos) == Some(&'*') {
             self.pos += 1;
+            self.products += 1;
+            if self.products > MAX_PRODUCTS {
+                return Err(format!("a side with more than {MAX_PRODUCTS} products"));
+            }
             let right = self.atom(depth)?;
             left = Term::Op(Box::new(left), Box::new(right));
         }

@@ -87,7 +87,13 @@ fn labelled_magmas_are_counted_as_the_definitions_say() {
 
 #[test]
 fn bad_laws_are_refused_with_what_is_wrong() {
-    for (text, expected) in [("x*(y", "x*(y"), ("x = y = z", "exactly one '='"), ("commutativ", "unknown law")] {
+    let chain = format!("x = {}", vec!["x"; 258].join("*"));
+    for (text, expected) in [
+        ("x*(y", "x*(y"),
+        ("x = y = z", "exactly one '='"),
+        ("commutativ", "unknown law"),
+        (chain.as_str(), "more than 256 products"),
+    ] {
         let error = laws::parse(text).expect_err(text);
         assert!(error.contains(expected), "{text}: {error}");
     }
@@ -410,4 +416,59 @@ proptest! {
             }
         }
     }
+}
+
+#[test]
+fn models_of_laws_that_make_lines_permutations_are_all_kept() {
+    use crate::enumerate::{UpTo, models};
+    // Groups written with division are the models of Higman and Neumann's axiom (rows and columns
+    // permutations): as many up to isomorphism as there are groups, OEIS A000001: 1, 1, 1, 2, 1, 2.
+    let division = [law("x*((((x*x)*y)*z)*(((x*x)*x)*z)) = y")];
+    let groups: Vec<usize> =
+        (1..=6u8).map(|n| models(&division, n, UpTo::Isomorphism, u64::MAX, u64::MAX).models.len()).collect();
+    assert_eq!(groups, [1, 1, 1, 2, 1, 2]);
+    // Rows alone (`x = y*(y*x)`) and columns alone (`x = (x*y)*y`): each model's classes, by
+    // brute force over every table of order up to 3 and their least relabelling.
+    for text in ["x = y*(y*x)", "x = (x*y)*y"] {
+        let laws = [law(text)];
+        for n in 1..=3usize {
+            let perms = permutations(n);
+            let classes: std::collections::BTreeSet<Vec<u8>> = all_tables(n)
+                .filter(|t| holds(&laws[0], t))
+                .map(|t| {
+                    let cells: Vec<u8> = t.cells.iter().map(|c| c.expect("complete")).collect();
+                    perms.iter().map(|p| relabel(n, &cells, p)).min().expect("a permutation")
+                })
+                .collect();
+            let found = models(&laws, n as u8, UpTo::Isomorphism, u64::MAX, u64::MAX);
+            assert_eq!(found.models.len(), classes.len(), "{text}, order {n}");
+        }
+    }
+}
+
+/// Every permutation of `0..n`.
+fn permutations(n: usize) -> Vec<Vec<u8>> {
+    if n == 0 {
+        return vec![Vec::new()];
+    }
+    let mut out = Vec::new();
+    for p in permutations(n - 1) {
+        for i in 0..n {
+            let mut q = p.clone();
+            q.insert(i, (n - 1) as u8);
+            out.push(q);
+        }
+    }
+    out
+}
+
+/// The table with element `a` renamed `p[a]`, row-major.
+fn relabel(n: usize, cells: &[u8], p: &[u8]) -> Vec<u8> {
+    let mut out = vec![0; n * n];
+    for a in 0..n {
+        for b in 0..n {
+            out[usize::from(p[a]) * n + usize::from(p[b])] = p[usize::from(cells[a * n + b])];
+        }
+    }
+    out
 }
