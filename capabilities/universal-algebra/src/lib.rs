@@ -36,7 +36,8 @@ pub const MAX_WORK: u64 = 500_000_000;
 pub struct SearchInput {
     /// Laws every countermodel must satisfy: a name (associative, commutative,
     /// idempotent, left_alternative, right_alternative, flexible, has_identity,
-    /// quasigroup) or an equation over `*` such as "x*(y*z) = (x*y)*z".
+    /// quasigroup) or an equation over `*` such as "x*(y*z) = (x*y)*z" (at most
+    /// 6 variables, parentheses nested at most 32 deep, 256 products a side).
     #[serde(default)]
     #[schemars(length(max = 16))]
     pub hypotheses: Vec<String>,
