@@ -50,7 +50,7 @@ pub const MEASURED_FUEL_PER_SECOND: &[(&str, u64)] = &[
     ("polynomial.groebner_basis.verify", 10_500_000_000),
     ("sat.certificate.verify", 9_000_000_000),
     ("sat.solve", 7_600_000_000),
-    ("universal_algebra.search.countermodel", 6_600_000_000),
+    ("universal_algebra.search.countermodel", 14_900_000_000),
 ];
 
 /// The rate a capability's preset seconds are reckoned with: its measured

@@ -57,8 +57,8 @@ pub struct SearchInput {
     pub max_nodes: u64,
     /// Work units allowed before the search stops with a partial scope: one
     /// per cell scanned when choosing, per term symbol evaluated (and a few
-    /// per instance evaluation). A unit costs about 60-90 fuel (the default,
-    /// 10^8, runs in about 1-1.5 s on a 2-core machine); the largest value
+    /// per instance evaluation). A unit costs about 55-70 fuel (the default,
+    /// 10^8, runs in about 0.4 s on a 2-core machine); the largest value
     /// fits in the default fuel budget. A sixteenth of it is held back from
     /// the search for the affine magmas of the orders after one a budget
     /// stopped the search in.
@@ -159,7 +159,7 @@ first the affine magmas x*y = a*x + b*y + c over Z_n (and the fields of order 4,
 instances of the laws (forcing cells and removing values), rows or columns a law makes permutations (x = y*t, say) \
 are kept as a quasigroup's, and the least number heuristic skips isomorphic copies. \
 Returns the first countermodel found with a witness tuple, or reports every order it exhausted. Two budgets: \
-max_nodes (decisions) and max_work (about 60-90 fuel a unit, so the default 10^8 is about 1-1.5 s; the largest \
+max_nodes (decisions) and max_work (about 55-70 fuel a unit, so the default 10^8 is about 0.4 s; the largest \
 allowed fits the default fuel, so the search stops on its own budget and reports the orders exhausted and the order \
 it was in; a sixteenth of max_work is held back from the search for the affine magmas of the orders after that one, \
 and a model found there is reported with the orders in between not exhausted). found_by says which found the model. An order needing more than \
