@@ -214,6 +214,10 @@ impl Lines {
         }
     }
 
+    fn any(self) -> bool {
+        self.rows || self.columns
+    }
+
     fn or(self, other: Lines) -> Lines {
         Lines { rows: self.rows || other.rows, columns: self.columns || other.columns }
     }
@@ -443,7 +447,7 @@ impl<'a> Engine<'a> {
     fn select(&mut self) -> Option<Option<(u32, u32, i32)>> {
         let n = self.n;
         let bound = ((self.largest + 1) as usize).min(n - 1);
-        let mut best: Option<((u64, usize, usize, usize, usize), u32, u32, i32)> = None;
+        let mut best: Option<((u64, u64, usize, usize, usize), u32, u32, i32)> = None;
         for pass in 0..2 {
             let square = if pass == 0 { bound + 1 } else { n };
             for a in 0..square {
@@ -462,7 +466,7 @@ impl<'a> Engine<'a> {
                     let waiting = self.watches[cell].len() as u64;
                     let weight =
                         if count <= 1 { u64::from(count) } else { 2 + (u64::from(count) << 12) / (waiting + 1) };
-                    let key = (weight, usize::MAX - self.watches[cell].len(), a.max(b), a, b);
+                    let key = (weight, u64::MAX - waiting, a.max(b), a, b);
                     if best.as_ref().is_none_or(|(k, ..)| key < *k) {
                         best = Some((key, cell as u32, values, largest_here));
                     }
@@ -657,7 +661,7 @@ impl<'a> Engine<'a> {
         while self.head < self.trail.len() {
             let cell = self.trail[self.head];
             self.head += 1;
-            if (self.lines.rows || self.lines.columns) && !self.latin(cell) {
+            if self.lines.any() && !self.latin(cell) {
                 return Flow::Conflict;
             }
             if !self.wake(cell) {

@@ -65,7 +65,7 @@ pub fn models(hypotheses: &[Law], order: u8, up_to: UpTo, max_nodes: u64, max_wo
 }
 
 /// Every permutation of `0..n`.
-fn permutations(n: usize) -> Vec<Vec<u8>> {
+pub(crate) fn permutations(n: usize) -> Vec<Vec<u8>> {
     fn extend(prefix: &mut Vec<u8>, used: &mut [bool], out: &mut Vec<Vec<u8>>) {
         if prefix.len() == used.len() {
             out.push(prefix.clone());
@@ -87,7 +87,7 @@ fn permutations(n: usize) -> Vec<Vec<u8>> {
 }
 
 /// The least relabelling of the table (and of its transpose, for anti-isomorphism).
-fn canonical(n: usize, cells: &[u8], permutations: &[Vec<u8>], up_to: UpTo) -> Vec<u8> {
+pub(crate) fn canonical(n: usize, cells: &[u8], permutations: &[Vec<u8>], up_to: UpTo) -> Vec<u8> {
     let mut best = vec![u8::MAX; n * n];
     let mut candidate = vec![0u8; n * n];
     let transposes: &[bool] = if up_to == UpTo::IsomorphismOrAnti { &[false, true] } else { &[false] };
