@@ -235,3 +235,41 @@ fn a_call_waiting_for_its_commit_counts_against_its_experiment_budget() {
     };
     assert_eq!(ran.status, Status::Completed);
 }
+
+/// The edge's structured content is built from the members the runtime made
+/// for the episode, not by serializing the result again: it must be exactly
+/// what serializing the result makes, for a completed call, a guest's own
+/// failure, a verifying call, a budget stop and a refusal.
+#[test]
+fn structured_content_from_the_episode_members_is_the_result_serialized() {
+    let (runtime, _dir) = support::runtime();
+    let found = support::invoke(
+        &runtime,
+        support::SEARCH,
+        Mode::Explore,
+        json!({"hypotheses": ["commutative"], "target": "associative", "max_order": 3}),
+    );
+    let certificate = found.check_with.as_ref().and_then(|c| c.certificate_artifact.clone()).expect("certificate");
+    let results = [
+        support::invoke(&runtime, "sat.cnf.construct", Mode::Explore, json!({"dimacs": "p cnf 1 1\n1 0\n"})),
+        support::invoke(&runtime, "sat.cnf.construct", Mode::Explore, json!({"dimacs": "p cnf 1 1\n7 0\n"})),
+        support::invoke(&runtime, support::VERIFY, Mode::Verify, json!({"countermodel": certificate})),
+        support::invoke_with(
+            &runtime,
+            support::SEARCH,
+            json!({"hypotheses": ["commutative", "quasigroup"], "target": "associative", "max_order": 6}),
+            BudgetRequest { fuel: Some(10_000), ..Default::default() },
+        ),
+        support::invoke(&runtime, "no.such.capability", Mode::Explore, json!({})),
+        found,
+    ];
+    let mut kept = 0;
+    for result in results {
+        let expected = serde_json::to_value(&result).expect("serializes");
+        kept += usize::from(result.members_kept());
+        let context = format!("{:?} {:?}", result.status, result.diagnostic.as_ref().map(|d| d.code));
+        let tool = jacobian::mcp::invoke_tool_result(result);
+        assert_eq!(tool.structured_content, Some(expected), "{context}");
+    }
+    assert!(kept >= 4, "the stored episodes' members are reused: {kept} of 6");
+}

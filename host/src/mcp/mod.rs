@@ -186,7 +186,7 @@ value.",
             Err(diagnostic) => {
                 let refused = self.runtime.refuse_arguments(diagnostic);
                 logging::send(&context.peer, self.logging.messages(&refused)).await;
-                return Ok(invoke_tool_result(&refused));
+                return Ok(invoke_tool_result(refused));
             }
         };
         if request.experiment.is_none() {
@@ -217,7 +217,7 @@ value.",
             .is_some_and(|parts| parts.extensions.get::<Bulk>().is_some());
         if !bulk && let Some(result) = self.runtime.invoke_quick(&request).instrument(span.clone()).await {
             logging::send(&context.peer, self.logging.messages(&result)).await;
-            return Ok(invoke_tool_result(&result));
+            return Ok(invoke_tool_result(result));
         }
         let mut control = CallControl::default();
         let mut forwarder = None;
@@ -246,7 +246,8 @@ value.",
         let call = move || {
             let _entered = span.enter();
             let result = runtime.invoke_cancellable(&request, &running);
-            (invoke_tool_result(&result), threshold.messages(&result))
+            let messages = threshold.messages(&result);
+            (invoke_tool_result(result), messages)
         };
         let mut task = tokio::task::spawn_blocking(call);
         // Over HTTP, the exchange that carries this call: when the client goes
@@ -527,11 +528,10 @@ fn resource_error(diagnostic: Diagnostic) -> McpError {
 
 /// The tool result of `capability.invoke`: the complete result as structured
 /// content, the projected text as text content.
-pub fn invoke_tool_result(result: &CapabilityResult) -> CallToolResult {
-    let value: Value = serde_json::to_value(result).unwrap_or_default();
-    let content = vec![ContentBlock::text(result.text.clone())];
+pub fn invoke_tool_result(mut result: CapabilityResult) -> CallToolResult {
+    let content = vec![ContentBlock::text(std::mem::take(&mut result.text))];
     let mut tool_result =
         if result.status == Status::Failed { CallToolResult::error(content) } else { CallToolResult::success(content) };
-    tool_result.structured_content = Some(value);
+    tool_result.structured_content = Some(result.into_value());
     tool_result
 }

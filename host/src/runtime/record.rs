@@ -38,12 +38,18 @@ impl Runtime {
         if !stop.replayable() {
             return Recording::Done(Box::new(self.record_unstored(validated, result, stop, reservation, started)));
         }
-        let members = episode_members(request, &result);
+        let mut members = episode_members(request, &result);
         let episode = Canonical::of(&members);
         let digest = Digest::of(&episode.bytes);
         let (transport, text) = stored_view(&episode, &digest, request.view.unwrap_or_default());
+        let body = episode.bytes;
+        // What is left once the request and trace are taken out is the
+        // result's own members: the edge's structured content reuses them.
+        members.remove("request");
+        members.remove("trace");
+        result.members.0 = Some(members);
         let line = self.account(validated, &mut result, Some(transport), text, stop, started);
-        Recording::Write(Box::new(Unwritten { result, stop, line, digest, body: episode.bytes }))
+        Recording::Write(Box::new(Unwritten { result, stop, line, digest, body }))
     }
 
     /// Write an episode and its line on this thread: together (one commit

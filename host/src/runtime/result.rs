@@ -113,6 +113,7 @@ pub(crate) fn build(parts: ResultParts) -> CapabilityResult {
         transport: None,
         text: String::new(),
         accounting: Accounting::default(),
+        members: Default::default(),
     }
 }
 

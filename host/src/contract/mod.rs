@@ -1,6 +1,5 @@
-//! The agent-facing contract: requests and results of `capability.describe`
-//! and `capability.invoke`, and the closed diagnostic vocabulary. The MCP
-//! edge and the CLI both serialize exactly these types.
+//! The agent-facing contract: requests and results of `capability.describe` and `capability.invoke`,
+//! and the closed diagnostic vocabulary. The MCP edge and the CLI both serialize exactly these types.
 
 use jacobian_guest::protocol::{InputKind, Mode, Qualifier, Scope};
 use schemars::JsonSchema;
@@ -9,6 +8,8 @@ use serde_json::Value;
 use strum::EnumIter;
 
 use crate::digest::Digest;
+
+mod members;
 
 /// Version of the `CapabilityResult` shape.
 pub const RESULT_CONTRACT: &str = "jacobian.capability-result/1";
@@ -561,6 +562,10 @@ pub struct CapabilityResult {
     pub text: String,
     /// Non-deterministic figures; excluded from byte-identity.
     pub accounting: Accounting,
+    /// Kept from making its episode, for [`CapabilityResult::into_value`].
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub(crate) members: members::EpisodeMembers,
 }
 
 /// Budgets of one call.
