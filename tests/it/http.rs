@@ -557,6 +557,32 @@ fn origins_sessions_requests_in_flight_and_slow_clients_are_bounded() {
     assert!(answered.elapsed() >= Duration::from_secs(2), "closed after {:?}", answered.elapsed());
 }
 
+/// A quick call's answer leaves whole, headers and events in one write with
+/// its length (`http/coalesce.rs`: one wake of the client, not two); a call
+/// that outlasts the hold streams as before, chunked, its answer intact.
+#[test]
+fn a_quick_answer_leaves_whole_and_a_long_one_still_streams() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_with(dir.path(), None, &[]);
+    let mut client = crate::mcp_http::HttpClient::connect(&server.addr);
+    let quick = json!({"capability_id": "sat.cnf.construct", "input": {"dimacs": "p cnf 1 1\n1 0\n"}});
+    let mut whole = 0;
+    for _ in 0..20 {
+        let (answer, is_error) = client.call("capability.invoke", quick.clone());
+        assert!(!is_error && answer["output"] == json!({"clauses": 1, "variables": 1}), "{answer}");
+        whole += usize::from(!client.chunked);
+    }
+    // A call can outlast the hold on a loaded machine; most do not.
+    assert!(whole >= 10, "{whole} of 20 quick answers left whole");
+    let long = json!({"capability_id": "universal_algebra.search.countermodel", "input": {
+        "hypotheses": ["x = (((y*z)*((z*y)*(y*x)))*(x*z))"], "target": "x = y", "max_order": 7, "max_work": 30_000_000}});
+    // About 10^8 fuel, a tenth of a second on a 2-core VM: twenty holds.
+    let (answer, _) = client.call("capability.invoke", long);
+    assert!(client.chunked, "a long call's answer streams");
+    assert_eq!(answer["capability_id"], "universal_algebra.search.countermodel", "{answer}");
+    assert_eq!(answer["transport"]["stored"], true, "an answer with its episode: {answer}");
+}
+
 /// Bodies above `BULK_BODY_BYTES`, parsed on the background lane, are
 /// answered exactly as small ones are; a megabyte capability id is refused
 /// without being echoed (it once came back whole in the answer).

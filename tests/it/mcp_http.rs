@@ -14,6 +14,8 @@ pub struct HttpClient {
     bearer: Option<String>,
     /// Whether a request has been answered on this connection already.
     reused: bool,
+    /// Whether the last answer came chunked (streamed) rather than with its length.
+    pub chunked: bool,
 }
 
 impl HttpClient {
@@ -44,6 +46,7 @@ impl HttpClient {
             session: None,
             bearer: bearer.map(str::to_owned),
             reused: false,
+            chunked: false,
         }
     }
 
@@ -136,6 +139,7 @@ impl HttpClient {
             body.resize(length, 0);
             self.stream.read_exact(&mut body).expect("body");
         }
+        self.chunked = chunked;
         (status, String::from_utf8(body).expect("utf-8"))
     }
 }

@@ -37,6 +37,7 @@ use crate::mcp::{Bulk, ClientGone, JacobianServer, REQUEST_ID, ToolNames};
 use crate::runtime::Runtime;
 
 mod authn;
+mod coalesce;
 mod listener;
 mod sessions;
 mod uploads;
@@ -382,6 +383,15 @@ async fn edge(State(state): State<AppState>, mut request: Request, next: Next) -
             }
         } else {
             next.run(request).await
+        };
+        // A quick call's answer in one write (`coalesce.rs`); a client gone meanwhile cancels its call.
+        let response = if scoped {
+            let abandoned = gone.0.clone().drop_guard();
+            let response = coalesce::coalesced(response).await;
+            abandoned.disarm();
+            response
+        } else {
+            response
         };
         let response = sessions::closed_plainly(response, &method, route);
         if opens_session

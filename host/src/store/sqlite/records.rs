@@ -286,9 +286,7 @@ mod tests {
         for experiment in ["exp-a", "exp-b"] {
             conn.prepare_cached(&bare)
                 .expect("bare")
-                .query_row(params![experiment, "x", "COMPLETED", None::<String>, 0, 0, 0, 0, 0, "p"], |row| {
-                    row.get::<_, i64>(0)
-                })
+                .execute(params![experiment, "x", "COMPLETED", None::<String>, 0, 0, 0, 0, 0, "p"])
                 .expect("bare append");
         }
         assert!(conn.prepare_cached(&bare).expect("bare").get_status(rusqlite::StatementStatus::RePrepare) > 0);
