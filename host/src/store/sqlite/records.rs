@@ -37,9 +37,10 @@ fn put_episode(conn: &rusqlite::Connection, digest: &Digest, capability_id: &str
     Ok(())
 }
 
-/// Append an experiment line on `conn`; its ordinal. One statement assigns
-/// the ordinal and writes the row atomically; the row's ordinal is then read
-/// back by its rowid, which no other connection can change.
+/// Append an experiment line on `conn`, in a transaction; its ordinal. One
+/// statement assigns the ordinal and writes the row atomically; the row's
+/// ordinal is then read back by its rowid, which nothing can change before
+/// the transaction ends (a `VACUUM` elsewhere could, between two autocommits).
 fn append_line(conn: &rusqlite::Connection, experiment: &str, record: &InvocationRecord) -> Result<u64, DbError> {
     conn.prepare_cached(APPEND)?.execute(params![
         experiment,
@@ -122,7 +123,7 @@ impl ExperimentStore for Sqlite {
     }
 
     fn append(&self, experiment: &str, record: &InvocationRecord) -> Result<u64, DbError> {
-        append_line(&self.write(Role::Experiments), experiment, record)
+        super::immediate(&self.write(Role::Experiments), |conn| append_line(conn, experiment, record))
     }
 
     fn append_batch(&self, writes: &[EpisodeWrite<'_>]) -> Option<Vec<Result<u64, DbError>>> {
