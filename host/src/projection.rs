@@ -18,10 +18,10 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::contract::ResultView;
-use crate::digest::{Digest, canonical_json, canonical_members, push_canonical_string};
+use crate::digest::{Digest, canonical_members, push_canonical_string};
 
 /// Outputs up to this many bytes stay complete in `STANDARD` text.
 pub const TEXT_OUTPUT_LIMIT: usize = 4096;
@@ -57,7 +57,7 @@ pub fn project(episode: &Canonical<'_>, view: ResultView, digest: &Digest, episo
     if view == ResultView::Full {
         return Projection { text: utf8(episode.bytes.clone()), output_complete: true };
     }
-    let mut omitted = Vec::new();
+    let mut omitted = Omitted::default();
     // (name, text of its value), in canonical order; `None` drops the member.
     let mut members: Vec<(&str, Option<Cow<'_, [u8]>>)> = Vec::with_capacity(episode.spans.len() + 1);
     for (name, span) in &episode.spans {
@@ -65,31 +65,24 @@ pub fn project(episode: &Canonical<'_>, view: ResultView, digest: &Digest, episo
         let replaced = match (*name, view) {
             // The caller's own request and the event trace stay in the episode only.
             ("request" | "trace", _) => {
-                marker(name, bytes, &mut omitted);
+                omitted.note(name, bytes);
                 None
             }
-            ("output", ResultView::Summary) if bytes != b"null" => Some(marker(name, bytes, &mut omitted).into()),
+            ("output", ResultView::Summary) if bytes != b"null" => Some(omitted.marker(name, bytes).into()),
             ("output", ResultView::Standard) if bytes.len() > TEXT_OUTPUT_LIMIT => {
                 Some(shrink(&episode.members[*name], bytes, &mut omitted).into())
             }
             ("guest_log", ResultView::Standard) if bytes.len() > TEXT_OUTPUT_LIMIT => {
-                Some(marker(name, bytes, &mut omitted).into())
+                Some(omitted.marker(name, bytes).into())
             }
             _ => Some(bytes.into()),
         };
         members.push((name, replaced));
     }
-    let output_complete = !omitted.iter().any(|o: &Value| o["path"].as_str().is_some_and(|p| p.starts_with("output")));
-    let projection = json!({
-        "view": view,
-        "omitted": omitted,
-        "full_result_digest": digest.to_string(),
-        "full_result_episode_uri": episode_uri,
-        "note": "structured content carries the complete result; read the episode resource for it as text",
-    });
+    let output_complete = !omitted.of_output;
     // Every member name of a result is ASCII, so byte order is canonical order.
     let at = members.partition_point(|(name, _)| *name < "mcp_projection");
-    members.insert(at, ("mcp_projection", Some(canonical_json(&projection).into())));
+    members.insert(at, ("mcp_projection", Some(omitted.projection(view, digest, episode_uri).into())));
     let mut text = Vec::with_capacity(episode.bytes.len() + 512);
     text.push(b'{');
     for (name, value) in members.iter().filter_map(|(name, value)| Some((name, value.as_ref()?))) {
@@ -110,8 +103,8 @@ fn utf8(bytes: Vec<u8>) -> String {
 }
 
 /// Replace the large fields of an object output (the whole output otherwise).
-fn shrink(output: &Value, bytes: &[u8], omitted: &mut Vec<Value>) -> Vec<u8> {
-    let Value::Object(fields) = output else { return marker("output", bytes, omitted) };
+fn shrink(output: &Value, bytes: &[u8], omitted: &mut Omitted) -> Vec<u8> {
+    let Value::Object(fields) = output else { return omitted.marker("output", bytes) };
     let (canonical, spans) = canonical_members(fields);
     let mut text = vec![b'{'];
     for (i, (name, span)) in spans.into_iter().enumerate() {
@@ -122,7 +115,7 @@ fn shrink(output: &Value, bytes: &[u8], omitted: &mut Vec<Value>) -> Vec<u8> {
         text.push(b':');
         let field = &canonical[span];
         if field.len() > FIELD_LIMIT {
-            text.extend_from_slice(&marker(&format!("output.{name}"), field, omitted));
+            text.extend_from_slice(&omitted.marker(&format!("output.{name}"), field));
         } else {
             text.extend_from_slice(field);
         }
@@ -131,18 +124,80 @@ fn shrink(output: &Value, bytes: &[u8], omitted: &mut Vec<Value>) -> Vec<u8> {
     text
 }
 
-/// Note `bytes` (a value's canonical form) as omitted at `path`; the text
-/// that stands in for it.
-fn marker(path: &str, bytes: &[u8], omitted: &mut Vec<Value>) -> Vec<u8> {
-    let entry = json!({
-        "path": path,
-        "type": type_name(bytes),
-        "bytes": bytes.len(),
-        "sha256": Digest::of(bytes).to_hex(),
-    });
-    let text = canonical_json(&json!({"omitted": entry}));
-    omitted.push(entry);
-    text
+/// The `omitted` entries of a text, each written in canonical form as it
+/// is noted (members in canonical order: `bytes`, `path`, `sha256`,
+/// `type`), without a JSON value made for it.
+#[derive(Default)]
+struct Omitted {
+    /// `[entry,entry,…` (the closing bracket is written with the projection).
+    entries: Vec<u8>,
+    /// Whether anything of the output was omitted.
+    of_output: bool,
+}
+
+impl Omitted {
+    /// Note `bytes` (a value's canonical form) as omitted at `path`.
+    fn note(&mut self, path: &str, bytes: &[u8]) {
+        self.of_output |= path.starts_with("output");
+        self.entries.push(if self.entries.is_empty() { b'[' } else { b',' });
+        let entry = &mut self.entries;
+        entry.extend_from_slice(b"{\"bytes\":");
+        entry.extend_from_slice(bytes.len().to_string().as_bytes());
+        entry.extend_from_slice(b",\"path\":");
+        push_canonical_string(entry, path);
+        entry.extend_from_slice(b",\"sha256\":\"");
+        entry.extend_from_slice(Digest::of(bytes).to_hex().as_bytes());
+        entry.extend_from_slice(b"\",\"type\":\"");
+        entry.extend_from_slice(type_name(bytes).as_bytes());
+        entry.extend_from_slice(b"\"}");
+    }
+
+    /// Note `bytes` as omitted at `path`; the text that stands in for it:
+    /// `{"omitted":entry}`.
+    fn marker(&mut self, path: &str, bytes: &[u8]) -> Vec<u8> {
+        let start = self.entries.len() + 1;
+        self.note(path, bytes);
+        let mut text = Vec::with_capacity(self.entries.len() - start + 12);
+        text.extend_from_slice(b"{\"omitted\":");
+        text.extend_from_slice(&self.entries[start..]);
+        text.push(b'}');
+        text
+    }
+
+    /// The `mcp_projection` member's value, in canonical form.
+    fn projection(&self, view: ResultView, digest: &Digest, episode_uri: &str) -> Vec<u8> {
+        let mut text = Vec::with_capacity(self.entries.len() + 320);
+        text.extend_from_slice(b"{\"full_result_digest\":");
+        push_canonical_string(&mut text, &digest.to_string());
+        text.extend_from_slice(b",\"full_result_episode_uri\":");
+        push_canonical_string(&mut text, episode_uri);
+        text.extend_from_slice(b",\"note\":");
+        push_canonical_string(&mut text, NOTE);
+        text.extend_from_slice(b",\"omitted\":");
+        match self.entries.is_empty() {
+            true => text.extend_from_slice(b"[]"),
+            false => {
+                text.extend_from_slice(&self.entries);
+                text.push(b']');
+            }
+        }
+        text.extend_from_slice(b",\"view\":");
+        push_canonical_string(&mut text, view_name(view));
+        text.push(b'}');
+        text
+    }
+}
+
+/// What every projection says of where the complete result is.
+const NOTE: &str = "structured content carries the complete result; read the episode resource for it as text";
+
+/// A view's name as it serializes.
+fn view_name(view: ResultView) -> &'static str {
+    match view {
+        ResultView::Standard => "STANDARD",
+        ResultView::Summary => "SUMMARY",
+        ResultView::Full => "FULL",
+    }
 }
 
 /// The JSON type of a canonical value, from its first byte.
@@ -154,5 +209,78 @@ fn type_name(bytes: &[u8]) -> &'static str {
         Some(b'[') => "array",
         Some(b'{') => "object",
         _ => "number",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use strum::IntoEnumIterator as _;
+
+    use super::*;
+    use crate::digest::canonical_json;
+
+    fn projected(members: &Value, view: ResultView) -> (Value, Projection) {
+        let members = members.as_object().expect("object");
+        let episode = Canonical::of(members);
+        let digest = Digest::of(&episode.bytes);
+        let projection = project(&episode, view, &digest, "episode://x");
+        let text: Value = serde_json::from_str(&projection.text).expect("the text is JSON");
+        (text, projection)
+    }
+
+    /// The text written piece by piece is canonical JSON, and each
+    /// omission names its path, type, size and digest.
+    #[test]
+    fn a_projection_is_canonical_and_names_what_it_leaves_out() {
+        let large = "z".repeat(FIELD_LIMIT + 1);
+        let members = json!({
+            "capability_id": "a.b", "request": {"input": {"q": "\"quoted\""}}, "trace": [{"event": "stop", "offset": 0}],
+            "output": {"big": large, "list": (0..2000).collect::<Vec<_>>(), "small": 1, "ünï": "\u{1}"},
+        });
+        for view in ResultView::iter() {
+            let (text, projection) = projected(&members, view);
+            assert_eq!(canonical_json(&text), projection.text.as_bytes(), "{view:?}");
+            if view == ResultView::Full {
+                assert!(projection.output_complete && text.get("mcp_projection").is_none());
+                continue;
+            }
+            let meta = &text["mcp_projection"];
+            assert_eq!(meta["view"], serde_json::to_value(view).unwrap());
+            assert_eq!(meta["full_result_episode_uri"], "episode://x");
+            let paths: Vec<&str> =
+                meta["omitted"].as_array().unwrap().iter().map(|o| o["path"].as_str().unwrap()).collect();
+            let expected: &[&str] = match view {
+                ResultView::Summary => &["output", "request", "trace"],
+                _ => &["output.big", "output.list", "request", "trace"],
+            };
+            assert_eq!(paths, expected, "{view:?}");
+            assert!(!projection.output_complete);
+            for entry in meta["omitted"].as_array().unwrap() {
+                let path = entry["path"].as_str().unwrap();
+                let value = path.split('.').fold(&members, |v, key| &v[key]);
+                let bytes = canonical_json(value);
+                assert_eq!(entry["bytes"], bytes.len(), "{path}");
+                assert_eq!(entry["sha256"], Digest::of(&bytes).to_hex(), "{path}");
+                let kind = match value {
+                    Value::Object(_) => "object",
+                    Value::Array(_) => "array",
+                    Value::String(_) => "string",
+                    _ => "other",
+                };
+                assert_eq!(entry["type"], kind, "{path}");
+                if path.starts_with("output") {
+                    let at = path.split('.').fold(&text, |v, key| &v[key]);
+                    assert_eq!(at["omitted"], *entry, "{path}: the marker stands where the value was");
+                }
+            }
+        }
+        // A small output stays whole, and nothing of it is omitted.
+        let (text, projection) = projected(&json!({"output": {"small": 1}, "trace": []}), ResultView::Standard);
+        assert!(projection.output_complete);
+        assert_eq!(text["output"], json!({"small": 1}));
+        assert_eq!(text["mcp_projection"]["omitted"].as_array().unwrap().len(), 1);
+        let (text, _) = projected(&json!({"status": "COMPLETED"}), ResultView::Standard);
+        assert_eq!(text["mcp_projection"]["omitted"], json!([]));
     }
 }
