@@ -127,30 +127,36 @@ impl ExperimentStore for Sqlite {
     }
 
     fn append_batch(&self, writes: &[EpisodeWrite<'_>]) -> Option<Vec<Result<u64, DbError>>> {
-        // One transaction; each write in a savepoint of its own, so a write
-        // that fails is undone alone and the others are committed.
+        // One transaction. Tried first with no savepoints: when every write
+        // succeeds (all but always) it pays for none. When one fails, the
+        // transaction is rolled back whole and the batch written again, each
+        // write in a savepoint of its own, so that the one that fails is
+        // undone alone and the others are committed. (A write alone needs no
+        // savepoint: its failure rolls back the transaction.)
+        let write = |conn: &rusqlite::Connection, write: &EpisodeWrite<'_>| {
+            let episode = &write.episode;
+            put_episode(conn, episode.digest, episode.capability_id, episode.body)?;
+            append_line(conn, write.experiment, write.record)
+        };
+        let conn = self.write(Role::Experiments);
+        let plain: Result<Vec<u64>, DbError> =
+            super::immediate(&conn, |tx| writes.iter().map(|w| write(tx, w)).collect());
+        match plain {
+            Ok(ordinals) => return Some(ordinals.into_iter().map(Ok).collect()),
+            Err(error) if writes.len() == 1 => return Some(vec![Err(error)]),
+            Err(_) => {}
+        }
         // The outer error: the savepoint itself failed, and the whole batch with it.
         type Written = Result<Result<u64, DbError>, DbError>;
-        // A write alone needs no savepoint: its failure rolls back the transaction.
-        let alone = writes.len() == 1;
-        let one = |conn: &rusqlite::Connection, write: &EpisodeWrite<'_>| -> Written {
-            let episode = &write.episode;
-            let write = || {
-                put_episode(conn, episode.digest, episode.capability_id, episode.body)?;
-                append_line(conn, write.experiment, write.record)
-            };
-            if alone {
-                return write().map(Ok);
-            }
+        let one = |conn: &rusqlite::Connection, one: &EpisodeWrite<'_>| -> Written {
             conn.prepare_cached("SAVEPOINT episode_write")?.execute([])?;
-            let written = write();
+            let written = write(conn, one);
             if written.is_err() {
                 conn.prepare_cached("ROLLBACK TO episode_write")?.execute([])?;
             }
             conn.prepare_cached("RELEASE episode_write")?.execute([])?;
             Ok(written)
         };
-        let conn = self.write(Role::Experiments);
         let committed: Result<Vec<Result<u64, DbError>>, DbError> =
             super::immediate(&conn, |tx| writes.iter().map(|write| one(tx, write)).collect());
         Some(match committed {
