@@ -236,7 +236,7 @@ mod tests {
         let large = "z".repeat(FIELD_LIMIT + 1);
         let members = json!({
             "capability_id": "a.b", "request": {"input": {"q": "\"quoted\""}}, "trace": [{"event": "stop", "offset": 0}],
-            "output": {"big": large, "list": (0..2000).collect::<Vec<_>>(), "small": 1, "ünï": "\u{1}"},
+            "output": {"big": large.clone(), "list": (0..2000).collect::<Vec<_>>(), "q\"uote": large, "small": 1, "ünï": "\u{1}"},
         });
         for view in ResultView::iter() {
             let (text, projection) = projected(&members, view);
@@ -248,11 +248,14 @@ mod tests {
             let meta = &text["mcp_projection"];
             assert_eq!(meta["view"], serde_json::to_value(view).unwrap());
             assert_eq!(meta["full_result_episode_uri"], "episode://x");
+            let digest = Digest::of(&Canonical::of(members.as_object().unwrap()).bytes);
+            assert_eq!(meta["full_result_digest"], digest.to_string());
+            assert_eq!(meta["note"], NOTE);
             let paths: Vec<&str> =
                 meta["omitted"].as_array().unwrap().iter().map(|o| o["path"].as_str().unwrap()).collect();
             let expected: &[&str] = match view {
                 ResultView::Summary => &["output", "request", "trace"],
-                _ => &["output.big", "output.list", "request", "trace"],
+                _ => &["output.big", "output.list", "output.q\"uote", "request", "trace"],
             };
             assert_eq!(paths, expected, "{view:?}");
             assert!(!projection.output_complete);

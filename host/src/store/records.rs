@@ -72,8 +72,8 @@ pub trait ExperimentStore: Send + Sync {
     /// Store each write's episode and append its record, which names it, in
     /// one commit for all (a group commit): a call's two writes cost one,
     /// and a line never names an episode that is not stored. Each write's
-    /// ordinal or failure, in order: when one write fails, the others are
-    /// written each alone, so only that one fails. `None` when this store
+    /// ordinal or failure, in order: when one write fails, only that one
+    /// fails (the others are written without it, in one commit still). `None` when this store
     /// writes them apart (the caller then puts each episode first, then
     /// appends). Only a store that is also the runtime's [`EpisodeStore`]
     /// may write them together (`store::open` builds both from one database).

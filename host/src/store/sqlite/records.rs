@@ -139,11 +139,17 @@ impl ExperimentStore for Sqlite {
             append_line(conn, write.experiment, write.record)
         };
         let conn = self.write(Role::Experiments);
-        let plain: Result<Vec<u64>, DbError> =
-            super::immediate(&conn, |tx| writes.iter().map(|w| write(tx, w)).collect());
+        // Whether a write failed, rather than the transaction's `BEGIN` or
+        // `COMMIT` (which fails every write, and is not tried again).
+        let mut a_write_failed = false;
+        let plain: Result<Vec<u64>, DbError> = super::immediate(&conn, |tx| {
+            writes.iter().map(|w| write(tx, w).inspect_err(|_| a_write_failed = true)).collect()
+        });
         match plain {
             Ok(ordinals) => return Some(ordinals.into_iter().map(Ok).collect()),
-            Err(error) if writes.len() == 1 => return Some(vec![Err(error)]),
+            Err(error) if writes.len() == 1 || !a_write_failed => {
+                return Some(writes.iter().map(|_| Err(error.for_each())).collect());
+            }
             Err(_) => {}
         }
         // The outer error: the savepoint itself failed, and the whole batch with it.
