@@ -73,9 +73,9 @@ pub trait ExperimentStore: Send + Sync {
     /// one commit for all (a group commit): a call's two writes cost one,
     /// and a line never names an episode that is not stored. Each write's
     /// ordinal or failure, in order: when one write fails, only that one
-    /// fails (the others are written without it, in one commit still). `None` when this store
-    /// writes them apart (the caller then puts each episode first, then
-    /// appends). Only a store that is also the runtime's [`EpisodeStore`]
+    /// fails (the others are written without it, in one commit still).
+    /// `None` when this store writes them apart (the caller then puts each
+    /// episode first, then appends). Only a store that is also the runtime's [`EpisodeStore`]
     /// may write them together (`store::open` builds both from one database).
     fn append_batch(&self, _writes: &[EpisodeWrite<'_>]) -> Option<Vec<Result<u64, DbError>>> {
         None

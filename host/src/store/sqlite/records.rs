@@ -133,10 +133,10 @@ impl ExperimentStore for Sqlite {
         // write in a savepoint of its own, so that the one that fails is
         // undone alone and the others are committed. (A write alone needs no
         // savepoint: its failure rolls back the transaction.)
-        let write = |conn: &rusqlite::Connection, write: &EpisodeWrite<'_>| {
-            let episode = &write.episode;
+        let write = |conn: &rusqlite::Connection, call: &EpisodeWrite<'_>| {
+            let episode = &call.episode;
             put_episode(conn, episode.digest, episode.capability_id, episode.body)?;
-            append_line(conn, write.experiment, write.record)
+            append_line(conn, call.experiment, call.record)
         };
         let conn = self.write(Role::Experiments);
         // Whether a write failed, rather than the transaction's `BEGIN` or
@@ -154,9 +154,9 @@ impl ExperimentStore for Sqlite {
         }
         // The outer error: the savepoint itself failed, and the whole batch with it.
         type Written = Result<Result<u64, DbError>, DbError>;
-        let one = |conn: &rusqlite::Connection, one: &EpisodeWrite<'_>| -> Written {
+        let one = |conn: &rusqlite::Connection, call: &EpisodeWrite<'_>| -> Written {
             conn.prepare_cached("SAVEPOINT episode_write")?.execute([])?;
-            let written = write(conn, one);
+            let written = write(conn, call);
             if written.is_err() {
                 conn.prepare_cached("ROLLBACK TO episode_write")?.execute([])?;
             }
@@ -164,7 +164,7 @@ impl ExperimentStore for Sqlite {
             Ok(written)
         };
         let committed: Result<Vec<Result<u64, DbError>>, DbError> =
-            super::immediate(&conn, |tx| writes.iter().map(|write| one(tx, write)).collect());
+            super::immediate(&conn, |tx| writes.iter().map(|call| one(tx, call)).collect());
         Some(match committed {
             Ok(results) => results,
             // Nothing of the batch was kept (it could not begin or commit): every write fails so.
