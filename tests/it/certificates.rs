@@ -63,6 +63,7 @@ fn certificates_of_every_format_reach_their_checker() {
             "universal_algebra.countermodel.verify",
         ),
     ];
+    let mut built_apart = 0;
     for (certificate, checker) in &cases {
         let result = invoke(&runtime, "certificate.verify", Mode::Verify, json!({"certificate": certificate}));
         assert_eq!(
@@ -73,8 +74,16 @@ fn certificates_of_every_format_reach_their_checker() {
             result.verification
         );
         assert_eq!(result.output.as_ref().unwrap()["routed_to"], *checker);
+        // The episode's trace names the digest of the request's input, not of the checker input built from it.
+        let transport = result.transport.as_ref().expect("transport");
+        let episode: Value =
+            serde_json::from_slice(&runtime.episode(&transport.full_result_digest).unwrap().expect("stored")).unwrap();
+        let asked = Digest::of_json(&json!({"certificate": certificate})).to_string();
+        assert_eq!(episode["trace"][0]["payload"]["input_digest"], asked, "{checker}");
+        built_apart += usize::from(result.provenance.as_ref().expect("provenance").input_digest.to_string() != asked);
         assert_eq!(result.verification.unwrap().status, VerificationStatus::Verified);
     }
+    assert!(built_apart > 0, "some checker inputs differ from the request's, or the trace's digest was not tested");
 
     // Not a certificate: no producer made the CNF as one.
     let refused = invoke(&runtime, "certificate.verify", Mode::Verify, json!({"certificate": unsat}));

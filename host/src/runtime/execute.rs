@@ -24,6 +24,17 @@ use super::diagnostics::{diagnose, malformed, storage_failed};
 use super::pipeline::{Abandoned, Concluded, NOT_QUICK_FOR, Prepared, Run, Unrouted, Validated, Work};
 use super::result::{Body, Completed, ResultParts, RunFacts};
 
+/// What a producer's `invoke` is given. Its members are in sorted order:
+/// the same bytes as the JSON object they once were built as (a guest's fuel
+/// is spent on them, so an archived episode replays to the same figure),
+/// written without copying the input first.
+#[derive(serde::Serialize)]
+pub(super) struct GuestRequest<'a> {
+    pub capability_id: &'a str,
+    pub input: &'a Value,
+    pub mode: Mode,
+}
+
 /// What a component call concluded: its answer's parts, or a failure with its stop reason.
 pub(super) type Answer = Result<Completed, (Diagnostic, StopReason)>;
 
@@ -66,8 +77,8 @@ impl Runtime {
     fn produce(&self, prepared: &Prepared<'_>, how: Run<'_>) -> Result<(RunFacts, Answer), Abandoned> {
         let call = &prepared.call;
         let id = &call.entry.id;
-        let request = json!({"capability_id": id, "mode": call.mode, "input": &*call.input});
-        let report = self.call_component(prepared, request.to_string().as_bytes(), how)?;
+        let request = GuestRequest { capability_id: id, input: &call.input, mode: call.mode };
+        let report = self.call_component(prepared, &serde_json::to_vec(&request).unwrap_or_default(), how)?;
         let (run, bytes) = match facts(report, id, prepared) {
             (run, Ok(bytes)) => (run, bytes),
             (run, Err(failure)) => return Ok((run, Err(failure))),

@@ -108,6 +108,21 @@ pub(super) struct Validated<'a> {
     pub work: Work<'a>,
 }
 
+impl Validated<'_> {
+    /// The digest of the request's own input, when validation computed it
+    /// (the input a call runs on is the request's, not one that
+    /// `certificate.verify` built): the episode's trace names it too, and a
+    /// large input is not canonicalized and hashed twice.
+    pub fn request_input_digest(&self) -> Option<Digest> {
+        match &self.work {
+            Work::Run(prepared) if std::ptr::eq(&*prepared.call.input, &self.request.input) => {
+                Some(prepared.input_digest)
+            }
+            _ => None,
+        }
+    }
+}
+
 /// The work of a validated request.
 pub(super) enum Work<'a> {
     Run(Prepared<'a>),

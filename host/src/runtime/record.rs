@@ -38,7 +38,7 @@ impl Runtime {
         if !stop.replayable() {
             return Recording::Done(Box::new(self.record_unstored(validated, result, stop, reservation, started)));
         }
-        let mut members = episode_members(request, &result);
+        let mut members = episode_members(request, &result, validated.request_input_digest());
         let episode = Canonical::of(&members);
         let digest = Digest::of(&episode.bytes);
         let (transport, text) = stored_view(&episode, &digest, request.view.unwrap_or_default());
@@ -184,11 +184,16 @@ fn stored_view(episode: &Canonical<'_>, digest: &Digest, view: ResultView) -> (T
 /// plus the request that produced it (what a replay re-executes) and its
 /// ordinal event trace.
 pub fn episode_value(request: &InvokeRequest, result: &CapabilityResult) -> Value {
-    Value::Object(episode_members(request, result))
+    Value::Object(episode_members(request, result, None))
 }
 
-/// [`episode_value`]'s members.
-fn episode_members(request: &InvokeRequest, result: &CapabilityResult) -> Map<String, Value> {
+/// [`episode_value`]'s members; `input_digest` is the request's input's
+/// digest when it is known already (computed here otherwise).
+fn episode_members(
+    request: &InvokeRequest,
+    result: &CapabilityResult,
+    input_digest: Option<Digest>,
+) -> Map<String, Value> {
     let mut map = match serde_json::to_value(result) {
         Ok(Value::Object(map)) => map,
         _ => Map::new(),
@@ -204,15 +209,16 @@ fn episode_members(request: &InvokeRequest, result: &CapabilityResult) -> Map<St
             "budget": request.budget,
         }),
     );
-    map.insert("trace".into(), Value::Array(trace(request, result)));
+    map.insert("trace".into(), Value::Array(trace(request, result, input_digest)));
     map
 }
 
 /// What happened, in order; `offset` is an ordinal, never a timestamp.
-fn trace(request: &InvokeRequest, result: &CapabilityResult) -> Vec<Value> {
+fn trace(request: &InvokeRequest, result: &CapabilityResult, input_digest: Option<Digest>) -> Vec<Value> {
+    let input_digest = input_digest.unwrap_or_else(|| Digest::of_json(&request.input));
     let mut events = vec![json!({"event": "request", "payload": {
         "capability_id": request.capability_id, "mode": request.mode,
-        "input_digest": Digest::of_json(&request.input).to_string(),
+        "input_digest": input_digest.to_string(),
     }})];
     if let Some(p) = &result.provenance {
         events.push(json!({"event": "component_resolved", "payload": {

@@ -1,11 +1,13 @@
 use serde_json::json;
 
 use super::diagnostics::{artifact_references, dot_path};
+use super::execute::GuestRequest;
 use super::validate::resolve_budgets;
 use super::verification_binding;
 use crate::contract::{BudgetRequest, Code, VerificationRecord, VerificationStatus};
 use crate::digest::Digest;
 use crate::policy::Policy;
+use jacobian_guest::protocol::Mode;
 
 #[test]
 fn json_pointers_become_dot_paths() {
@@ -102,4 +104,16 @@ fn the_verification_binding_changes_when_any_bound_part_changes() {
     let mut incomplete = record;
     incomplete.semantics_digest = None;
     assert_eq!(verification_binding(&incomplete), None, "no binding without every part");
+}
+
+#[test]
+fn a_producer_is_given_the_bytes_of_the_object_its_request_once_was() {
+    // Fuel is spent on these bytes: an archived episode replays to the same figure only if they stay.
+    let input = json!({"z": [1, 2.5, -0.0, 1e300, null], "a\u{7f}\"\\\n\u{1}": "é𝔸/", "nested": {"b": true, "a": {}}});
+    for mode in [Mode::Explore, Mode::Verify] {
+        let typed = serde_json::to_vec(&GuestRequest { capability_id: "test.echo.message", input: &input, mode })
+            .expect("serializes");
+        let object = json!({"capability_id": "test.echo.message", "mode": mode, "input": &input}).to_string();
+        assert_eq!(String::from_utf8(typed).expect("utf-8"), object);
+    }
 }
