@@ -1337,7 +1337,8 @@ fn floor_figures() {
     );
     // What the invariants alone cost a call, measured beside the floor: a
     // fresh Store's instantiate + call, and one commit at the host's
-    // durability (the cheapest SQLite allows). The p50 target leaves 0.3 × the floor's p50 above it.
+    // durability (the cheapest SQLite allows). The p50 target leaves 0.3 ×
+    // the floor's p50 above it.
     let (store50, _) = instantiate_and_call(true, 3000);
     let (commit50, _) = floor::bare_commit(3000);
     let floor50 = floors.iter().copied().fold(0.0_f64, f64::max);

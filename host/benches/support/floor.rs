@@ -205,7 +205,8 @@ pub fn until_ready(command: &mut std::process::Command) -> (std::process::Child,
 /// The cheapest commit SQLite allows at the host's durability, as an
 /// anchor: one row of an experiment line's size inserted into a one-B-tree
 /// table of a WAL database with `synchronous=NORMAL` (as the host's episode
-/// writes: no sync at commit), a cached statement, autocommit. p50 and p99 in µs over `iterations` commits.
+/// writes: no sync at commit), a cached statement, autocommit. p50 and p99
+/// in µs over `iterations` commits.
 pub fn bare_commit(iterations: usize) -> (f64, f64) {
     let dir = tempfile::tempdir().expect("temp dir");
     let conn = rusqlite::Connection::open(dir.path().join("bare.db")).expect("open");
