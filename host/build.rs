@@ -28,6 +28,7 @@ const GROUPS: &[&[Guest]] = &[
         Guest::test("jacobian-test-bloated"),
         Guest::test("jacobian-test-catalog"),
         Guest::test("jacobian-test-echo"),
+        Guest::test("jacobian-test-forger"),
         Guest::test("jacobian-test-hostile"),
         Guest::test("jacobian-test-overreach"),
         Guest::test("jacobian-test-recipe"),

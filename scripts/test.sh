@@ -3,7 +3,7 @@
 # guest component from source), clippy on the host and on the guests, and a
 # bounded run of every fuzz target. Installs and starts what the tests need:
 # Debian's minisat, cadical, nauty, z3, minisign, docker-registry, apache2-utils, chromium and postgresql, PyPI's sympy, mcp and
-# componentize-py, npm's oidc-provider, and the
+# componentize-py, crates.io's rate, npm's oidc-provider, and the
 # MCP clients people try first (the Inspector, the TypeScript SDK, the conformance suite on Node 22).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,6 +51,18 @@ fi
 if [ ! -d tests/it/clients/node_modules/@modelcontextprotocol/conformance ]; then
   npm ci --prefix tests/it/clients --no-audit --no-fund --loglevel=error
 fi
+# crates.io: rate, a DRAT checker written apart from ours, that the SAT checkers' soundness
+# harness runs beside them (checkers/lrat-core/src/soundness.rs).
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+if ! command -v rate >/dev/null; then
+  cargo install rate --version 0.3.0 --locked --quiet
+fi
+# Every outside reference the soundness harnesses compare with must be found here (none is
+# skipped without a failure), and each harness appends its counts to one report.
+export JACOBIAN_SOUNDNESS_REQUIRE=rate
+JACOBIAN_SOUNDNESS_REPORT="$(pwd)/target/soundness-report.txt"
+export JACOBIAN_SOUNDNESS_REPORT
+mkdir -p target && : >"$JACOBIAN_SOUNDNESS_REPORT"
 # A real PostgreSQL server for the shared-store tests (scripts/postgres.sh installs and starts it).
 JACOBIAN_TEST_POSTGRES=$(scripts/postgres.sh)
 export JACOBIAN_TEST_POSTGRES
@@ -64,10 +76,12 @@ cargo clippy --release --locked --all-targets -- -D warnings
 guest_clippy() {
   cargo clippy --profile guest --locked --target wasm32-wasip2 --target-dir target/guests "$@" -- -D warnings
 }
-guest_clippy -p jacobian-claim -p jacobian-graph -p jacobian-knowledge -p jacobian-polynomial -p jacobian-sat -p jacobian-universal-algebra -p jacobian-test-bloated -p jacobian-test-catalog -p jacobian-test-echo -p jacobian-test-hostile -p jacobian-test-overreach -p jacobian-test-recipe -p jacobian-test-sneaky
+guest_clippy -p jacobian-claim -p jacobian-graph -p jacobian-knowledge -p jacobian-polynomial -p jacobian-sat -p jacobian-universal-algebra -p jacobian-test-bloated -p jacobian-test-catalog -p jacobian-test-echo -p jacobian-test-forger -p jacobian-test-hostile -p jacobian-test-overreach -p jacobian-test-recipe -p jacobian-test-sneaky
 guest_clippy -p jacobian-graph-enumeration-checker -p jacobian-graph-induced-tree-checker -p jacobian-groebner-checker -p jacobian-sat-checker -p jacobian-universal-algebra-checker -p jacobian-test-yes-checker
 # The crate without the sandbox, as the fuzz targets link it.
 cargo clippy --release --locked -p jacobian --no-default-features --lib -- -D warnings
 scripts/fuzz.sh
+echo "soundness harnesses (instances, verdicts, agreement with outside references):"
+cat "$JACOBIAN_SOUNDNESS_REPORT"
 echo "all checks passed (formatting, tests, clippy on host and guests)"
 echo "Tests: ${passed} passed, ${failed} failed"

@@ -39,6 +39,7 @@ mod scaffold;
 mod scaleout;
 mod second_language;
 mod snapshots;
+mod soundness;
 mod stores;
 mod support;
 mod trust;

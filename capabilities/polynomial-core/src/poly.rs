@@ -161,7 +161,10 @@ fn degree(p: &Poly) -> u32 {
 
 /// Parse a polynomial over `vars`: sums of products of rational numbers,
 /// variables, powers (`^` with a natural exponent) and parenthesized
-/// sub-expressions. Errors name the byte position and the token.
+/// sub-expressions. A sign only starts a sum, and a fraction is not raised
+/// to a power without parentheses (`2/3^2` is refused), so that what is
+/// accepted reads the same under the usual conventions. Errors name the
+/// byte position and the token.
 pub fn parse(text: &str, vars: &[String], order: Order, max_degree: u32) -> Result<Poly, String> {
     let mut p = Parser { text, pos: 0, vars, order, max_degree };
     let poly = p.sum(0)?;
@@ -262,9 +265,14 @@ impl Parser<'_> {
     }
 
     fn power(&mut self, depth: usize) -> Result<Poly, String> {
+        let start = self.pos;
         let base = self.atom(depth)?;
         if self.peek() != Some('^') {
             return Ok(base);
+        }
+        // `2/3^2` is 2/9 to some readers and 4/9 to others: refused, as the checker refuses it.
+        if self.text[start..self.pos].contains('/') && !self.text[start..self.pos].trim_start().starts_with('(') {
+            return Err(self.error("a power of a fraction needs parentheses: (a/b)^k"));
         }
         self.pos += 1;
         self.skip_space();

@@ -166,6 +166,11 @@ fn parse_errors_name_the_position_and_the_token() {
     }
     assert!(parse("x^11", &xy, Order::Lex, 10).is_err(), "above the degree bound");
     assert_eq!(parse("2*x*y - 1/2", &xy, Order::Grevlex, 10).unwrap().show(&xy), "2*x*y - 1/2");
+    // 2/9 to some readers and 4/9 to others: refused, as the checker refuses it; parenthesized, read as written.
+    let error = parse("x - 2/3^2", &xy, Order::Lex, 10).expect_err("a power of a fraction");
+    assert!(error.contains("parentheses"), "{error}");
+    assert_eq!(parse("x - (2/3)^2", &xy, Order::Lex, 10).unwrap().show(&xy), "x - 4/9");
+    assert!(parse("x - 2/(3)^2", &xy, Order::Lex, 10).is_err(), "division only of naturals");
 }
 
 /// Random polynomials in three variables: up to six terms, exponents below

@@ -17,17 +17,26 @@ pub const MAX_ORDER: usize = 31;
 
 /// Judge the claim that `vertices` (of `size` vertices) is a maximum
 /// induced tree of the graph on `order` vertices with these `edges`. An
-/// order above [`MAX_ORDER`], or an edge naming a vertex outside the graph,
-/// is an error about the graph.
+/// order above [`MAX_ORDER`], an edge naming a vertex outside the graph, a
+/// loop or a repeated edge (in either direction) is an error about the
+/// graph: the claim is about a simple graph.
 pub fn judge(order: usize, edges: &[[usize; 2]], vertices: &[usize], size: usize) -> Result<Judgement, String> {
     let n = order;
     if n > MAX_ORDER {
         return Err(format!("order {n} is above {MAX_ORDER}, the largest an exhaustive check examines"));
     }
-    let mut neighbours = vec![Vec::new(); n];
-    for &[a, b] in edges {
+    let mut neighbours: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (i, &[a, b]) in edges.iter().enumerate() {
         if a >= n || b >= n {
-            return Err("edge endpoint out of range".into());
+            return Err(format!("edges.{i}: [{a}, {b}] names a vertex outside 0..{n}"));
+        }
+        // A simple graph: a loop or a repeated edge would be counted by the
+        // tree test as an edge the graph does not have.
+        if a == b {
+            return Err(format!("edges.{i}: [{a}, {b}] is a loop; the graph must be simple"));
+        }
+        if neighbours[a].contains(&b) {
+            return Err(format!("edges.{i}: [{a}, {b}] repeats an edge; the graph must be simple"));
         }
         neighbours[a].push(b);
         neighbours[b].push(a);

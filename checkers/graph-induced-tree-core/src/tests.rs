@@ -46,7 +46,7 @@ fn claims_are_judged_and_wrong_ones_rejected_with_their_reason() {
     assert!(rejected(&[0, 1, 2, 3, 4], 5).contains("do not induce a tree"), "a 5-cycle");
     assert!(rejected(&[0, 0], 2).contains("out of range or repeated"));
     assert!(rejected(&optimum, 6).contains("do not induce a tree of the claimed size"));
-    assert_eq!(judge(3, &[[0, 3]], &[0], 1), Err("edge endpoint out of range".into()));
+    assert_eq!(judge(3, &[[0, 3]], &[0], 1), Err("edges.0: [0, 3] names a vertex outside 0..3".into()));
     let error = judge(32, &[], &[0], 1).expect_err("too large for an exhaustive check");
     assert_eq!(error, "order 32 is above 31, the largest an exhaustive check examines");
 }
@@ -94,4 +94,15 @@ proptest! {
         let set: Vec<bool> = (0..n).map(|v| mask >> v & 1 == 1).collect();
         prop_assert_eq!(is_tree(&neighbours(n, &edges), &set), tree_by_definition(n, &edges, &set));
     }
+}
+
+/// The published hole: a repeated edge was counted twice, so K2 given as
+/// `[[0, 1], [1, 0]]` had no 2-vertex tree and a 1-vertex optimum was accepted.
+#[test]
+fn a_graph_with_a_loop_or_a_repeated_edge_is_not_judged() {
+    for edges in [vec![[0, 1], [1, 0]], vec![[0, 1], [0, 1]], vec![[0, 0]], vec![[0, 1], [1, 1]]] {
+        let error = crate::judge(2, &edges, &[0], 1).expect_err("a graph that is not simple");
+        assert!(error.contains("must be simple"), "{edges:?}: {error}");
+    }
+    assert_eq!(crate::judge(2, &[[0, 1]], &[0, 1], 2), Ok(crate::Judgement::Accepted { best: 2 }));
 }

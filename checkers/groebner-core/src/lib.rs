@@ -178,7 +178,23 @@ fn tokenize(text: &str, vars: &[String]) -> Result<Vec<Tok>, String> {
     Ok(out)
 }
 
-/// Precedence climbing over the tokens.
+/// The polynomial syntax, read by recursive descent; every string it
+/// accepts reads the same under the usual conventions (powers bind
+/// tighter than products, products than sums), and what the conventions
+/// leave open is refused:
+///
+/// ```text
+/// sum     := ['+' | '-'] product (('+' | '-') product)*
+/// product := power ('*' power)*
+/// power   := atom ['^' natural]
+/// atom    := natural ['/' natural] | variable | '(' sum ')'
+/// ```
+///
+/// A sign only starts a sum (`2*-3`, `1/-2*2` and `x - -1` are refused); a
+/// fraction is a literal, never raised to a power without parentheses
+/// (`2/3^2` is refused: 2/9 to some readers, 4/9 to others); a power of a
+/// power needs parentheses; division is only of a natural by a non-zero
+/// natural.
 struct Expr<'a> {
     toks: &'a [Tok],
     at: usize,
@@ -194,98 +210,116 @@ impl Expr<'_> {
         p
     }
 
-    fn parse(&mut self, min: u8) -> Result<P, String> {
-        let mut left = self.unary()?;
-        while let Some(Tok::Op(op)) = self.toks.get(self.at).cloned() {
-            let (prec, right_assoc) = match op {
-                '+' | '-' => (1, false),
-                '*' => (2, false),
-                '/' => (3, false),
-                '^' => (4, true),
-                _ => break,
-            };
-            if prec < min {
-                break;
-            }
-            self.at += 1;
-            let next = if right_assoc { prec } else { prec + 1 };
-            left = match op {
-                '^' => {
-                    let Some(Tok::Num(n)) = self.toks.get(self.at).cloned() else {
-                        return Err("exponent must be a number".into());
-                    };
-                    self.at += 1;
-                    let n: u32 = n.try_into().map_err(|_| "exponent too large".to_owned())?;
-                    if n > MAX_EXPONENT {
-                        return Err("exponent too large".into());
-                    }
-                    // x^2^3 reads as x^8 elsewhere and as (x^2)^3 here: refuse it.
-                    if self.toks.get(self.at) == Some(&Tok::Op('^')) {
-                        return Err("a power of a power needs parentheses".into());
-                    }
-                    let mut acc = self.constant(BigRational::one());
-                    for _ in 0..n {
-                        acc = times(&acc, &left)?;
-                    }
-                    acc
-                }
-                '/' => {
-                    let right = self.parse(next)?;
-                    // Only division by a non-zero constant is meaningful here.
-                    let Some(c) = (right.len() == 1).then(|| right.get(&vec![0; self.width]).cloned()).flatten() else {
-                        return Err("division by a non-constant".into());
-                    };
-                    times(&left, &self.constant(BigRational::one() / c))?
-                }
-                '*' => times(&left, &self.parse(next)?)?,
-                _ => {
-                    let right = self.parse(next)?;
-                    let mut sum = left;
-                    add_into(&mut sum, &right, if op == '+' { 1 } else { -1 });
-                    sum
-                }
-            };
-        }
-        Ok(left)
+    fn peek(&self) -> Option<&Tok> {
+        self.toks.get(self.at)
     }
 
-    fn unary(&mut self) -> Result<P, String> {
-        match self.toks.get(self.at).cloned() {
-            Some(Tok::Op('-')) => {
-                self.at += 1;
-                let inner = self.parse(2)?;
-                let mut negated = P::new();
-                add_into(&mut negated, &inner, -1);
-                Ok(negated)
-            }
+    fn next_is(&mut self, op: char) -> bool {
+        let found = self.peek() == Some(&Tok::Op(op));
+        if found {
+            self.at += 1;
+        }
+        found
+    }
+
+    fn sum(&mut self, depth: usize) -> Result<P, String> {
+        if depth > 32 {
+            return Err("parentheses nested deeper than 32".into());
+        }
+        let mut sign = if self.next_is('-') {
+            -1
+        } else {
+            self.next_is('+');
+            1
+        };
+        let mut total = P::new();
+        loop {
+            let term = self.product(depth)?;
+            add_into(&mut total, &term, sign);
+            sign = if self.next_is('+') {
+                1
+            } else if self.next_is('-') {
+                -1
+            } else {
+                return Ok(total);
+            };
+        }
+    }
+
+    fn product(&mut self, depth: usize) -> Result<P, String> {
+        let mut value = self.power(depth)?;
+        while self.next_is('*') {
+            let factor = self.power(depth)?;
+            value = times(&value, &factor)?;
+        }
+        Ok(value)
+    }
+
+    fn power(&mut self, depth: usize) -> Result<P, String> {
+        let (base, fraction) = self.atom(depth)?;
+        if !self.next_is('^') {
+            return Ok(base);
+        }
+        if fraction {
+            return Err("a power of a fraction needs parentheses: (a/b)^k".into());
+        }
+        let Some(Tok::Num(n)) = self.peek().cloned() else {
+            return Err("an exponent must be a natural number".into());
+        };
+        self.at += 1;
+        let n: u32 = n.try_into().ok().filter(|n| *n <= MAX_EXPONENT).ok_or("exponent too large")?;
+        if self.peek() == Some(&Tok::Op('^')) {
+            return Err("a power of a power needs parentheses".into());
+        }
+        let mut acc = self.constant(BigRational::one());
+        for _ in 0..n {
+            acc = times(&acc, &base)?;
+        }
+        Ok(acc)
+    }
+
+    /// An atom, and whether it is a fraction literal.
+    fn atom(&mut self, depth: usize) -> Result<(P, bool), String> {
+        match self.peek().cloned() {
             Some(Tok::Op('(')) => {
                 self.at += 1;
-                let inner = self.parse(0)?;
-                if self.toks.get(self.at) != Some(&Tok::Op(')')) {
+                let inner = self.sum(depth + 1)?;
+                if !self.next_is(')') {
                     return Err("missing )".into());
                 }
-                self.at += 1;
-                Ok(inner)
+                Ok((inner, false))
             }
             Some(Tok::Num(n)) => {
                 self.at += 1;
-                Ok(self.constant(BigRational::from_integer(n)))
+                if !self.next_is('/') {
+                    return Ok((self.constant(BigRational::from_integer(n)), false));
+                }
+                let Some(Tok::Num(d)) = self.peek().cloned() else {
+                    return Err("a fraction's denominator must be a natural number".into());
+                };
+                self.at += 1;
+                if d.is_zero() {
+                    return Err("division by zero".into());
+                }
+                Ok((self.constant(BigRational::new(n, d)), true))
             }
             Some(Tok::Var(v)) => {
                 self.at += 1;
                 let mut m = vec![0; self.width];
                 m[v] = 1;
-                Ok(P::from([(m, BigRational::one())]))
+                Ok((P::from([(m, BigRational::one())]), false))
             }
-            other => Err(format!("unexpected {other:?}")),
+            Some(Tok::Op(op)) => Err(format!("unexpected {op:?}: expected a number, a variable or '('")),
+            None => Err("unexpected end: expected a number, a variable or '('".into()),
         }
     }
 }
 
+/// Parse `text` over `vars` by the syntax [`Expr`] describes.
 pub fn poly(text: &str, vars: &[String]) -> Result<P, String> {
     let toks = tokenize(text, vars)?;
     let mut e = Expr { toks: &toks, at: 0, width: vars.len() };
-    let p = e.parse(0)?;
+    let p = e.sum(0)?;
     if e.at != toks.len() {
         return Err(format!("trailing tokens in {text:?}"));
     }

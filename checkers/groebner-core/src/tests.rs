@@ -176,3 +176,39 @@ proptest! {
         prop_assert_eq!(crate::gcd(&a, &b), a.gcd(&b));
     }
 }
+
+/// What the conventions read one way and a lazy parser another is refused;
+/// what they agree on reads as they do (powers before products before sums).
+#[test]
+fn the_syntax_reads_as_the_conventions_do_and_refuses_what_they_leave_open() {
+    let vars = strings(&["x", "y"]);
+    let constant = |text: &str| -> Option<num_rational::BigRational> {
+        let p = poly(text, &vars).ok()?;
+        Some(p.get(&vec![0, 0]).cloned().unwrap_or_default())
+    };
+    let q = |n: i64, d: i64| Some(num_rational::BigRational::new(n.into(), d.into()));
+    assert_eq!(constant("-2^2"), q(-4, 1));
+    assert_eq!(constant("2/3*3"), q(2, 1));
+    assert_eq!(constant("(2/3)^2"), q(4, 9));
+    assert_eq!(constant("2/(3)"), None, "division only of naturals");
+    assert_eq!(constant("1 - 2*3^2"), q(-17, 1));
+    for open in ["1/-2*2", "2/3^2", "2*-3", "x - -1", "x^2^3", "2/0", "x/2", "2/3/4", "(x+1)/3", "--x", "2x"] {
+        assert!(poly(open, &vars).is_err(), "{open:?} is accepted");
+    }
+}
+
+/// The published hole: `x + 1/-2*2` was read as x - 1/4 (the minus taking
+/// the whole product after the slash), so a basis of x - 1/4 was accepted.
+#[test]
+fn a_generator_the_conventions_read_otherwise_is_not_a_basis_of_what_it_was_read_as() {
+    let forged = Certificate {
+        vars: strings(&["x"]),
+        order: "lex".into(),
+        generators: strings(&["x + 1/-2*2"]),
+        basis: strings(&["x - 1/4"]),
+        trace: Trace { order: "lex".into(), homogenize: false, steps: Vec::new() },
+        ..by_hand()
+    };
+    let rejection = judge(&forged).expect_err("refused");
+    assert!(rejection.contains("generator 0"), "{rejection}");
+}

@@ -141,23 +141,23 @@ enum Unit {
     Assigned,
 }
 
-/// Process one hint: the clause must be unit (assign its literal) or falsified.
+/// Process one hint. With its false literals set aside, the clause must
+/// have no literal left (a conflict) or exactly one, which is made true (it
+/// may be true already). Literals are counted as written: a literal the
+/// clause repeats counts twice, as `lrat-check` counts it.
 fn propagate_hint(clauses: &Clauses, a: &mut Assignment, id: i64, line: usize) -> Result<Unit, Rejection> {
     let clause = clauses.get(id).ok_or_else(|| reject(line, format!("hint {id} names no active clause")))?;
-    let mut unassigned = None;
+    let mut open = None;
     for &lit in clause {
-        match a.of(lit) {
-            1 => return Err(reject(line, format!("hint {id} is already satisfied, not unit"))),
-            0 => {
-                if unassigned.is_some_and(|u| u != lit) {
-                    return Err(reject(line, format!("hint {id} is not unit: more than one literal is unassigned")));
-                }
-                unassigned = Some(lit);
-            }
-            _ => {}
+        if a.of(lit) == -1 {
+            continue;
         }
+        if open.is_some() {
+            return Err(reject(line, format!("hint {id} is not unit: more than one of its literals is not false")));
+        }
+        open = Some(lit);
     }
-    match unassigned {
+    match open {
         None => Ok(Unit::Conflict),
         Some(lit) => {
             a.set(lit);
@@ -230,7 +230,24 @@ const MAX_ID: u64 = i32::MAX as u64;
 /// Largest variable in a lemma.
 const MAX_VARIABLE: u32 = 1 << 30;
 
-/// Check one lemma; returns whether it needed RAT.
+/// Check one lemma; returns whether it needed RAT. The rule, as the LRAT
+/// format defines it and drat-trim's `lrat-check` implements it:
+/// 1. every literal of the lemma is assumed false (a lemma holding a literal
+///    and its negation is a tautology, implied as it is);
+/// 2. the positive hints before the first negative one are unit propagated
+///    in order; a conflict proves the lemma (RUP), and the rest is not read;
+/// 3. otherwise the lemma must be a resolution asymmetric tautology on its
+///    first literal, the pivot `p`. The hints go on as groups, each a
+///    negative id `-j` and positive ids. The groups name clauses in
+///    increasing id order, each an active clause, and every active clause
+///    that holds `¬p` (a candidate) must have a group. A group's clause is
+///    settled at once when one of its literals other than `¬p` is true
+///    under step 2's assignment, or it holds a literal and its negation
+///    (the resolvent is a tautology); otherwise it must hold `¬p`, its
+///    other literals are assumed false, and the group's hints must reach a
+///    conflict by unit propagation. Each group starts again from step 2's
+///    assignment. A lemma without groups is RAT only when no active clause
+///    holds `¬p`; the empty clause can only be proved by a conflict.
 fn check_lemma(
     clauses: &Clauses,
     a: &mut Assignment,
@@ -238,7 +255,6 @@ fn check_lemma(
     hints: &[i64],
     line: usize,
 ) -> Result<bool, Rejection> {
-    // Assume the lemma false. A tautological lemma is implied outright.
     for &lit in lemma {
         if !a.set(-lit) {
             return Ok(false);
@@ -250,43 +266,99 @@ fn check_lemma(
             return Ok(false);
         }
     }
-    if first_negative == hints.len() {
-        return Err(reject(line, "the hints end without a conflict (not RUP, and no RAT candidates given)"));
-    }
-    let pivot = *lemma.first().ok_or_else(|| reject(line, "the empty clause cannot be a RAT step"))?;
-    let groups = &hints[first_negative..];
+    let Some(&pivot) = lemma.first() else {
+        return Err(reject(line, "the hints of the empty clause end without a conflict"));
+    };
+    let mut candidates = clauses.iter().filter(|(_, c)| c.contains(&-pivot)).map(|(id, _)| id).peekable();
     let after_rup = a.trail.len();
-    for (candidate_id, candidate) in clauses.iter().filter(|(_, c)| c.contains(&-pivot)) {
-        let start = groups.iter().position(|h| *h == -(candidate_id as i64));
-        let Some(start) = start else {
-            if candidate.iter().any(|l| a.of(*l) == 1) {
-                continue;
-            }
-            return Err(reject(line, format!("RAT candidate clause {candidate_id} has no hint group")));
-        };
-        let end = groups[start + 1..].iter().position(|h| *h < 0).map_or(groups.len(), |p| start + 1 + p);
-        let mut tautology = false;
-        for &lit in candidate.iter().filter(|l| **l != -pivot) {
-            if !a.set(-lit) {
-                tautology = true;
-                break;
-            }
+    let mut groups = &hints[first_negative..];
+    let mut previous = 0u64;
+    while let Some((&head, rest)) = groups.split_first() {
+        let end = rest.iter().position(|h| *h < 0).unwrap_or(rest.len());
+        let (group, next) = rest.split_at(end);
+        groups = next;
+        let id = head.unsigned_abs();
+        if id <= previous {
+            return Err(reject(
+                line,
+                format!("RAT hint group {head} does not follow group -{previous} in increasing order"),
+            ));
         }
-        let mut conflict = tautology;
-        if !tautology {
-            for &hint in &groups[start + 1..end] {
-                if let Unit::Conflict = propagate_hint(clauses, a, hint, line)? {
-                    conflict = true;
-                    break;
-                }
-            }
+        previous = id;
+        if let Some(missing) = candidates.next_if(|c| *c < id) {
+            return Err(reject(
+                line,
+                format!("RAT candidate clause {missing} (it holds {}) has no hint group", -pivot),
+            ));
         }
+        candidates.next_if_eq(&id);
+        let clause = clauses
+            .get(id as i64)
+            .ok_or_else(|| reject(line, format!("RAT hint group {head} names no active clause")))?;
+        let refuted = resolvent_refuted(clauses, a, pivot, clause, group, line);
         a.undo_to(after_rup);
-        if !conflict {
-            return Err(reject(line, format!("the resolvent with clause {candidate_id} is not refuted by its hints")));
+        match refuted? {
+            Resolvent::Refuted => {}
+            Resolvent::NoPivot => {
+                return Err(reject(
+                    line,
+                    format!("RAT hint group {head} names clause {id}, which does not hold {}", -pivot),
+                ));
+            }
+            Resolvent::Open => {
+                return Err(reject(line, format!("the resolvent with clause {id} is not refuted by its hints")));
+            }
         }
+    }
+    if let Some(missing) = candidates.next() {
+        return Err(reject(line, format!("RAT candidate clause {missing} (it holds {}) has no hint group", -pivot)));
     }
     Ok(true)
+}
+
+/// What one RAT hint group showed of the resolvent of the lemma with its clause.
+enum Resolvent {
+    /// Satisfied, a tautology, or refuted by the group's hints.
+    Refuted,
+    /// The clause does not hold the pivot's negation (and is not satisfied).
+    NoPivot,
+    /// The group's hints end without a conflict.
+    Open,
+}
+
+/// Judge the resolvent on `pivot` of the lemma (assumed false in `a`) with
+/// `clause`, using one group's hints; `a` is left for the caller to undo.
+fn resolvent_refuted(
+    clauses: &Clauses,
+    a: &mut Assignment,
+    pivot: i32,
+    clause: &[i32],
+    group: &[i64],
+    line: usize,
+) -> Result<Resolvent, Rejection> {
+    let mut holds_pivot = false;
+    for &lit in clause {
+        if lit == -pivot {
+            holds_pivot = true;
+            continue;
+        }
+        match a.of(lit) {
+            1 => return Ok(Resolvent::Refuted),
+            -1 => {}
+            _ => {
+                a.set(-lit);
+            }
+        }
+    }
+    if !holds_pivot {
+        return Ok(Resolvent::NoPivot);
+    }
+    for &hint in group {
+        if let Unit::Conflict = propagate_hint(clauses, a, hint, line)? {
+            return Ok(Resolvent::Refuted);
+        }
+    }
+    Ok(Resolvent::Open)
 }
 
 mod bytes;
@@ -302,5 +374,7 @@ use steps::{Step, Steps};
 
 #[cfg(test)]
 mod drat_tests;
+#[cfg(test)]
+mod soundness;
 #[cfg(test)]
 mod tests;

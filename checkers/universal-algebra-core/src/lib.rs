@@ -100,18 +100,22 @@ impl Property {
     pub fn first_failure(&self, n: usize, op: &impl Fn(usize, usize) -> usize) -> Option<String> {
         match self {
             Property::Equation { names, lhs, rhs } => {
-                let total = n.checked_pow(names.len() as u32)?;
-                (0..total).find_map(|mut code| {
-                    let values: Vec<usize> = (0..names.len())
-                        .map(|_| {
-                            let v = code % n;
-                            code /= n;
-                            v
-                        })
-                        .collect();
+                // Every assignment in turn, as an odometer: nothing to
+                // overflow, however large the order or many the variables.
+                if n == 0 {
+                    return None;
+                }
+                let mut values = vec![0usize; names.len()];
+                loop {
                     let (l, r) = (run(lhs, &values, op), run(rhs, &values, op));
-                    (l != r).then(|| format!("at {} the sides are {l} and {r}", show(names, &values)))
-                })
+                    if l != r {
+                        return Some(format!("at {} the sides are {l} and {r}", show(names, &values)));
+                    }
+                    // No digit left to advance: every assignment was evaluated, and none fails.
+                    let k = values.iter().position(|&v| v + 1 < n)?;
+                    values[k] += 1;
+                    values[..k].iter_mut().for_each(|v| *v = 0);
+                }
             }
             Property::Identity => {
                 let is_identity = |e: usize| (0..n).all(|x| op(e, x) == x && op(x, e) == x);

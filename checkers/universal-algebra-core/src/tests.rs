@@ -216,3 +216,18 @@ fn oeis(id: &str, order: usize) -> usize {
     let sequences: serde_json::Value = serde_json::from_str(&text).unwrap();
     sequences[id]["values"][order].as_u64().unwrap() as usize
 }
+
+/// The published hole: with n^variables past the machine word the search
+/// answered "no failure" unevaluated, so a false hypothesis counted as holding.
+#[test]
+fn a_hypothesis_is_evaluated_however_many_assignments_it_has() {
+    let n = 1626;
+    let table = vec![vec![0u64; n]; n];
+    let law = crate::Property::parse("x*y*z*u*v*w = x").unwrap();
+    let op = |a: usize, b: usize| table[a][b] as usize;
+    let failure = law.first_failure(n, &op).expect("x = 1 makes the sides differ");
+    assert!(failure.contains("x=1"), "{failure}");
+    let witness = serde_json::json!({"assignment": {"x": 0, "y": 1}});
+    let judged = crate::judge(n, &table, &["x*y*z*u*v*w = x".to_owned()], "x*y = y*x", &witness);
+    assert!(judged.unwrap_err().contains("fails"), "the false hypothesis is found");
+}
