@@ -19,7 +19,8 @@ export JACOBIAN_SOUNDNESS_SEED="${SOUNDNESS_SEED:-$(date +%s)}"
 export JACOBIAN_SOUNDNESS_REPORT="$(pwd)/target/soundness-long.txt"
 mkdir -p target && : >"$JACOBIAN_SOUNDNESS_REPORT"
 echo "seed $JACOBIAN_SOUNDNESS_SEED" | tee -a "$JACOBIAN_SOUNDNESS_REPORT"
-for crate in jacobian-lrat-core; do
+for crate in jacobian-lrat-core jacobian-groebner-checker-core jacobian-graph-induced-tree-checker-core \
+  jacobian-graph-enumeration-checker-core jacobian-universal-algebra-checker-core; do
   cargo test --release --locked -p "$crate" --lib soundness -- --test-threads 2
 done
 cat "$JACOBIAN_SOUNDNESS_REPORT"

@@ -3,7 +3,7 @@
 # guest component from source), clippy on the host and on the guests, and a
 # bounded run of every fuzz target. Installs and starts what the tests need:
 # Debian's minisat, cadical, nauty, z3, minisign, docker-registry, apache2-utils, chromium and postgresql, PyPI's sympy, mcp and
-# componentize-py, crates.io's rate, npm's oidc-provider, and the
+# componentize-py, networkx, crates.io's rate, npm's oidc-provider, and the
 # MCP clients people try first (the Inspector, the TypeScript SDK, the conformance suite on Node 22).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,6 +34,10 @@ pip_install() {
 if ! python3 -c "import sympy" 2>/dev/null; then
   pip_install sympy
 fi
+# PyPI: networkx, the induced-tree checker's reference in its soundness harness.
+if ! python3 -c "import networkx" 2>/dev/null; then
+  pip_install networkx
+fi
 if ! python3 -c "import mcp" 2>/dev/null; then
   pip_install mcp
 fi
@@ -59,7 +63,7 @@ if ! command -v rate >/dev/null; then
 fi
 # Every outside reference the soundness harnesses compare with must be found here (none is
 # skipped without a failure), and each harness appends its counts to one report.
-export JACOBIAN_SOUNDNESS_REQUIRE=rate
+export JACOBIAN_SOUNDNESS_REQUIRE=rate,sympy,networkx,z3,nauty
 JACOBIAN_SOUNDNESS_REPORT="$(pwd)/target/soundness-report.txt"
 export JACOBIAN_SOUNDNESS_REPORT
 mkdir -p target && : >"$JACOBIAN_SOUNDNESS_REPORT"

@@ -43,5 +43,79 @@ pub fn distinct_members(graphs: &[String], n: usize, family: Family, name: &str)
     Ok(forms.len())
 }
 
+/// Largest order checked for all graphs and connected graphs.
+pub const MAX_ORDER: usize = 9;
+/// Largest order checked for trees.
+pub const MAX_TREE_ORDER: usize = 16;
+
+impl Family {
+    /// The family named `all`, `connected` or `trees`.
+    pub fn named(name: &str) -> Option<Family> {
+        match name {
+            "all" => Some(Family::All),
+            "connected" => Some(Family::Connected),
+            "trees" => Some(Family::Trees),
+            _ => None,
+        }
+    }
+
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::All => "all",
+            Family::Connected => "connected",
+            Family::Trees => "trees",
+        }
+    }
+
+    /// The largest order checked, the number of classes on `n` vertices and the formula it comes from.
+    pub fn classes(self, n: usize) -> (usize, Option<u128>, &'static str) {
+        let n32 = u32::try_from(n).unwrap_or(u32::MAX);
+        match self {
+            Family::All => (MAX_ORDER, count::graphs(n32), "Burnside's lemma over cycle types"),
+            Family::Connected => (MAX_ORDER, count::connected(n32), "the inverse Euler transform of Burnside's counts"),
+            Family::Trees => (MAX_TREE_ORDER, count::trees(n32), "Otter's formula"),
+        }
+    }
+}
+
+/// What the check of an enumeration came to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Judgement {
+    /// Every class, once: their number, and the formula it was compared with.
+    Accepted { classes: u128, formula: &'static str },
+    /// The enumeration is wrong, and why.
+    Rejected(String),
+    /// The order is outside this checker's bounds: nothing was checked.
+    Unsupported(String),
+}
+
+/// Judge the claim that `graphs` (graph6), `count` of them, are every
+/// isomorphism class of `family` on `n` vertices, each once: every listed
+/// graph parses, has order `n` and belongs to the family, no two share a
+/// canonical form, and their number is the number of classes a formula
+/// gives without looking at a graph.
+pub fn judge(family: Family, n: usize, count: usize, graphs: &[String]) -> Judgement {
+    let (bound, expected, formula) = family.classes(n);
+    if n == 0 || n > bound {
+        return Judgement::Unsupported(format!("order {n} is outside 1..={bound}"));
+    }
+    let Some(expected) = expected else {
+        return Judgement::Unsupported(format!("the number of classes of order {n} does not fit"));
+    };
+    if count != graphs.len() {
+        return Judgement::Rejected(format!("count says {count} but {} graphs are listed", graphs.len()));
+    }
+    match distinct_members(graphs, n, family, family.name()) {
+        Err(reason) => Judgement::Rejected(reason),
+        Ok(classes) if classes as u128 != expected => {
+            Judgement::Rejected(format!("{classes} classes are listed, but {formula} gives {expected}"))
+        }
+        Ok(_) => Judgement::Accepted { classes: expected, formula },
+    }
+}
+
+#[cfg(test)]
+mod soundness;
 #[cfg(test)]
 mod tests;

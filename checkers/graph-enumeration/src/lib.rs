@@ -8,7 +8,7 @@
 //! are classes means every class is listed. Shares no code with the producer.
 //! The checking is `jacobian-graph-enumeration-checker-core`.
 
-use jacobian_graph_enumeration_checker_core::{Family, count, distinct_members};
+use jacobian_graph_enumeration_checker_core::{Family, Judgement, judge};
 use jacobian_guest::{
     Checker, Judged, Recipe, Refusal, Scope, Verdict, VerdictKind, artifact_of, export_checkers, read_input_artifact,
 };
@@ -17,10 +17,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 const SCHEMA: &str = "jacobian:graph/enumeration@1";
-/// Largest order checked for all graphs and connected graphs.
-const MAX_ORDER: usize = 9;
-/// Largest order checked for trees.
-const MAX_TREE_ORDER: usize = 16;
 
 /// The enumeration to check.
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
@@ -89,50 +85,27 @@ connected graphs, 16 for trees; larger orders are UNSUPPORTED.";
         if listed.format != "graph-enumeration/1" {
             return Err(Refusal::at("enumeration.format", format!("unknown format {:?}", listed.format)));
         }
-        let (bound, expected, formula) = match family {
-            "all" => (MAX_ORDER, count::graphs(n as u32), "Burnside's lemma over cycle types"),
-            "connected" => (MAX_ORDER, count::connected(n as u32), "the inverse Euler transform of Burnside's counts"),
-            "trees" => (MAX_TREE_ORDER, count::trees(n as u32), "Otter's formula"),
-            other => return Err(Refusal::at("enumeration.family", format!("unknown family {other:?}"))),
+        let Some(kind) = Family::named(family) else {
+            return Err(Refusal::at("enumeration.family", format!("unknown family {family:?}")));
         };
         let scope = Scope::exhaustive(format!("every isomorphism class of {family} graphs on {n} vertices"));
-        if n == 0 || n > bound {
-            let partial =
-                Scope::partial(format!("order {n} is outside this checker's bound 1..={bound}; nothing was checked"));
-            return Ok(about.verdict(
-                VerdictKind::Unsupported,
-                format!("order {n} is outside 1..={bound}"),
-                Vec::new(),
-                partial,
-            ));
+        match judge(kind, n, listed.count, &listed.graphs) {
+            Judgement::Unsupported(reason) => {
+                let partial = Scope::partial(format!("{reason}; nothing was checked"));
+                Ok(about.verdict(VerdictKind::Unsupported, reason, Vec::new(), partial))
+            }
+            Judgement::Rejected(reason) => Ok(about.verdict(VerdictKind::Rejected, reason, Vec::new(), scope)),
+            Judgement::Accepted { classes, formula } => Ok(about.verdict(
+                VerdictKind::Accepted,
+                format!("all {classes} isomorphism classes are listed, each once"),
+                vec![
+                    format!("{} graph6 strings parse as {family} graphs on {n} vertices", listed.graphs.len()),
+                    "no two share a canonical form (recomputed here), so they are pairwise non-isomorphic".into(),
+                    format!("{formula} gives {classes} classes, the number listed"),
+                ],
+                scope,
+            )),
         }
-        let expected = expected.ok_or_else(|| Refusal::at("enumeration.order", "count overflow"))?;
-        let reject = |reason: String| Ok(about.verdict(VerdictKind::Rejected, reason, Vec::new(), scope.clone()));
-        if listed.count != listed.graphs.len() {
-            return reject(format!("count says {} but {} graphs are listed", listed.count, listed.graphs.len()));
-        }
-        let kind = match family {
-            "connected" => Family::Connected,
-            "trees" => Family::Trees,
-            _ => Family::All,
-        };
-        let classes = match distinct_members(&listed.graphs, n, kind, family) {
-            Ok(classes) => classes,
-            Err(reason) => return reject(reason),
-        };
-        if classes as u128 != expected {
-            return reject(format!("{classes} classes are listed, but {formula} gives {expected}"));
-        }
-        Ok(about.verdict(
-            VerdictKind::Accepted,
-            format!("all {expected} isomorphism classes are listed, each once"),
-            vec![
-                format!("{} graph6 strings parse as {family} graphs on {n} vertices", listed.graphs.len()),
-                "no two share a canonical form (recomputed here), so they are pairwise non-isomorphic".into(),
-                format!("{formula} gives {expected} classes, the number listed"),
-            ],
-            scope,
-        ))
     }
 }
 

@@ -113,4 +113,6 @@ pub fn is_tree(neighbours: &[Vec<usize>], set: &[bool]) -> bool {
 }
 
 #[cfg(test)]
+mod soundness;
+#[cfg(test)]
 mod tests;

@@ -607,4 +607,6 @@ pub fn judge(c: &Certificate) -> Result<Vec<String>, String> {
 }
 
 #[cfg(test)]
+mod soundness;
+#[cfg(test)]
 mod tests;

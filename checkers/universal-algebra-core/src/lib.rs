@@ -249,4 +249,6 @@ fn run(program: &[Token], values: &[usize], op: &impl Fn(usize, usize) -> usize)
 }
 
 #[cfg(test)]
+mod soundness;
+#[cfg(test)]
 mod tests;

@@ -227,7 +227,8 @@ fn a_hypothesis_is_evaluated_however_many_assignments_it_has() {
     let op = |a: usize, b: usize| table[a][b] as usize;
     let failure = law.first_failure(n, &op).expect("x = 1 makes the sides differ");
     assert!(failure.contains("x=1"), "{failure}");
-    let witness = serde_json::json!({"assignment": {"x": 0, "y": 1}});
-    let judged = crate::judge(n, &table, &["x*y*z*u*v*w = x".to_owned()], "x*y = y*x", &witness);
-    assert!(judged.unwrap_err().contains("fails"), "the false hypothesis is found");
+    // The target fails at x = 1 (1*1 = 0): only the hypothesis makes the claim false.
+    let witness = serde_json::json!({"assignment": {"x": 1}});
+    let judged = crate::judge(n, &table, &["x*y*z*u*v*w = x".to_owned()], "x*x = x", &witness);
+    assert!(judged.unwrap_err().contains("hypothesis x*y*z*u*v*w = x fails"), "the false hypothesis is found");
 }
