@@ -143,8 +143,9 @@ enum Unit {
 
 /// Process one hint. With its false literals set aside, the clause must
 /// have no literal left (a conflict) or exactly one, which is made true (it
-/// may be true already). Literals are counted as written: a literal the
-/// clause repeats counts twice, as `lrat-check` counts it.
+/// may be true already, as `lrat-check` allows). A literal the clause
+/// repeats is one literal (`lrat-check` counts each occurrence, and refuses
+/// such a clause as a unit: a documented difference).
 fn propagate_hint(clauses: &Clauses, a: &mut Assignment, id: i64, line: usize) -> Result<Unit, Rejection> {
     let clause = clauses.get(id).ok_or_else(|| reject(line, format!("hint {id} names no active clause")))?;
     let mut open = None;
@@ -152,7 +153,7 @@ fn propagate_hint(clauses: &Clauses, a: &mut Assignment, id: i64, line: usize) -
         if a.of(lit) == -1 {
             continue;
         }
-        if open.is_some() {
+        if open.is_some_and(|o| o != lit) {
             return Err(reject(line, format!("hint {id} is not unit: more than one of its literals is not false")));
         }
         open = Some(lit);

@@ -146,7 +146,12 @@ fn formula(rng: &mut Rng) -> Formula {
                 1..=7 => 2,
                 _ => 3,
             };
-            clause(rng, variables, width)
+            let mut c = clause(rng, variables, width);
+            // Now and then a literal written twice, as DIMACS allows.
+            if rng.chance(1, 40) {
+                c.push(c[0]);
+            }
+            c
         })
         .collect();
     Formula { variables, clauses }
@@ -650,6 +655,11 @@ enum LratDifference {
     /// conflict (of a formula that happens to be unsatisfiable): the fault
     /// behind [`LratDifference::ReferenceUnsound`], where it is not a false claim.
     EmptyClauseWithoutConflict,
+    /// A clause repeats a literal: ours reads it as the literal once (a
+    /// unit hint when the rest is false), lrat-check counts each occurrence
+    /// and refuses it as a unit. Our own solver's proofs of such formulas
+    /// use them.
+    RepeatedLiteral,
     /// Ours requires increasing clause ids; lrat-check overwrites a clause
     /// that reuses an id (and then checks RAT candidates only up to it).
     IdsNotIncreasing,
@@ -666,6 +676,7 @@ impl LratDifference {
             LratDifference::EmptyClauseWithoutConflict => {
                 "an empty clause whose hints end without a conflict (ours rejects, lrat-check accepts)"
             }
+            LratDifference::RepeatedLiteral => "a clause repeats a literal (ours reads it once, lrat-check twice)",
             LratDifference::IdsNotIncreasing => "ids do not increase (ours rejects, lrat-check does not check)",
             LratDifference::DeletesInactive => "a deletion of an inactive id (ours rejects, lrat-check warns)",
             LratDifference::StepsAfterEmptyClause => {
@@ -684,13 +695,16 @@ struct Shapes {
     after_empty: bool,
     /// The first empty clause's hints (read by the unit rule here) end without a conflict.
     empty_without_conflict: bool,
+    /// A clause of the formula or the proof repeats a literal.
+    repeated_literal: bool,
 }
 
 fn shapes(formula: &Formula, proof: &Proof) -> Shapes {
     let mut active: BTreeMap<u64, Vec<i32>> =
         formula.clauses.iter().enumerate().map(|(i, c)| (i as u64 + 1, c.clone())).collect();
     let mut last = formula.clauses.len() as u64;
-    let mut found = Shapes::default();
+    let repeats = |c: &[i32]| c.iter().enumerate().any(|(i, l)| c[..i].contains(l));
+    let mut found = Shapes { repeated_literal: formula.clauses.iter().any(|c| repeats(c)), ..Shapes::default() };
     let mut ended = false;
     for step in &proof.0 {
         if ended {
@@ -699,6 +713,7 @@ fn shapes(formula: &Formula, proof: &Proof) -> Shapes {
         }
         match step {
             Step::Add { id, literals, hints } => {
+                found.repeated_literal |= repeats(literals);
                 found.not_increasing |= *id <= last;
                 last = last.max(*id);
                 if literals.is_empty() {
@@ -868,6 +883,7 @@ fn lrat_and_drat_agree_with_outside_checkers() {
                     (Verdict::Rejected, Verdict::Accepted) if shape.empty_without_conflict => {
                         LratDifference::EmptyClauseWithoutConflict
                     }
+                    (Verdict::Accepted, Verdict::Rejected) if shape.repeated_literal => LratDifference::RepeatedLiteral,
                     (Verdict::Rejected, Verdict::Accepted) if shape.not_increasing => LratDifference::IdsNotIncreasing,
                     (Verdict::Rejected, Verdict::Accepted) if shape.deletes_inactive => LratDifference::DeletesInactive,
                     (Verdict::Accepted, Verdict::Rejected) if shape.after_empty => {
