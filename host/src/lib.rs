@@ -34,6 +34,7 @@ pub mod policy;
 pub mod projection;
 pub mod publishers;
 pub mod quotas;
+pub mod recall;
 #[cfg(feature = "sandbox")]
 pub mod registry;
 #[cfg(feature = "sandbox")]

@@ -178,6 +178,51 @@ pub struct Checkers {
     /// Digests never authorized, whatever else says (wins over everything).
     #[serde(default)]
     pub revoked: BTreeSet<Digest>,
+    /// Digests found unsound: never authorized, and every verdict they gave
+    /// reads as not concluded, with the reason ([`crate::recall`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub recalled: Vec<Recall>,
+}
+
+/// A checker digest recalled, and why.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Recall {
+    /// The checker component's digest.
+    pub digest: Digest,
+    /// Why it was recalled.
+    pub reason: String,
+}
+
+/// Checker digests this project shipped and later found unsound: recalled
+/// whatever a policy says (the bundled policy's history). Each is the
+/// component as built from the named commit (the guest build is
+/// reproducible: `host/build.rs`), and the reason names the hole.
+pub const BUNDLED_RECALLS: &[(&str, &str)] = &[
+    ("sha256:ed80f7c6d6f9f6b96d10058889425dfabdd4f6c1e1a842c654eb61e131cb4a62", SAT_RAT),
+    ("sha256:e79d76634cb9b82b726149290357075d9215402f2c2afac1c720f042b7893e14", SAT_RAT),
+    ("sha256:676778d30f96d808dee38c0ed912d4de8c8260f94823b784ee0ade7911517c20", GROEBNER_SYNTAX),
+    ("sha256:0fb5c520edf9f9baadf7c6f19e570b1744baa5c932a86b929a5537ef37850364", GROEBNER_SYNTAX),
+    ("sha256:fdd8723b048104d9dce30718643e79d74bcafbb0fe3aca1f3db773bb080fc363", INDUCED_TREE_EDGES),
+    ("sha256:71d07d21bf535445b7bd567777faa3ef5f0ddaa0c530cfaadce74a1b10647dab", INDUCED_TREE_EDGES),
+];
+
+const SAT_RAT: &str = "sat.certificate.verify as built at 052cb71 and at 54eee10: it skipped every RAT candidate \
+without a hint group (the candidate's own negated pivot is true), so any lemma with one negative hint passed as RAT \
+and refutations of satisfiable formulas were accepted";
+const GROEBNER_SYNTAX: &str = "polynomial.groebner_basis.verify as built at 052cb71 and at 54eee10: a unary minus \
+after '/' took the whole product (1/-2*2 read as -1/4), so a basis of a generator read otherwise than its text says \
+was accepted";
+const INDUCED_TREE_EDGES: &str = "graph.induced_tree.maximum.verify as built at 052cb71 and at 54eee10: it took the \
+edge list as given and counted a repeated edge twice, so an optimum of a graph written with an edge twice (K2 as \
+[[0, 1], [1, 0]]) was misjudged and accepted";
+
+/// The bundled recalls, parsed.
+pub fn bundled_recalls() -> Vec<Recall> {
+    BUNDLED_RECALLS
+        .iter()
+        .filter_map(|(digest, reason)| Some(Recall { digest: digest.parse().ok()?, reason: (*reason).to_owned() }))
+        .collect()
 }
 
 fn yes() -> bool {
@@ -186,7 +231,7 @@ fn yes() -> bool {
 
 impl Default for Checkers {
     fn default() -> Self {
-        Checkers { authorize_bundled: true, authorized: Vec::new(), revoked: BTreeSet::new() }
+        Checkers { authorize_bundled: true, authorized: Vec::new(), revoked: BTreeSet::new(), recalled: Vec::new() }
     }
 }
 
@@ -303,7 +348,7 @@ impl Policy {
     /// Whether `digest` may produce `VERIFIED` for `role`. `bundled` is true
     /// when the digest is a checker bundled in this binary that declares `role`.
     pub fn authorizes(&self, role: &str, digest: &Digest, bundled: bool) -> bool {
-        if self.checkers.revoked.contains(digest) {
+        if self.checkers.revoked.contains(digest) || self.recall_of(digest).is_some() {
             return false;
         }
         (bundled && self.checkers.authorize_bundled)
@@ -341,6 +386,26 @@ impl Policy {
     pub fn revoke(&mut self, digest: Digest) {
         self.checkers.authorized.retain(|a| a.digest != digest);
         self.checkers.revoked.insert(digest);
+    }
+
+    /// Recall `digest`: it is revoked, and every verdict it gave reads as
+    /// not concluded, for `reason` (a later recall of it keeps the first reason).
+    pub fn recall(&mut self, digest: Digest, reason: &str) {
+        self.revoke(digest);
+        if !self.checkers.recalled.iter().any(|r| r.digest == digest) {
+            self.checkers.recalled.push(Recall { digest, reason: reason.to_owned() });
+            self.checkers.recalled.sort();
+        }
+    }
+
+    /// Why `digest` is recalled, if it is: by this policy, or by the bundled policy's history.
+    pub fn recall_of(&self, digest: &Digest) -> Option<Recall> {
+        self.checkers.recalled.iter().find(|r| r.digest == *digest).cloned().or_else(|| {
+            BUNDLED_RECALLS
+                .iter()
+                .find(|(hex, _)| digest.to_string() == *hex)
+                .map(|(_, reason)| Recall { digest: *digest, reason: (*reason).to_owned() })
+        })
     }
 }
 

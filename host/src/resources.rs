@@ -193,7 +193,7 @@ pub fn read_as(runtime: &Runtime, uri: &str, tenant: Option<&str>) -> Result<Res
                 .strip_prefix(EPISODE_URI_PREFIX)
                 .ok_or_else(|| not_found(uri, "episode URIs are episode://sha256/<hex>".into()))
                 .and_then(|hex| Digest::from_hex(hex).map_err(|e| not_found(uri, e.to_string())))?;
-            match runtime.episode(&digest) {
+            match runtime.episode_now(&digest) {
                 Ok(Some(bytes)) => Ok(json_text(bytes)),
                 Ok(None) => Err(not_found(uri, format!("no episode {digest}"))),
                 Err(e) => Err(not_found(uri, e.to_string())),

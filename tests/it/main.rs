@@ -34,6 +34,7 @@ mod pipeline;
 mod policy;
 mod publishing;
 mod random_laws;
+mod recall;
 mod sat;
 mod scaffold;
 mod scaleout;

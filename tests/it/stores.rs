@@ -198,6 +198,35 @@ fn episode_stores_keep_bytes_by_digest_idempotently() {
     }
 }
 
+/// A recalled checker's verdicts are found by its digest, and re-checks
+/// recorded beside them are read back in order by every host, once each.
+#[test]
+fn verdicts_are_found_by_their_checker_and_rechecks_kept_beside_them_on_every_host() {
+    for backend in Backend::both() {
+        let name = backend.name;
+        let (a, b) = (backend.open(0), backend.open(1));
+        let checker = Digest::of(b"a recalled checker");
+        let body = format!(r#"{{"verification":{{"checker_digest":"{checker}","status":"VERIFIED"}}}}"#);
+        let digest = Digest::of(body.as_bytes());
+        a.episodes.put(&digest, "test.yes.verify", body.as_bytes()).unwrap();
+        let other = br#"{"verification":{"checker_digest":"sha256:00","status":"VERIFIED"}}"#;
+        a.episodes.put(&Digest::of(other), "x", other).unwrap();
+        assert_eq!(b.episodes.verdicts_by(&checker).unwrap(), vec![digest], "{name}");
+        let recheck = |n: u8| jacobian::store::RecheckRecord {
+            episode: digest,
+            recalled: checker,
+            recheck: Digest::of(&[n]),
+            status: "REJECTED".into(),
+            checker: Digest::of(b"the fixed checker"),
+        };
+        a.episodes.put_recheck(&recheck(2)).unwrap();
+        b.episodes.put_recheck(&recheck(1)).unwrap();
+        a.episodes.put_recheck(&recheck(2)).unwrap();
+        assert_eq!(b.episodes.rechecks(&digest).unwrap(), vec![recheck(2), recheck(1)], "{name}: in order, once each");
+        assert!(a.episodes.rechecks(&Digest::of(other)).unwrap().is_empty(), "{name}");
+    }
+}
+
 fn certificate_record(role: &str) -> CertificateRecord {
     CertificateRecord {
         checker_role: role.into(),

@@ -86,8 +86,28 @@ pub struct Archive {
     /// signed, by hex digest: its signature and key, re-verified on load.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub publishers: BTreeMap<String, crate::publishers::Publisher>,
+    /// The verdicts among the episodes whose checker was recalled when the
+    /// pack was made, as they read then: `NOT_CONCLUDED`, with the reason,
+    /// the verdict as stored and any re-check (absent when there are none;
+    /// the episodes themselves are packed as stored).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub recalled: Vec<RecalledVerdict>,
     /// SHA-256 of the canonical JSON of everything above.
     pub pack_hash: String,
+}
+
+/// An archived verdict whose checker is recalled (see [`crate::recall`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecalledVerdict {
+    /// The episode's position in the experiment.
+    pub ordinal: u64,
+    /// The recalled checker.
+    pub checker_digest: Digest,
+    /// How the verdict reads: always `NOT_CONCLUDED`.
+    pub status: VerificationStatus,
+    /// The recall's reason, the verdict as stored, and any re-checks.
+    pub recall: crate::contract::RecallNote,
 }
 
 /// Why an archive was refused (or could not be built or opened): the field
@@ -139,6 +159,30 @@ pub struct Trust {
     pub expect_pack_hash: Option<String>,
     /// Checker digests authorized per role for this re-check.
     pub authorized: Vec<crate::policy::Authorization>,
+}
+
+/// The episodes' verdicts whose checker the runtime's policy (or this
+/// binary's bundled history) recalls, as they read now.
+fn recalled_verdicts(runtime: &Runtime, episodes: &[ArchivedEpisode]) -> Result<Vec<RecalledVerdict>, ArchiveError> {
+    let policy = runtime.policy();
+    let mut out = Vec::new();
+    for archived in episodes {
+        let (Some(episode), Some(digest)) = (&archived.episode, &archived.digest) else { continue };
+        let Some(recall) = crate::recall::recall_of(episode, &policy) else { continue };
+        let field = format!("episodes.{}", archived.ordinal);
+        let rechecks = runtime.rechecks(digest).map_err(|e| unavailable(&field, e.to_string()))?;
+        let checker_digest = recall.0.digest;
+        let read = crate::recall::read_recalled(episode.clone(), digest, recall, &rechecks);
+        let note = serde_json::from_value(read["verification"]["recall"].clone())
+            .map_err(|e| refuse(&field, e.to_string()))?;
+        out.push(RecalledVerdict {
+            ordinal: archived.ordinal,
+            checker_digest,
+            status: VerificationStatus::NotConcluded,
+            recall: note,
+        });
+    }
+    Ok(out)
 }
 
 /// Every `artifact://sha256/<hex>` named anywhere in `text`.
@@ -225,6 +269,7 @@ impl Archive {
                 episode,
             });
         }
+        let recalled = recalled_verdicts(runtime, &episodes)?;
         let components = runtime.components_for(episodes.iter().filter_map(|e| e.episode.as_ref()));
         // Artifacts name their lineage (inputs, the CNF a proof is about): close over them.
         let mut packed = BTreeMap::new();
@@ -303,10 +348,21 @@ impl Archive {
             episodes,
             certificates,
             publishers,
+            recalled,
             pack_hash: String::new(),
         };
         archive.pack_hash = archive.compute_pack_hash();
         Ok(archive)
+    }
+
+    /// Why the checker of episode `ordinal`'s verdict is recalled, if it is:
+    /// by the pack's own list, its policy, or this binary's bundled history.
+    pub fn recall_of(&self, ordinal: u64, episode: &Value) -> Option<String> {
+        self.recalled
+            .iter()
+            .find(|r| r.ordinal == ordinal)
+            .map(|r| r.recall.reason.clone())
+            .or_else(|| crate::recall::recall_of(episode, &self.policy).map(|(recall, _)| recall.reason))
     }
 
     fn compute_pack_hash(&self) -> String {
@@ -409,6 +465,10 @@ impl Archive {
         let mut policy = self.policy.clone();
         policy.checkers.authorized = trust.authorized.clone();
         policy.experiments = Default::default();
+        // A recall the pack names takes away trust, whoever grants it: it is honoured.
+        for recalled in &self.recalled {
+            policy.recall(recalled.checker_digest, &recalled.recall.reason);
+        }
         data.write_policy(&policy.to_toml()).map_err(|e| unavailable("policy", e.to_string()))?;
         for (digest, bytes) in &unpacked.artifacts {
             data.put_canonical(bytes)

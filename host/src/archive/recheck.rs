@@ -83,6 +83,9 @@ pub enum ReplayOutcome {
     /// (a budget, a cancellation, no slot), or the pack does not carry the
     /// component that would run it.
     Skipped,
+    /// Not re-executed: the checker of its verdict is recalled (the `reason`
+    /// says why), so the verdict counts for nothing and nothing reproduces it.
+    Recalled,
 }
 
 /// One replayed episode.
@@ -91,7 +94,7 @@ pub struct ReplayedEpisode {
     pub ordinal: u64,
     pub capability_id: String,
     pub outcome: ReplayOutcome,
-    /// Why it was skipped (SKIPPED only).
+    /// Why it was skipped or recalled (SKIPPED and RECALLED only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// The fields that differ (DIFFERENT only).
@@ -106,7 +109,8 @@ pub struct ReplayReport {
     pub identical: bool,
     pub replayed: usize,
     /// Invocations not re-executed: stopped before an answer (budget,
-    /// cancellation, no slot), or run by a component the pack does not carry.
+    /// cancellation, no slot), run by a component the pack does not carry,
+    /// or a verdict of a recalled checker.
     pub skipped: usize,
     pub episodes: Vec<ReplayedEpisode>,
 }
@@ -137,6 +141,10 @@ pub fn replay(bytes: &[u8], dir: &Path, trust: &Trust) -> Result<ReplayReport, A
             episodes.push(replayed(ReplayOutcome::Skipped, Some(reason), Vec::new()));
             continue;
         };
+        if let Some(reason) = archive.recall_of(archived.ordinal, original) {
+            episodes.push(replayed(ReplayOutcome::Recalled, Some(reason), Vec::new()));
+            continue;
+        }
         let request = request_of(original).map_err(|e| refuse(format!("episodes.{i}.episode"), e))?;
         if runtime.catalog().get(&request.capability_id).is_none() {
             let reason = format!("the pack carries no component that provides {}", request.capability_id);
@@ -151,7 +159,10 @@ pub fn replay(bytes: &[u8], dir: &Path, trust: &Trust) -> Result<ReplayReport, A
             replayed(ReplayOutcome::Different, None, compare(original, &again).diffs)
         });
     }
-    let replayed = episodes.iter().filter(|e| e.outcome != ReplayOutcome::Skipped).count();
+    let replayed = episodes
+        .iter()
+        .filter(|e| e.outcome == ReplayOutcome::Identical || e.outcome == ReplayOutcome::Different)
+        .count();
     Ok(ReplayReport {
         pack_hash: archive.pack_hash,
         identical: episodes.iter().all(|e| e.outcome != ReplayOutcome::Different),
@@ -174,6 +185,10 @@ pub struct OfflineVerdict {
     pub reason: String,
     /// For archived VERIFY episodes: whether the verdict is the archived one.
     pub matches_archive: Option<bool>,
+    /// For an archived verdict whose checker is recalled: why (the archived
+    /// verdict then counts for nothing, whatever it was).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recalled: Option<String>,
 }
 
 /// What `jacobian verify` reports.
@@ -214,6 +229,7 @@ pub fn verify(bytes: &[u8], dir: &Path, trust: &Trust) -> Result<VerifyReport, A
                 matches_archive: Some(status.is_some() && status == archived_status),
                 status,
                 reason,
+                recalled: archive.recall_of(archived.ordinal, episode),
             });
         } else if let Some(certificate) = episode["check_with"]["certificate_artifact"].as_str() {
             let belongs = belonging_certificate(episode, &unpacked.artifacts).and_then(|found| {
@@ -236,6 +252,7 @@ pub fn verify(bytes: &[u8], dir: &Path, trust: &Trust) -> Result<VerifyReport, A
                     status: None,
                     reason: format!("not checked: {reason}"),
                     matches_archive: None,
+                    recalled: None,
                 });
                 continue;
             }
@@ -258,6 +275,7 @@ pub fn verify(bytes: &[u8], dir: &Path, trust: &Trust) -> Result<VerifyReport, A
                 status,
                 reason,
                 matches_archive: None,
+                recalled: None,
             });
         }
     }

@@ -96,6 +96,10 @@ pub enum Command {
     Policy(PolicyArgs),
     /// Operator control of checker authorization.
     Checkers(CheckersArgs),
+    /// Re-check every stored verdict of a recalled checker: its certificate judged again by the
+    /// checker the policy now authorizes for its role, the new verdict recorded beside the old one
+    /// (one JSON line each); nothing stored is changed or deleted.
+    Recheck(RecheckArgs),
     /// Operator control of publisher trust: whose minisign signatures installs accept, and whether
     /// every install needs one.
     Publishers(PublishersArgs),
@@ -523,6 +527,23 @@ pub enum CheckerAction {
         /// Component digest (sha256:<hex>).
         digest: Digest,
     },
+    /// Recall a checker found unsound: revoke it, and read every verdict it gave as NOT_CONCLUDED
+    /// with the reason (episodes, archives, offline verify); `jacobian recheck` judges them again.
+    Recall {
+        /// Component digest (sha256:<hex>).
+        digest: Digest,
+        /// Why: what it accepts that is false.
+        #[arg(long)]
+        reason: String,
+    },
+}
+
+/// Arguments of `jacobian recheck`.
+#[derive(clap::Args)]
+pub struct RecheckArgs {
+    /// Only the verdicts of this recalled checker (sha256:<hex>); every recalled checker's otherwise.
+    #[arg(long)]
+    pub checker: Option<Digest>,
 }
 
 pub fn parse_mode(text: &str) -> Result<Mode, String> {

@@ -61,6 +61,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Migrate => operator::migrate(place),
         Command::Policy(args) => operator::policy(place, args),
         Command::Checkers(args) => operator::checkers(place, args),
+        Command::Recheck(args) => operator::recheck(place, args),
         Command::Publishers(args) => operator::publishers(place, args),
         Command::Tokens(args) => operator::tokens(place, args),
     }

@@ -10,6 +10,9 @@ use strum::EnumIter;
 use crate::digest::Digest;
 
 mod members;
+mod verification;
+
+pub use verification::{RecallNote, RecalledBy, RecheckNote, VerificationRecord, VerificationStatus};
 
 /// Version of the `CapabilityResult` shape.
 pub const RESULT_CONTRACT: &str = "jacobian.capability-result/1";
@@ -361,56 +364,6 @@ pub struct CheckRoute {
     pub certificate_format: String,
     /// URI of the certificate artifact in this result.
     pub certificate_artifact: Option<String>,
-}
-
-/// Outcome of a verification.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema, EnumIter)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum VerificationStatus {
-    /// An authorized checker accepted evidence bound to the recorded claim.
-    Verified,
-    /// The checker rejected the evidence.
-    Rejected,
-    /// The checker cannot judge this input (beyond its bounds).
-    Unsupported,
-    /// No authorized checker ran: nothing was concluded.
-    NotConcluded,
-}
-
-/// What a verification established, and exactly about what.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct VerificationRecord {
-    /// The outcome.
-    pub status: VerificationStatus,
-    /// Why.
-    pub reason: String,
-    /// Checker role.
-    pub checker_role: String,
-    /// Digest of the checker component.
-    pub checker_digest: Digest,
-    /// Checker provider version.
-    pub checker_version: String,
-    /// Whether the operator policy authorizes this digest for this role.
-    pub checker_authorized: bool,
-    /// Certificate format judged.
-    pub certificate_format: String,
-    /// Certificate artifacts the checker read.
-    pub certificate_artifacts: Vec<String>,
-    /// SHA-256 of the canonical claim the checker judged.
-    pub claim_digest: Option<Digest>,
-    /// SHA-256 of the canonical candidate the checker judged.
-    pub candidate_digest: Option<Digest>,
-    /// SHA-256 of the canonical semantics the checker judged under.
-    pub semantics_digest: Option<Digest>,
-    /// SHA-256 of the canonical scope of the verdict.
-    pub scope_digest: Option<Digest>,
-    /// SHA-256 over claim, semantics, candidate, scope, certificate format and
-    /// checker digest and version: changes when any one of them changes.
-    pub binding_digest: Option<Digest>,
-    /// What the checker established.
-    pub checked: Vec<String>,
-    /// What remains open.
-    pub remaining_obligations: Vec<String>,
 }
 
 /// Provider and execution provenance.

@@ -179,5 +179,6 @@ pub(super) fn not_concluded(
         binding_digest: None,
         checked: Vec::new(),
         remaining_obligations: Vec::new(),
+        recall: None,
     }
 }

@@ -83,6 +83,7 @@ fn the_verification_binding_changes_when_any_bound_part_changes() {
         binding_digest: None,
         checked: Vec::new(),
         remaining_obligations: Vec::new(),
+        recall: None,
     };
     let base = verification_binding(&record).expect("complete record");
     let other = || Some(Digest::of(b"other"));

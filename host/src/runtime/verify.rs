@@ -48,6 +48,7 @@ impl Runtime {
             format.clone(),
             prepared.references.clone(),
         );
+        let recalled = policy.recall_of(&entry.component);
         let refusal = match &judged {
             Judging::Nothing => Some((
                 format!(
@@ -80,6 +81,16 @@ impl Runtime {
                     "a separate check of each certificate by a checker authorized for its role ({})",
                     roles.join(", ")
                 ),
+            )),
+            Judging::Certificate(c) if recalled.is_some() => Some((
+                format!(
+                    "checker {} ({}) was recalled ({}); it was not run for certificate {}",
+                    entry.component,
+                    entry.id,
+                    recalled.as_ref().map(|r| r.reason.as_str()).unwrap_or_default(),
+                    c.uri
+                ),
+                format!("independent check of {} by a checker that the operator authorizes for role {role}", c.uri),
             )),
             Judging::Certificate(c) if !authorized => Some((
                 format!(

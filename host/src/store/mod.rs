@@ -35,7 +35,7 @@ pub use files::{FILE_CHUNK, FileError, StoredFile, hash_file};
 pub use objects::{ObjectKind, ObjectStore, PolicyStamp};
 pub use records::{
     CertificateRecord, EpisodeRow, EpisodeStore, EpisodeWrite, ExperimentStore, QuotaLedger, RECORD_COLUMNS,
-    Reservations, certificate_record, digest_column,
+    RecheckRecord, Reservations, certificate_record, digest_column, recheck_record,
 };
 #[cfg(feature = "sandbox")]
 pub use sessions::SessionStore;

@@ -57,6 +57,29 @@ pub trait EpisodeStore: Send + Sync {
     fn put_certificate(&self, certificate: &Digest, record: &CertificateRecord) -> Result<(), DbError>;
     /// The record of a certificate artifact, if a producer made it as one.
     fn certificate(&self, certificate: &Digest) -> Result<Option<CertificateRecord>, DbError>;
+    /// The stored episodes whose verdict checker `checker` gave, in digest order.
+    fn verdicts_by(&self, checker: &Digest) -> Result<Vec<Digest>, DbError>;
+    /// Record a re-check of a recalled verdict beside it (idempotent).
+    fn put_recheck(&self, recheck: &RecheckRecord) -> Result<(), DbError>;
+    /// The re-checks recorded beside episode `episode`, oldest first.
+    fn rechecks(&self, episode: &Digest) -> Result<Vec<RecheckRecord>, DbError>;
+}
+
+/// A re-check of a verdict whose checker was recalled: the new verdict,
+/// recorded beside the old one (which stays as it was stored).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecheckRecord {
+    /// The episode whose verdict was recalled.
+    pub episode: Digest,
+    /// The recalled checker that gave it.
+    pub recalled: Digest,
+    /// The episode of the re-check.
+    pub recheck: Digest,
+    /// Its verdict (`VERIFIED`, `REJECTED`, `UNSUPPORTED` or `NOT_CONCLUDED`).
+    pub status: String,
+    /// The checker that gave it (the router's digest when none could).
+    pub checker: Digest,
 }
 
 /// The most invocation rows one experiment-key lookup reads (completions are hints).
@@ -168,3 +191,19 @@ pub fn certificate_record(
 /// The columns of an invocation record, in the order both stores select them.
 pub const RECORD_COLUMNS: &str = "ordinal, capability_id, stop_reason, episode, fuel, wall_time_us, logical_bytes, \
     model_visible_bytes, wire_bytes, policy_digest";
+
+/// A `rechecks` row as read (hex digests), checked.
+pub fn recheck_record(
+    episode: &Digest,
+    (recalled, recheck, status, checker): (String, String, String, String),
+) -> Result<RecheckRecord, DbError> {
+    let digest =
+        |field: &str, hex: &str| Digest::from_hex(hex).map_err(|e| DbError::Corrupt(format!("rechecks.{field}: {e}")));
+    Ok(RecheckRecord {
+        episode: *episode,
+        recalled: digest("recalled", &recalled)?,
+        recheck: digest("recheck", &recheck)?,
+        status,
+        checker: digest("checker", &checker)?,
+    })
+}

@@ -9,7 +9,8 @@ use jacobian::store::StoreConfig;
 
 use crate::cli::Place;
 use crate::cli::args::{
-    CheckerAction, CheckersArgs, PolicyAction, PolicyArgs, PublisherAction, PublishersArgs, TokenAction, TokensArgs,
+    CheckerAction, CheckersArgs, PolicyAction, PolicyArgs, PublisherAction, PublishersArgs, RecheckArgs, TokenAction,
+    TokensArgs,
 };
 use crate::cli::support::{Unavailable, open, read_file, store_failure};
 
@@ -101,7 +102,26 @@ pub fn checkers(place: Place, args: CheckersArgs) -> anyhow::Result<()> {
             runtime.update_policy(|p| p.revoke(digest))?;
             println!("revoked {digest}");
         }
+        CheckerAction::Recall { digest, reason } => {
+            if reason.trim().is_empty() {
+                bail!("--reason is empty: say what the checker accepts that is false");
+            }
+            runtime.update_policy(|p| p.recall(digest, reason.trim()))?;
+            println!("recalled {digest}: its verdicts read as NOT_CONCLUDED; `jacobian recheck` judges them again");
+        }
     }
+    Ok(())
+}
+
+/// `jacobian recheck`.
+pub fn recheck(place: Place, args: RecheckArgs) -> anyhow::Result<()> {
+    let Place { data_dir, store, .. } = place;
+    let runtime = open(data_dir, &store)?;
+    let rechecked = runtime.recheck(args.checker.as_ref())?;
+    for done in &rechecked {
+        println!("{}", serde_json::to_string(done)?);
+    }
+    eprintln!("{} verdicts re-checked", rechecked.len());
     Ok(())
 }
 

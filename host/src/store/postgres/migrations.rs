@@ -5,7 +5,7 @@ use crate::store::{DbError, MigrationReport};
 use super::{PgOpenError, Postgres, RESERVATION_TTL_SQL, SESSION_TTL_SQL, begin, pg, query_error};
 
 /// The schema version this binary writes and understands.
-pub const SCHEMA_VERSION: i32 = 9;
+pub const SCHEMA_VERSION: i32 = 10;
 
 /// Every schema version, in order: (version, description, SQL).
 const MIGRATIONS: &[(i32, &str, &str)] = &[
@@ -175,6 +175,19 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         body BYTEA NOT NULL,
         created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
         PRIMARY KEY (digest, seq)
+    );",
+    ),
+    (
+        10,
+        "rechecks: new verdicts recorded beside those of a recalled checker",
+        "CREATE TABLE rechecks (
+        episode TEXT NOT NULL,
+        seq BIGINT NOT NULL,
+        recalled TEXT NOT NULL,
+        recheck TEXT NOT NULL,
+        status TEXT NOT NULL,
+        checker TEXT NOT NULL,
+        PRIMARY KEY (episode, recheck)
     );",
     ),
 ];

@@ -6,8 +6,8 @@ use crate::digest::Digest;
 use crate::experiments::{Admission, ExperimentBudgets, InvocationRecord, Reservation, Spent, StopReason, judge};
 use crate::quotas::{Exceeded, Quota, Usage, judge as judge_quota};
 use crate::store::{
-    CertificateRecord, DbError, EpisodeStore, ExperimentStore, QuotaLedger, RECORD_COLUMNS, Reservations,
-    certificate_record, digest_column,
+    CertificateRecord, DbError, EpisodeStore, ExperimentStore, QuotaLedger, RECORD_COLUMNS, RecheckRecord,
+    Reservations, certificate_record, digest_column, recheck_record,
 };
 
 use super::{Postgres, RESERVATION_TTL_SQL, begin, pg, query_error};
@@ -81,6 +81,60 @@ impl EpisodeStore for Postgres {
                 .await
                 .map_err(query_error)?;
             row.map(|row| certificate_record((row.get(0), row.get(1), row.get(2), row.get(3), row.get(4)))).transpose()
+        })
+    }
+
+    fn verdicts_by(&self, checker: &Digest) -> Result<Vec<Digest>, DbError> {
+        let (pool, named) = (self.pool(), checker.to_string());
+        self.block(async move {
+            let client = pool.get().await.map_err(pg)?;
+            let rows = client
+                .query(
+                    "SELECT digest FROM episodes
+                     WHERE convert_from(body, 'UTF8')::json -> 'verification' ->> 'checker_digest' = $1
+                     ORDER BY digest",
+                    &[&named],
+                )
+                .await
+                .map_err(query_error)?;
+            rows.iter()
+                .map(|row| {
+                    Digest::from_hex(row.get::<_, &str>(0))
+                        .map_err(|e| DbError::Corrupt(format!("episodes.digest: {e}")))
+                })
+                .collect()
+        })
+    }
+
+    fn put_recheck(&self, recheck: &RecheckRecord) -> Result<(), DbError> {
+        let (pool, r) = (self.pool(), recheck.clone());
+        self.block(async move {
+            let client = pool.get().await.map_err(pg)?;
+            client
+                .execute(
+                    "INSERT INTO rechecks (episode, seq, recalled, recheck, status, checker)
+                     SELECT $1, COALESCE(MAX(seq), 0) + 1, $2, $3, $4, $5 FROM rechecks WHERE episode = $1
+                     ON CONFLICT DO NOTHING",
+                    &[&r.episode.to_hex(), &r.recalled.to_hex(), &r.recheck.to_hex(), &r.status, &r.checker.to_hex()],
+                )
+                .await
+                .map_err(query_error)?;
+            Ok(())
+        })
+    }
+
+    fn rechecks(&self, episode: &Digest) -> Result<Vec<RecheckRecord>, DbError> {
+        let (pool, hex, episode) = (self.pool(), episode.to_hex(), *episode);
+        self.block(async move {
+            let client = pool.get().await.map_err(pg)?;
+            let rows = client
+                .query(
+                    "SELECT recalled, recheck, status, checker FROM rechecks WHERE episode = $1 ORDER BY seq",
+                    &[&hex],
+                )
+                .await
+                .map_err(query_error)?;
+            rows.iter().map(|row| recheck_record(&episode, (row.get(0), row.get(1), row.get(2), row.get(3)))).collect()
         })
     }
 }

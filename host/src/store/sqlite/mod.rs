@@ -29,7 +29,7 @@ use rusqlite::{Connection, TransactionBehavior, params};
 use super::{DbError, MigrationReport, OpenError, SchemaTooNew};
 
 /// The schema version this binary writes and understands.
-pub const SCHEMA_VERSION: i32 = 4;
+pub const SCHEMA_VERSION: i32 = 5;
 
 /// Every schema version, in order: (version, description, SQL).
 const MIGRATIONS: &[(i32, &str, &str)] = &[
@@ -112,7 +112,19 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         stored_bytes INTEGER NOT NULL
     ) STRICT;",
     ),
+    (5, "rechecks: new verdicts recorded beside those of a recalled checker", RECHECKS),
 ];
+
+/// The re-check table (the same columns in PostgreSQL); `seq` orders an episode's re-checks.
+const RECHECKS: &str = "CREATE TABLE rechecks (
+        episode TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        recalled TEXT NOT NULL,
+        recheck TEXT NOT NULL,
+        status TEXT NOT NULL,
+        checker TEXT NOT NULL,
+        PRIMARY KEY (episode, recheck)
+    ) STRICT;";
 
 /// The API token table (the same columns in PostgreSQL).
 const API_TOKENS: &str = "CREATE TABLE api_tokens (

@@ -6,7 +6,8 @@ use crate::digest::Digest;
 use crate::experiments::{InvocationRecord, Spent, StopReason};
 use crate::quotas::Usage;
 use crate::store::{
-    CertificateRecord, DbError, EpisodeStore, EpisodeWrite, ExperimentStore, RECORD_COLUMNS, certificate_record,
+    CertificateRecord, DbError, EpisodeStore, EpisodeWrite, ExperimentStore, RECORD_COLUMNS, RecheckRecord,
+    certificate_record, recheck_record,
 };
 
 use super::{Role, Sqlite};
@@ -100,6 +101,43 @@ impl EpisodeStore for Sqlite {
             })
             .optional()?;
         row.map(certificate_record).transpose()
+    }
+
+    fn verdicts_by(&self, checker: &Digest) -> Result<Vec<Digest>, DbError> {
+        let conn = self.lock(Role::Episodes);
+        let mut statement = conn.prepare_cached(
+            "SELECT digest FROM episodes
+             WHERE json_extract(CAST(body AS TEXT), '$.verification.checker_digest') = ?1 ORDER BY digest",
+        )?;
+        let rows = statement.query_map(params![checker.to_string()], |row| row.get::<_, String>(0))?;
+        rows.map(|hex| Digest::from_hex(&hex?).map_err(|e| DbError::Corrupt(format!("episodes.digest: {e}")))).collect()
+    }
+
+    fn put_recheck(&self, recheck: &RecheckRecord) -> Result<(), DbError> {
+        let conn = self.write(Role::Episodes);
+        conn.prepare_cached(
+            "INSERT OR IGNORE INTO rechecks (episode, seq, recalled, recheck, status, checker)
+             SELECT ?1, COALESCE(MAX(seq), 0) + 1, ?2, ?3, ?4, ?5 FROM rechecks WHERE episode = ?1",
+        )?
+        .execute(params![
+            recheck.episode.to_hex(),
+            recheck.recalled.to_hex(),
+            recheck.recheck.to_hex(),
+            recheck.status,
+            recheck.checker.to_hex(),
+        ])?;
+        Ok(())
+    }
+
+    fn rechecks(&self, episode: &Digest) -> Result<Vec<RecheckRecord>, DbError> {
+        let conn = self.lock(Role::Episodes);
+        let mut statement = conn.prepare_cached(
+            "SELECT recalled, recheck, status, checker FROM rechecks WHERE episode = ?1 ORDER BY seq",
+        )?;
+        let rows = statement.query_map(params![episode.to_hex()], |row| {
+            Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?, row.get::<_, String>(3)?))
+        })?;
+        rows.map(|row| recheck_record(episode, row?)).collect()
     }
 }
 
