@@ -92,12 +92,26 @@ struct Parser<'a> {
 
 impl<'a> Parser<'a> {
     fn new(text: &str, vars: &'a mut Vec<String>) -> Self {
-        Parser { chars: text.chars().filter(|c| !c.is_whitespace()).collect(), pos: 0, products: 0, vars }
+        // Blanks separate tokens and are otherwise ignored: `x y` is two operands (refused), never one name `xy`.
+        Parser {
+            chars: text.chars().map(|c| if c.is_whitespace() { ' ' } else { c }).collect(),
+            pos: 0,
+            products: 0,
+            vars,
+        }
+    }
+
+    /// The next character after any blanks.
+    fn peek(&mut self) -> Option<char> {
+        while self.chars.get(self.pos) == Some(&' ') {
+            self.pos += 1;
+        }
+        self.chars.get(self.pos).copied()
     }
 
     fn parse_all(mut self) -> Result<Term, String> {
         let term = self.term(0)?;
-        match self.chars.get(self.pos) {
+        match self.peek() {
             None => Ok(term),
             Some(c) => Err(format!("unexpected {c:?} after a complete term")),
         }
@@ -108,7 +122,7 @@ impl<'a> Parser<'a> {
             return Err("term nested deeper than 32".to_owned());
         }
         let mut left = self.atom(depth)?;
-        while self.chars.get(self.pos) == Some(&'*') {
+        while self.peek() == Some('*') {
             self.pos += 1;
             self.products += 1;
             if self.products > MAX_PRODUCTS {
@@ -121,11 +135,11 @@ impl<'a> Parser<'a> {
     }
 
     fn atom(&mut self, depth: usize) -> Result<Term, String> {
-        match self.chars.get(self.pos).copied() {
+        match self.peek() {
             Some('(') => {
                 self.pos += 1;
                 let inner = self.term(depth + 1)?;
-                if self.chars.get(self.pos) != Some(&')') {
+                if self.peek() != Some(')') {
                     return Err("missing ')'".to_owned());
                 }
                 self.pos += 1;

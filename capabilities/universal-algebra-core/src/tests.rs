@@ -445,3 +445,10 @@ fn models_of_laws_that_make_lines_permutations_are_all_kept() {
         }
     }
 }
+
+/// Blanks separate tokens: `x y` is two operands side by side, refused, never the one name `xy`.
+#[test]
+fn blanks_separate_names() {
+    assert!(crate::laws::parse("x y = x").is_err());
+    assert!(crate::laws::parse(" x * ( y*z ) = ( x * y ) * z ").is_ok());
+}

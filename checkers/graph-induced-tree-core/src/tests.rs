@@ -106,3 +106,14 @@ fn a_graph_with_a_loop_or_a_repeated_edge_is_not_judged() {
     }
     assert_eq!(crate::judge(2, &[[0, 1]], &[0, 1], 2), Ok(crate::Judgement::Accepted { best: 2 }));
 }
+
+/// A rejected optimum names a larger induced tree, and it is one.
+#[test]
+fn a_rejected_optimum_names_a_larger_induced_tree_that_is_one() {
+    let path = [[0, 1], [1, 2], [2, 3]];
+    let Ok(Judgement::Rejected(reason)) = judge(4, &path, &[0], 1) else { panic!("rejected") };
+    assert_eq!(reason, "the claimed optimum is 1, but [0, 1, 2, 3] induces a tree of 4 vertices");
+    let star = [[0, 1], [0, 2], [0, 3], [1, 2]];
+    let Ok(Judgement::Rejected(reason)) = judge(4, &star, &[1], 1) else { panic!("rejected") };
+    assert_eq!(reason, "the claimed optimum is 1, but [0, 1, 3] induces a tree of 3 vertices");
+}

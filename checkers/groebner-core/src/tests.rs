@@ -212,3 +212,39 @@ fn a_generator_the_conventions_read_otherwise_is_not_a_basis_of_what_it_was_read
     let rejection = judge(&forged).expect_err("refused");
     assert!(rejection.contains("generator 0"), "{rejection}");
 }
+
+/// Parentheses nest at most 32 deep: deeper is refused, not a stack overflow.
+#[test]
+fn parentheses_nest_to_a_bound() {
+    let vars = strings(&["x"]);
+    let nested = |depth: usize| format!("{}x{}", "(".repeat(depth), ")".repeat(depth));
+    assert!(poly(&nested(32), &vars).is_ok());
+    assert_eq!(poly(&nested(33), &vars).unwrap_err(), "parentheses nested deeper than 32");
+    assert!(poly(&nested(100_000), &vars).is_err());
+}
+
+/// What a certificate may not be, each refused with its reason rather than
+/// reaching arithmetic that assumes it: no variables or too many, an empty
+/// basis or a zero in it, a zero generator named as a pair's member or a reducer.
+#[test]
+fn degenerate_certificates_are_refused_before_the_arithmetic() {
+    let refused = |edit: &dyn Fn(&mut Certificate)| {
+        let mut certificate = by_hand();
+        edit(&mut certificate);
+        judge(&certificate).expect_err("refused")
+    };
+    assert!(refused(&|c| c.vars.clear()).contains("between 1 and 12 variables"));
+    assert!(refused(&|c| c.vars = (0..13).map(|i| format!("v{i}")).collect()).contains("between 1 and 12 variables"));
+    assert!(refused(&|c| c.basis.clear()).contains("empty or contains zero"));
+    assert!(refused(&|c| c.basis.push("0".into())).contains("empty or contains zero"));
+    let zero_in_pair = refused(&|c| {
+        c.generators.insert(0, "0".into());
+        c.trace.steps = vec![vec![0, 2]];
+    });
+    assert!(zero_in_pair.contains("is not two earlier non-zero polynomials"), "{zero_in_pair}");
+    let zero_reducer = refused(&|c| {
+        c.generators.insert(0, "0".into());
+        c.trace.steps = vec![vec![1, 2, 0]];
+    });
+    assert!(zero_reducer.contains("reducer 0 is not an earlier non-zero polynomial"), "{zero_reducer}");
+}

@@ -4,6 +4,8 @@
 //! room is reclaimed by compacting the arena once it is mostly dead.
 
 const PAGE: usize = 4096;
+/// Dead words before the arena is compacted (few in tests, so they compact).
+const COMPACT_AFTER: usize = if cfg!(test) { 8 } else { 1 << 20 };
 
 #[derive(Default)]
 pub(crate) struct Clauses {
@@ -57,7 +59,7 @@ impl Clauses {
             self.pages[index] = None;
         }
         self.dead_words += length + 1;
-        if self.dead_words > (1 << 20) && self.dead_words * 2 > self.arena.len() {
+        if self.dead_words > COMPACT_AFTER && self.dead_words * 2 > self.arena.len() {
             self.compact();
         }
         true
@@ -87,5 +89,48 @@ impl Clauses {
         }
         self.arena = arena;
         self.dead_words = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use proptest::prelude::*;
+
+    use super::{Clauses, PAGE};
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        /// Inserts (ids rising across pages), removals (of present and absent
+        /// ids) and the compactions they cause: after every one, each id reads
+        /// back what a map holds, and the active clauses are listed in id order.
+        #[test]
+        fn the_store_reads_like_a_map_through_removals_and_compactions(
+            steps in prop::collection::vec((0u8..4, 0u64..3 * PAGE as u64, prop::collection::vec(-9i32..9, 0..5)), 1..120)
+        ) {
+            let (mut store, mut model) = (Clauses::default(), BTreeMap::<u64, Vec<i32>>::new());
+            let mut next = 1u64;
+            for (kind, jump, literals) in steps {
+                if kind == 0 {
+                    let id = *model.keys().nth(jump as usize % model.len().max(1)).unwrap_or(&0);
+                    prop_assert_eq!(store.remove(id as i64), model.remove(&id).is_some());
+                } else if kind == 1 {
+                    prop_assert_eq!(store.remove((next + 1 + jump) as i64), false);
+                } else {
+                    next += 1 + jump % 5 + if kind == 3 { jump } else { 0 };
+                    store.insert(next, &literals);
+                    model.insert(next, literals);
+                }
+                for (&id, clause) in &model {
+                    prop_assert_eq!(store.get(id as i64), Some(clause.as_slice()));
+                }
+                let listed: Vec<(u64, Vec<i32>)> = store.iter().map(|(id, c)| (id, c.to_vec())).collect();
+                let expected: Vec<(u64, Vec<i32>)> = model.iter().map(|(id, c)| (*id, c.clone())).collect();
+                prop_assert_eq!(listed, expected);
+                prop_assert_eq!(store.get(-1), None);
+            }
+        }
     }
 }

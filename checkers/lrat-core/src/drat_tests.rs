@@ -226,3 +226,62 @@ fn deletions_are_honoured_but_unit_deletions_are_ignored() {
     let refuted = Formula { variables: 1, clauses: vec![vec![1], vec![-1]] };
     assert_eq!(check_drat(&refuted, "").unwrap().refuted_at, 0);
 }
+
+/// After deletions enough to compact the clause arena, the rules hold as
+/// before: a reason's deletion is still ignored, the deleted clauses are
+/// gone, and the proof is judged as it would be without the compaction.
+#[test]
+fn deletions_that_compact_the_arena_keep_every_rule() {
+    // x1, x2, x3 follow at the top level (reasons (x1), (¬x1 ∨ x2), (¬x2 ∨ x3)); the four clauses
+    // over x4, x5 under x3 refute it once (x4) is added; forty clauses over x6, x7 are deleted.
+    let mut clauses =
+        vec![vec![1], vec![-1, 2], vec![-2, 3], vec![-3, 4, 5], vec![-3, -4, 5], vec![-3, 4, -5], vec![-3, -4, -5]];
+    let junk: Vec<Vec<i32>> = (0..40).map(|i| vec![6 + i % 2, -7 - i % 3, 8 + i]).collect();
+    clauses.extend(junk.iter().cloned());
+    let formula = Formula { variables: 50, clauses };
+    let mut proof: String =
+        junk.iter().map(|c| format!("d {} 0\n", c.iter().map(i32::to_string).collect::<Vec<_>>().join(" "))).collect();
+    proof += "d -1 2 0\nd 1 0\n";
+    let prefix = proof.clone();
+    proof += "4 0\n";
+    let summary = check_drat(&formula, &proof).unwrap();
+    assert_eq!((summary.deletions, summary.ignored_unit_deletions, summary.lemmas), (40, 2, 1), "{summary:?}");
+    assert_eq!(summary.refuted_at, 43);
+    // The deleted clauses are gone: deleting one again is ignored as absent.
+    let again = format!(
+        "{}d {} 0\n4 0\n",
+        &proof[..proof.len() - 4],
+        junk[0].iter().map(i32::to_string).collect::<Vec<_>>().join(" ")
+    );
+    assert_eq!(check_drat(&formula, &again).unwrap().ignored_absent_deletions, 1);
+    // (x10) follows from (x10 ∨ x11), (x10 ∨ ¬x11); once (x10 ∨ x11) is deleted, after the compaction,
+    // it is neither RUP nor RAT (its resolvent with (¬x10 ∨ x12) does not follow).
+    let more = [vec![10, 11], vec![10, -11], vec![-10, 12]];
+    let wider = Formula { variables: 50, clauses: [formula.clauses.clone(), more.to_vec()].concat() };
+    assert!(check_drat(&wider, &format!("{prefix}10 0\n4 0\n")).is_ok());
+    let rejection = check_drat(&wider, &format!("{prefix}d 10 11 0\n10 0\n")).unwrap_err();
+    assert_eq!(rejection.line, 44, "{rejection}");
+}
+
+/// A lemma with a literal true at the top level follows as it is; a
+/// tautology, in the formula or the proof, is kept and never propagates; a
+/// RAT lemma is counted as one.
+#[test]
+fn true_literals_tautologies_and_rat_lemmas_are_judged_as_the_rules_say() {
+    // (x5 ∨ x1) holds because x1 does; without that it would need RAT on x5, whose
+    // candidate (¬x5 ∨ x2) gives a resolvent that does not follow.
+    let unit = Formula { variables: 5, clauses: vec![vec![1], vec![-5, 2]] };
+    assert_eq!(check_drat(&unit, "5 1 0\n").unwrap_err().line, 0, "the lemma is accepted; the proof just ends");
+    // A tautological clause neither propagates nor blocks: (x1 ∨ ¬x1) beside the four clauses over x2, x3.
+    let every = vec![vec![2, 3], vec![-2, 3], vec![2, -3], vec![-2, -3]];
+    let tautology = Formula { variables: 3, clauses: [vec![vec![1, -1]], every.clone()].concat() };
+    let summary = check_drat(&tautology, "3 0\n").unwrap();
+    assert_eq!((summary.lemmas, summary.rat_lemmas, summary.refuted_at), (1, 0, 1));
+    // A tautological lemma is taken as it is, and deleted again.
+    let summary = check_drat(&tautology, "2 -2 0\nd 2 -2 0\n3 0\n").unwrap();
+    assert_eq!((summary.lemmas, summary.deletions, summary.refuted_at), (2, 1, 3));
+    // RAT on a fresh variable, counted.
+    let plain = Formula { variables: 3, clauses: every };
+    let summary = check_drat(&plain, "4 5 0\n3 0\n").unwrap();
+    assert_eq!((summary.lemmas, summary.rat_lemmas, summary.refuted_at), (2, 1, 2));
+}

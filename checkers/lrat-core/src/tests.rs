@@ -208,3 +208,115 @@ proptest! {
         }
     }
 }
+
+/// The rules at their edges, where the documentation puts them: the largest
+/// id and variable, a tautological lemma, a hint whose remaining literal is
+/// already true, the summary's counts, and the messages rejections print.
+#[test]
+fn the_rules_hold_at_their_edges() {
+    let every = Formula { variables: 2, clauses: vec![vec![1, 2], vec![-1, 2], vec![1, -2], vec![-1, -2]] };
+    let max = i32::MAX as u64;
+    assert_eq!(check_lrat(&every, &format!("5 2 0 1 2 0\n{max} 0 5 3 4 0\n")).unwrap().empty_clause_id, max);
+    let above = check_lrat(&every, &format!("5 2 0 1 2 0\n{} 0 5 3 4 0\n", max + 1)).unwrap_err();
+    assert!(above.message.contains("is above"), "{above}");
+    // Variable 2^30 (an extension variable) is read; 2^30 + 1 is not.
+    let big = 1u64 << 30;
+    assert!(check_lrat(&every, &format!("5 {big} 2 0 1 2 0\n6 2 0 1 2 0\n7 0 6 3 4 0\n")).is_ok());
+    let wide = check_lrat(&every, &format!("5 {} 2 0 1 2 0\n", big + 1)).unwrap_err();
+    assert!(wide.message.contains("out of range"), "{wide}");
+    // A tautological lemma is implied as it is; the counts add up.
+    let summary = check_lrat(&every, "5 1 -1 0 0\n6 2 0 1 2 0\n6 d 5 0\n7 0 6 3 4 0\n").unwrap();
+    assert_eq!((summary.lemmas, summary.rat_lemmas, summary.deletions, summary.empty_clause_id), (3, 0, 1, 7));
+    // A RAT lemma is counted as one.
+    let rat =
+        "5 -3 1 0 0\n6 -3 2 0 0\n7 3 -1 -2 0 -5 -6 0\n8 1 0 1 3 0\n9 -1 3 0 4 2 0\n10 3 0 8 9 0\n11 0 10 5 6 4 0\n";
+    assert_eq!(check_lrat(&every, rat).unwrap().rat_lemmas, 3);
+    // A hint whose one literal left is true already changes nothing (lrat-check allows it).
+    assert!(check_lrat(&every, "5 2 0 1 1 2 0\n6 0 5 3 4 0\n").is_ok());
+    // What a rejection prints.
+    let at = |line| crate::Rejection { line, message: "why".into() };
+    assert_eq!((at(3).to_string(), at(0).to_string()), ("line 3: why".to_owned(), "why".to_owned()));
+    assert_eq!(ProofError::Rejected(at(2)).to_string(), "line 2: why");
+    let unreadable = ProofError::Unreadable(std::io::Error::other("gone"));
+    assert_eq!(unreadable.to_string(), "the proof could not be read: gone");
+}
+
+/// A model is read literal by literal: a literal twice is one, both signs
+/// are refused, and a clause naming a variable the header does not declare
+/// is not satisfied by it.
+#[test]
+fn a_model_is_read_literal_by_literal() {
+    let formula = Formula { variables: 3, clauses: vec![vec![1, 2], vec![-3]] };
+    assert!(check_model(&formula, &[1, 1, -3]).is_ok());
+    assert!(check_model(&formula, &[1, -1, -3]).unwrap_err().message.contains("both ways"));
+    assert!(check_model(&formula, &[1, 4]).unwrap_err().message.contains("outside 1..=3"));
+    assert!(check_model(&formula, &[0]).unwrap_err().message.contains("outside 1..=3"));
+    let undeclared = Formula { variables: 1, clauses: vec![vec![2]] };
+    assert!(check_model(&undeclared, &[1]).unwrap_err().message.contains("not satisfied"));
+}
+
+/// Numbers at their edges in both syntaxes, and lines counted across blank
+/// lines and comments for rejections.
+#[test]
+fn numbers_and_lines_are_read_exactly() {
+    let every = Formula { variables: 2, clauses: vec![vec![1, 2], vec![-1, 2], vec![1, -2], vec![-1, -2]] };
+    // The rejected step is on line 5, after a comment and blank lines.
+    let text = "c a comment\n\n5 2 0 1 2 0\n\n6 0 5 3 9 0\n";
+    assert_eq!(check_lrat(&every, text).unwrap_err().line, 5);
+    let spaced = "5  2   0 1\t2 0\r\n6 0 5 3 4 0\n";
+    assert!(check_lrat(&every, spaced).is_ok());
+    // Binary: the largest number a step may hold reads back exactly, a longer one is refused.
+    let mut proof = Vec::new();
+    proof.push(b'a');
+    number(&mut proof, i32::MAX.into());
+    number(&mut proof, 0);
+    number(&mut proof, 0);
+    let rejected = check_lrat_from(&every, proof.as_slice()).unwrap_err().to_string();
+    assert!(rejected.contains("without a conflict"), "{rejected}");
+    let mut long = vec![b'a'];
+    long.extend([0xffu8; 10]);
+    long.push(0x01);
+    assert!(check_lrat_from(&every, long.as_slice()).unwrap_err().to_string().contains("out of range"));
+    // A hint of 2^60 takes nine bytes: read, and found to name no clause.
+    let mut far = vec![b'a'];
+    for x in [5, 2, 0, 1i64 << 60, 0] {
+        number(&mut far, x);
+    }
+    let rejected = check_lrat_from(&every, far.as_slice()).unwrap_err().to_string();
+    assert!(rejected.contains("names no active clause"), "{rejected}");
+    // Cut inside a number, not between steps.
+    let cut = &far[..far.len() - 3];
+    assert!(check_lrat_from(&every, cut).unwrap_err().to_string().contains("ends inside"));
+}
+
+/// A read the system interrupts is tried again, not taken for the end or a
+/// failure; a step's id must be positive in either syntax.
+#[test]
+fn interrupted_reads_are_retried_and_ids_are_positive() {
+    struct Interrupting<'a> {
+        bytes: &'a [u8],
+        calls: usize,
+    }
+    impl std::io::Read for Interrupting<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            self.calls += 1;
+            if self.calls % 2 == 1 {
+                return Err(std::io::Error::from(std::io::ErrorKind::Interrupted));
+            }
+            let n = buf.len().min(self.bytes.len()).min(3);
+            buf[..n].copy_from_slice(&self.bytes[..n]);
+            self.bytes = &self.bytes[n..];
+            Ok(n)
+        }
+    }
+    let every = Formula { variables: 2, clauses: vec![vec![1, 2], vec![-1, 2], vec![1, -2], vec![-1, -2]] };
+    let proof = "5 2 0 1 2 0\n6 0 5 3 4 0\n";
+    let read = Interrupting { bytes: proof.as_bytes(), calls: 0 };
+    assert_eq!(check_lrat_from(&every, read).unwrap().empty_clause_id, 6);
+    let deletion_by_zero = "0 d 1 0\n5 2 0 1 2 0\n";
+    assert!(check_lrat(&every, deletion_by_zero).unwrap_err().message.contains("positive clause id"));
+    let mut binary = vec![b'd'];
+    number(&mut binary, 0);
+    let rejected = check_lrat_from(&every, [&b"a"[..], &[0u8], &binary[1..]].concat().as_slice()).unwrap_err();
+    assert!(rejected.to_string().contains("positive clause id"), "{rejected}");
+}

@@ -182,11 +182,13 @@ fn postfix(text: &str, names: &mut Vec<String>) -> Result<Vec<Token>, String> {
     let mut out = Vec::new();
     let mut stack: Vec<char> = Vec::new();
     let mut expect_operand = true;
-    let chars: Vec<char> = text.chars().filter(|c| !c.is_whitespace()).collect();
+    // Blanks separate tokens and are otherwise ignored: `x y` is two operands, never one name `xy`.
+    let chars: Vec<char> = text.chars().collect();
     let mut i = 0;
     while i < chars.len() {
         let c = chars[i];
         match c {
+            c if c.is_whitespace() => {}
             'a'..='z' if expect_operand => {
                 let start = i;
                 while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_') {

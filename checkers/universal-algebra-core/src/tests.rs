@@ -232,3 +232,82 @@ fn a_hypothesis_is_evaluated_however_many_assignments_it_has() {
     let judged = crate::judge(n, &table, &["x*y*z*u*v*w = x".to_owned()], "x*x = x", &witness);
     assert!(judged.unwrap_err().contains("hypothesis x*y*z*u*v*w = x fails"), "the false hypothesis is found");
 }
+
+/// Laws parse only as terms: an operand where an operator belongs, an
+/// operator where an operand does, a parenthesis out of place are refused;
+/// a law costs one unit per term symbol per assignment.
+#[test]
+fn malformed_terms_are_refused_and_costs_are_counted() {
+    for bad in
+        ["x y = x", "x * * y = x", "(x)(y) = x", "x * ) = x", "x * = y", "* x = x", "x = (", "x (y) = x", ") x = x"]
+    {
+        assert!(Property::parse(bad).is_err(), "{bad}");
+    }
+    // A '(' where an operator is due, a ')' where an operand is: refused where they stand.
+    for bad in ["x() = x", "(x*)y = y"] {
+        assert!(Property::parse(bad).is_err(), "{bad}");
+    }
+    assert_eq!(Property::parse("x*y = y*x").unwrap().evaluation_cost(3), 9 * 6);
+    assert_eq!(Property::parse("x*(y*z) = (x*y)*z").unwrap().evaluation_cost(2), 8 * 10);
+    assert_eq!(Property::parse("has_identity").unwrap().evaluation_cost(3), 18);
+}
+
+/// The listing check at its bounds: orders 1 to 6, a digit naming no
+/// element refused, laws with no model at all (an empty listing is every
+/// class), and the work a check costs, exactly: the budget it needs
+/// suffices and one unit less does not.
+#[test]
+fn the_listing_check_holds_at_its_bounds_and_its_budget() {
+    use crate::models::{Classes, Judgement, judge};
+    let none: Vec<String> = Vec::new();
+    for n in [0, 7] {
+        assert!(
+            matches!(judge(n, &none, Classes::Isomorphism, &[], u64::MAX), Judgement::Flawed(r) if r.contains("outside"))
+        );
+    }
+    let flawed = judge(2, &none, Classes::Isomorphism, &["0002".to_owned()], u64::MAX);
+    assert!(matches!(flawed, Judgement::Flawed(r) if r.contains("not an element of 0..2")));
+    // x*x = y forces every diagonal cell to every element: no model of order 2.
+    let impossible = strings(&["x*x = y"]);
+    assert!(matches!(judge(2, &impossible, Classes::Isomorphism, &[], u64::MAX), Judgement::Complete(..)));
+    assert!(matches!(
+        judge(2, &impossible, Classes::Isomorphism, &["0000".to_owned()], u64::MAX),
+        Judgement::Flawed(_)
+    ));
+    // The 18 semigroups of order 3: the least budget that completes the check, pinned.
+    let laws = strings(&["associative"]);
+    let iso = listing(3, &["associative"], false);
+    let complete = |budget| matches!(judge(3, &laws, Classes::Isomorphism, &iso, budget), Judgement::Complete(..));
+    let (mut low, mut high) = (0u64, 1u64 << 40);
+    while low + 1 < high {
+        let mid = (low + high) / 2;
+        if complete(mid) { high = mid } else { low = mid }
+    }
+    assert_eq!(high, LEAST_BUDGET_SEMIGROUPS_3, "the work units the check of the semigroups of order 3 costs");
+    let anti = listing(3, &["associative"], true);
+    let complete_anti =
+        |budget| matches!(judge(3, &laws, Classes::IsomorphismOrAnti, &anti, budget), Judgement::Complete(..));
+    let (mut low, mut high) = (0u64, 1u64 << 40);
+    while low + 1 < high {
+        let mid = (low + high) / 2;
+        if complete_anti(mid) { high = mid } else { low = mid }
+    }
+    assert_eq!(high, LEAST_BUDGET_SEMIGROUPS_3_ANTI, "the same up to anti-isomorphism");
+}
+
+const LEAST_BUDGET_SEMIGROUPS_3: u64 = 43_532;
+const LEAST_BUDGET_SEMIGROUPS_3_ANTI: u64 = 47_420;
+
+/// A term nested deeper than the recount's inline stack (32 values) is
+/// evaluated on a stack of its own length: x*(x*(…)) with 40 x's holds in
+/// every magma, so the one table of order 1 is the whole listing.
+#[test]
+fn deeply_nested_terms_are_evaluated_whole() {
+    use crate::models::{Classes, Judgement, judge};
+    let deep = (1..40).fold("x".to_owned(), |term, _| format!("x*({term})"));
+    let law = vec![format!("{deep} = {deep}")];
+    let judged = judge(1, &law, Classes::Isomorphism, &["0".to_owned()], u64::MAX);
+    assert!(matches!(judged, Judgement::Complete(..)), "{judged:?}");
+    let judged = judge(2, &law, Classes::Isomorphism, &[], u64::MAX);
+    assert!(matches!(judged, Judgement::Flawed(ref r) if r.contains("some model is missing")), "{judged:?}");
+}
