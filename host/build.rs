@@ -39,7 +39,9 @@ const GROUPS: &[&[Guest]] = &[
         Guest::bundled("jacobian-graph-induced-tree-checker"),
         Guest::bundled("jacobian-groebner-checker"),
         Guest::bundled("jacobian-sat-checker"),
+        Guest::bundled("jacobian-sat-plain-checker"),
         Guest::bundled("jacobian-universal-algebra-checker"),
+        Guest::test("jacobian-test-no-checker"),
         Guest::test("jacobian-test-yes-checker"),
     ],
 ];

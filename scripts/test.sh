@@ -81,10 +81,12 @@ guest_clippy() {
   cargo clippy --profile guest --locked --target wasm32-wasip2 --target-dir target/guests "$@" -- -D warnings
 }
 guest_clippy -p jacobian-claim -p jacobian-graph -p jacobian-knowledge -p jacobian-polynomial -p jacobian-sat -p jacobian-universal-algebra -p jacobian-test-bloated -p jacobian-test-catalog -p jacobian-test-echo -p jacobian-test-forger -p jacobian-test-hostile -p jacobian-test-overreach -p jacobian-test-recipe -p jacobian-test-sneaky
-guest_clippy -p jacobian-graph-enumeration-checker -p jacobian-graph-induced-tree-checker -p jacobian-groebner-checker -p jacobian-sat-checker -p jacobian-universal-algebra-checker -p jacobian-test-yes-checker
+guest_clippy -p jacobian-graph-enumeration-checker -p jacobian-graph-induced-tree-checker -p jacobian-groebner-checker -p jacobian-sat-checker -p jacobian-sat-plain-checker -p jacobian-universal-algebra-checker -p jacobian-test-no-checker -p jacobian-test-yes-checker
 # The crate without the sandbox, as the fuzz targets link it.
 cargo clippy --release --locked -p jacobian --no-default-features --lib -- -D warnings
 scripts/fuzz.sh
+# Mutation testing of one checker core whole (the others: scripts/mutants.sh, about an hour).
+scripts/mutants.sh checkers/graph-induced-tree-core
 echo "soundness harnesses (instances, verdicts, agreement with outside references):"
 cat "$JACOBIAN_SOUNDNESS_REPORT"
 echo "all checks passed (formatting, tests, clippy on host and guests)"

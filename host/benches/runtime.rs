@@ -373,15 +373,7 @@ compiled natively {:.0} ms (sandbox/native {:.2})",
         same.as_secs_f64() * 1e3,
         ours.as_secs_f64() / same.as_secs_f64()
     );
-    for name in ["uuf-100-1", "uuf-100-2", "uuf-100-3", "uuf-100-4", "uuf-100-5"] {
-        let base = shared.join("drat-trim-examples");
-        let text = std::fs::read_to_string(base.join(format!("{name}.cnf"))).expect("cnf");
-        let proof = std::fs::read_to_string(base.join(format!("{name}.lrat"))).expect("lrat");
-        let cnf = invoke("sat.cnf.construct", json!({"dimacs": text})).artifacts[0].uri.clone();
-        let certificate =
-            invoke("sat.certificate.construct", json!({"cnf": cnf, "lrat": proof})).artifacts[0].uri.clone();
-        proofs.push((parse_dimacs(&text), proof, cnf, certificate));
-    }
+    proofs.extend(drat_trim_proofs(&invoke));
     let lines: usize = proofs.iter().map(|(_, p, _, _)| p.lines().count()).sum();
     let start = Instant::now();
     for (formula, proof, _, _) in &proofs {
@@ -411,6 +403,97 @@ compiled natively {:.0} ms (sandbox/native {:.2})",
         lines as f64 / native.as_secs_f64(),
         sandboxed.as_secs_f64() / native.as_secs_f64(),
         fuel_only.as_secs_f64() / native.as_secs_f64(),
+    );
+}
+
+/// drat-trim's LRAT proofs of its uuf-100 examples, each as (formula,
+/// proof, CNF artifact, certificate artifact).
+fn drat_trim_proofs(
+    invoke: &dyn Fn(&str, serde_json::Value) -> jacobian::contract::CapabilityResult,
+) -> Vec<(jacobian_lrat_core::Formula, String, String, String)> {
+    let base = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/testdata/sat/drat-trim-examples");
+    (1..=5)
+        .map(|k| {
+            let text = std::fs::read_to_string(base.join(format!("uuf-100-{k}.cnf"))).expect("cnf");
+            let proof = std::fs::read_to_string(base.join(format!("uuf-100-{k}.lrat"))).expect("lrat");
+            let cnf = invoke("sat.cnf.construct", json!({"dimacs": text})).artifacts[0].uri.clone();
+            let certificate =
+                invoke("sat.certificate.construct", json!({"cnf": cnf, "lrat": proof})).artifacts[0].uri.clone();
+            (parse_dimacs(&text), proof, cnf, certificate)
+        })
+        .collect()
+}
+
+/// What the second SAT checker costs: natively, `jacobian-lrat-plain-core`
+/// beside `jacobian-lrat-core` on the same LRAT proofs (drat-trim's uuf-100
+/// proofs and the solver's own for SATLIB uuf50); in the sandbox, a routed
+/// check with one checker beside the same check under a 2-of-2 quorum.
+fn quorum_figures() {
+    let shared = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/testdata/sat");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let runtime = open(dir.path());
+    let invoke = |id: &str, input: serde_json::Value| call(&runtime, id, input);
+    let mut proofs: Vec<(jacobian_lrat_core::Formula, String, String)> = Vec::new();
+    let uuf100 = drat_trim_proofs(&invoke).into_iter();
+    proofs.extend(uuf100.map(|(formula, proof, _, certificate)| (formula, proof, certificate)));
+    let mut files: Vec<PathBuf> = std::fs::read_dir(shared.join("satlib/uuf50-218"))
+        .expect("satlib uuf50")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    files.sort();
+    for file in files.iter().take(20) {
+        let text = std::fs::read_to_string(file).expect("cnf");
+        let cnf = invoke("sat.cnf.construct", json!({"dimacs": text})).artifacts[0].uri.clone();
+        let route = invoke("sat.solve", json!({"cnf": cnf})).check_with.expect("a certificate");
+        let certificate = route.certificate_artifact.expect("an LRAT certificate");
+        let digest = jacobian::digest::Digest::from_artifact_uri(&certificate).expect("uri");
+        let envelope: serde_json::Value =
+            serde_json::from_slice(&runtime.data().read_artifact(&digest).expect("stored")).expect("json");
+        let proof = envelope["content"]["proof"].as_str().expect("an inline proof").to_owned();
+        proofs.push((parse_dimacs(&text), proof, certificate));
+    }
+    let lines: usize = proofs.iter().map(|(_, p, _)| p.lines().count()).sum();
+    let timed = |check: &dyn Fn(&jacobian_lrat_core::Formula, &str)| {
+        let start = Instant::now();
+        for _ in 0..3 {
+            for (formula, proof, _) in &proofs {
+                check(formula, proof);
+            }
+        }
+        start.elapsed() / 3
+    };
+    let first = timed(&|f, p| {
+        jacobian_lrat_core::check_lrat(f, p).expect("the first checker accepts");
+    });
+    let second = timed(&|f, p| {
+        jacobian_lrat_plain_core::refutes(&f.clauses, p.as_bytes()).expect("the second checker accepts");
+    });
+    println!(
+        "second SAT checker, native ({} LRAT proofs, {lines} lines): lrat-core {:.1} ms, lrat-plain-core {:.1} ms, ratio {:.2}",
+        proofs.len(),
+        first.as_secs_f64() * 1e3,
+        second.as_secs_f64() * 1e3,
+        second.as_secs_f64() / first.as_secs_f64()
+    );
+    let routed = |runtime: &Runtime| {
+        let (start, mut fuel) = (Instant::now(), 0u64);
+        for (_, _, certificate) in &proofs {
+            let result = call(runtime, "certificate.verify", json!({"certificate": certificate}));
+            assert_eq!(result.assurance, jacobian::contract::Assurance::Verified);
+            fuel += result.fuel_consumed;
+        }
+        (start.elapsed(), fuel)
+    };
+    let (alone, alone_fuel) = routed(&runtime);
+    runtime.update_policy(|p| p.set_quorum("sat.certificate", 2)).expect("policy");
+    let (both, both_fuel) = routed(&runtime);
+    println!(
+        "certificate.verify on the same proofs: one checker {:.1} ms ({alone_fuel} fuel), 2-of-2 quorum {:.1} ms \
+({both_fuel} fuel), ratio {:.2} in time, {:.2} in fuel",
+        alone.as_secs_f64() * 1e3,
+        both.as_secs_f64() * 1e3,
+        both.as_secs_f64() / alone.as_secs_f64(),
+        both_fuel as f64 / alone_fuel as f64
     );
 }
 
@@ -1457,6 +1540,9 @@ fn main() {
     }
     if run("groebner") {
         groebner_figures();
+    }
+    if run("quorum") {
+        quorum_figures();
     }
     if run("sat_cadical") {
         // Proofs of 250-variable formulas run to tens of MB: room for them.

@@ -125,6 +125,14 @@ pub fn validate(
         if k.role.is_empty() {
             return Err(bad(&format!("checkers.{i}.role"), "is empty".into()));
         }
+        // A check call names the role it needs, and the component answers
+        // with its checker of that role: two would leave one never run.
+        if let Some(j) = descriptor.checkers[..i].iter().position(|other| other.role == k.role) {
+            return Err(bad(
+                &format!("checkers.{i}.role"),
+                format!("{} is checkers.{j}'s role too: a component has one checker per role", k.role),
+            ));
+        }
         check_accepts(&k.accepts, &k.input_schema, &format!("checkers.{i}.accepts")).map_err(|(p, m)| bad(&p, m))?;
         check_examples(&k.examples, &validator, &format!("checkers.{i}.examples")).map_err(|(p, m)| bad(&p, m))?;
     }
@@ -455,5 +463,32 @@ mod tests {
         assert!(array.to_string().contains("capabilities.0.output_schema"), "{array}");
         let untyped = validate(descriptor(json!({}), json!({"type": "object"}))).expect_err("no type");
         assert!(untyped.to_string().contains("capabilities.0.input_schema: must describe a JSON object"), "{untyped}");
+    }
+
+    /// A check names the role it needs and the component answers with its
+    /// checker of that role: a second checker of the same role would never run.
+    #[test]
+    fn a_component_has_one_checker_per_role() {
+        let checker = |id: &str, role: &str| {
+            json!({"role": role, "capability_id": id, "title": "t", "outcome": "o", "description": "d", "tags": [],
+                   "input_kind": "STRUCTURED_REQUEST", "input_schema": {"type": "object"},
+                   "certificate_formats": ["f"], "artifact_types": []})
+        };
+        let validate = |checkers: Vec<serde_json::Value>| {
+            let text = json!({"protocol": "jacobian.component/1", "kind": "CHECKER",
+                              "provider": {"name": "t", "version": "1", "licence": "MIT"}, "checkers": checkers});
+            super::validate(
+                text.to_string().as_bytes(),
+                jacobian_guest::protocol::BundleKind::Checker,
+                &Default::default(),
+            )
+        };
+        assert!(validate(vec![checker("a.one.verify", "a.role"), checker("a.two.verify", "b.role")]).is_ok());
+        let twice = validate(vec![checker("a.one.verify", "a.role"), checker("a.two.verify", "a.role")]);
+        let error = twice.expect_err("two checkers of one role");
+        assert!(
+            error.to_string().contains("checkers.1.role") && error.to_string().contains("checkers.0's role"),
+            "{error}"
+        );
     }
 }

@@ -182,6 +182,11 @@ pub struct Checkers {
     /// reads as not concluded, with the reason ([`crate::recall`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub recalled: Vec<Recall>,
+    /// Per role, how many authorized checkers (distinct digests, distinct
+    /// providers) must accept a certificate before it is `VERIFIED`
+    /// (`[checkers.quorum]`, e.g. `"sat.certificate" = 2`); absent: one.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub quorum: std::collections::BTreeMap<String, u32>,
 }
 
 /// A checker digest recalled, and why.
@@ -231,7 +236,13 @@ fn yes() -> bool {
 
 impl Default for Checkers {
     fn default() -> Self {
-        Checkers { authorize_bundled: true, authorized: Vec::new(), revoked: BTreeSet::new(), recalled: Vec::new() }
+        Checkers {
+            authorize_bundled: true,
+            authorized: Vec::new(),
+            revoked: BTreeSet::new(),
+            recalled: Vec::new(),
+            quorum: Default::default(),
+        }
     }
 }
 
@@ -258,7 +269,12 @@ pub enum PolicyError {
     UnknownProfile(String),
     #[error("policy file: {0}")]
     Publishers(String),
+    #[error("policy file: checkers.quorum.\"{role}\" is {k}: a quorum is at least 1 and at most {MAX_QUORUM} checkers")]
+    Quorum { role: String, k: u32 },
 }
+
+/// The largest quorum a policy may ask of one role.
+pub const MAX_QUORUM: u32 = 8;
 
 impl Default for Policy {
     fn default() -> Self {
@@ -294,6 +310,9 @@ impl Policy {
             if value == 0 {
                 return Err(PolicyError::Zero { field });
             }
+        }
+        if let Some((role, &k)) = policy.checkers.quorum.iter().find(|(_, k)| !(1..=MAX_QUORUM).contains(*k)) {
+            return Err(PolicyError::Quorum { role: role.clone(), k });
         }
         if policy.uploads.max_bytes == 0 {
             return Err(PolicyError::Zero { field: "uploads.max_bytes" });
@@ -395,6 +414,21 @@ impl Policy {
         if !self.checkers.recalled.iter().any(|r| r.digest == digest) {
             self.checkers.recalled.push(Recall { digest, reason: reason.to_owned() });
             self.checkers.recalled.sort();
+        }
+    }
+
+    /// How many authorized checkers must accept a certificate of `role`
+    /// before it is `VERIFIED` (1 unless the policy asks for more).
+    pub fn quorum(&self, role: &str) -> usize {
+        self.checkers.quorum.get(role).map_or(1, |&k| k as usize)
+    }
+
+    /// Ask `k` checkers of `role` to accept (1 removes the requirement).
+    pub fn set_quorum(&mut self, role: &str, k: u32) {
+        if k <= 1 {
+            self.checkers.quorum.remove(role);
+        } else {
+            self.checkers.quorum.insert(role.to_owned(), k);
         }
     }
 

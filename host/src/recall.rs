@@ -22,12 +22,28 @@ pub fn verdict_checker(episode: &Value) -> Option<Digest> {
     episode.get("verification")?.get("checker_digest")?.as_str()?.parse().ok()
 }
 
-/// Why the checker of `episode`'s verdict is recalled under `policy`, and by whom.
+/// The checkers a stored verdict rests on: its checker, and under a quorum
+/// every checker whose acceptance was counted.
+fn rested_on(episode: &Value) -> Vec<Digest> {
+    let counted = episode
+        .pointer("/verification/quorum/verdicts")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|v| v["counted"] == Value::Bool(true))
+        .filter_map(|v| v["checker_digest"].as_str()?.parse().ok());
+    verdict_checker(episode).into_iter().chain(counted).collect()
+}
+
+/// Why a checker `episode`'s verdict rests on is recalled under `policy`,
+/// and by whom (under a quorum, one recalled checker whose acceptance was
+/// counted is enough: the verdict is read again as a whole by `jacobian recheck`).
 pub fn recall_of(episode: &Value, policy: &Policy) -> Option<(Recall, RecalledBy)> {
-    let checker = verdict_checker(episode)?;
-    let by_operator = policy.checkers.recalled.iter().any(|r| r.digest == checker);
-    let recall = policy.recall_of(&checker)?;
-    Some((recall, if by_operator { RecalledBy::Operator } else { RecalledBy::Bundled }))
+    rested_on(episode).into_iter().find_map(|checker| {
+        let by_operator = policy.checkers.recalled.iter().any(|r| r.digest == checker);
+        let recall = policy.recall_of(&checker)?;
+        Some((recall, if by_operator { RecalledBy::Operator } else { RecalledBy::Bundled }))
+    })
 }
 
 /// `episode` (stored under `digest`) as it reads once its checker is

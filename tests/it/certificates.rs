@@ -89,10 +89,11 @@ fn certificates_of_every_format_reach_their_checker() {
     let refused = invoke(&runtime, "certificate.verify", Mode::Verify, json!({"certificate": unsat}));
     assert_eq!(refused.diagnostic.unwrap().details["path"], "input.certificate");
 
-    // With the SAT checker revoked nothing is routed and nothing is concluded.
-    let sat_checker: Digest =
-        runtime.catalog().get("sat.certificate.verify").map(|e| e.component).expect("bundled SAT checker");
-    runtime.update_policy(|p| p.revoke(sat_checker)).unwrap();
+    // With the SAT checkers revoked nothing is routed and nothing is concluded.
+    for id in ["sat.certificate.verify", "sat.certificate.plain.verify"] {
+        let sat_checker: Digest = runtime.catalog().get(id).map(|e| e.component).expect("bundled SAT checker");
+        runtime.update_policy(|p| p.revoke(sat_checker)).unwrap();
+    }
     let unrouted = invoke(&runtime, "certificate.verify", Mode::Verify, json!({"certificate": cases[0].0}));
     assert_eq!(unrouted.status, Status::Completed);
     assert_eq!(unrouted.assurance, Assurance::None);

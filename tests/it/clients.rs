@@ -182,6 +182,7 @@ fn the_typescript_sdk_calls_verifies_logs_and_completes_over_stdio_and_http() {
         assert_eq!(seen["complete_experiment"]["values"], serde_json::json!([experiment]), "over {on}");
         let capabilities = serde_json::json!([
             "sat.certificate.construct",
+            "sat.certificate.plain.verify",
             "sat.certificate.verify",
             "sat.cnf.construct",
             "sat.solve"

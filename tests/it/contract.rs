@@ -601,6 +601,7 @@ async fn discovery_by_an_artifact_held_finds_its_consumers_first() {
     let cnf = describe(&client, json!({"artifact_type": "jacobian:sat/cnf@1", "limit": 20})).await;
     let expected = [
         ("sat.certificate.construct", "ACCEPTS", "cnf"),
+        ("sat.certificate.plain.verify", "ACCEPTS", "cnf"),
         ("sat.certificate.verify", "ACCEPTS", "cnf"),
         ("sat.solve", "ACCEPTS", "cnf"),
         ("sat.cnf.construct", "PRODUCES", ""),
@@ -619,7 +620,12 @@ async fn discovery_by_an_artifact_held_finds_its_consumers_first() {
         .filter(|(_, r, _)| r == "ACCEPTS")
         .map(|(id, _, field)| format!("{id}.{field}"))
         .collect();
-    assert_eq!(takers, ["certificate.verify.certificate", "sat.certificate.verify.certificate"], "{lrat}");
+    let expected = [
+        "certificate.verify.certificate",
+        "sat.certificate.plain.verify.certificate",
+        "sat.certificate.verify.certificate",
+    ];
+    assert_eq!(takers, expected, "{lrat}");
 
     let (contract, _) =
         call(&client, "capability.describe", json!({"capability_id": "sat.solve", "view": "CONTRACT"})).await;

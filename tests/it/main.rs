@@ -33,6 +33,7 @@ mod operations;
 mod pipeline;
 mod policy;
 mod publishing;
+mod quorum;
 mod random_laws;
 mod recall;
 mod sat;

@@ -65,9 +65,11 @@ fn a_checker_authorized_for_another_role_never_verifies_a_certificate_routed_or_
     );
     assert_eq!(direct.fuel_consumed, 0, "not run");
 
-    // With the real checker revoked, nothing is authorized for the role: still never VERIFIED, and nothing runs.
-    let real = runtime.catalog().get("sat.certificate.verify").unwrap().component;
-    runtime.update_policy(|p| p.revoke(real)).unwrap();
+    // With the real checkers revoked, nothing is authorized for the role: still never VERIFIED, and nothing runs.
+    for real in ["sat.certificate.verify", "sat.certificate.plain.verify"] {
+        let real = runtime.catalog().get(real).unwrap().component;
+        runtime.update_policy(|p| p.revoke(real)).unwrap();
+    }
     let unrouted = invoke(&runtime, "certificate.verify", Mode::Verify, json!({"certificate": certificate}));
     let output = unrouted.output.as_ref().unwrap();
     assert_eq!((output["routed_to"].clone(), output["checker_role"].clone()), (Value::Null, json!("sat.certificate")));

@@ -790,16 +790,34 @@ fn lrat_brute_force_no_refutation_of_a_satisfiable_formula_is_accepted() {
     let mut tally = Tally::new("lrat", "brute force");
     let mut drat = Tally::new("drat", "brute force");
     let mut model_tally = Tally::new("model", "brute force");
+    // The second checker (jacobian-lrat-plain-core) on the same instances:
+    // against the truth, and against this one (every disagreement fails).
+    let mut plain = Tally::new("lrat, second checker", "brute force");
+    let mut plain_model = Tally::new("model, second checker", "brute force");
     for index in budget.indices() {
         let mut rng = Rng::for_instance(budget.seed, index);
         let case = instance(&mut rng);
         let truth = !satisfiable(&case.formula);
         let verdict = Verdict::of(check_lrat(&case.formula, &case.proof).is_ok());
         tally.judge(case.class, truth, verdict, || describe(budget.seed, index, &case.formula, &case.proof));
+        let second =
+            Verdict::of(jacobian_lrat_plain_core::refutes(&case.formula.clauses, case.proof.as_bytes()).is_ok());
+        plain.judge(case.class, truth, second, || describe(budget.seed, index, &case.formula, &case.proof));
+        plain.compare(second, verdict, || None, || describe(budget.seed, index, &case.formula, &case.proof));
+        // A valid refutation is accepted: as LRAT always; as DRAT when it deletes nothing (a
+        // deleted unit clause is kept, as drat-trim keeps it, and may then need a RAT group).
+        let valid = case.class == "valid";
+        assert!(!valid || verdict == Verdict::Accepted, "{}", describe(budget.seed, index, &case.formula, &case.proof));
         if let Some(steps) = &case.steps {
             let text = steps.drat(&case.formula);
             let verdict = Verdict::of(check_drat(&case.formula, &text).is_ok());
             drat.judge(case.class, truth, verdict, || describe(budget.seed, index, &case.formula, &text));
+            let deletes = steps.0.iter().any(|s| matches!(s, Step::Delete(_)));
+            assert!(
+                !valid || deletes || verdict == Verdict::Accepted,
+                "{}",
+                describe(budget.seed, index, &case.formula, &text)
+            );
         }
         // A model of a satisfiable formula, found here by trying every
         // assignment, often spoiled: a value flipped, a variable left out.
@@ -831,11 +849,18 @@ fn lrat_brute_force_no_refutation_of_a_satisfiable_formula_is_accepted() {
         let satisfied = g.clauses.iter().all(|c| c.iter().any(|l| assignment.contains(l)));
         let verdict = Verdict::of(check_model(&g, &assignment).is_ok());
         model_tally.judge("assignment", satisfied, verdict, || format!("{:?} under {assignment:?}", g));
+        let second = Verdict::of(jacobian_lrat_plain_core::model_satisfies(n, &g.clauses, &assignment).is_ok());
+        plain_model.judge("assignment", satisfied, second, || format!("{:?} under {assignment:?}", g));
+        plain_model.compare(second, verdict, || None, || format!("{:?} under {assignment:?}", g));
         assert!(!(satisfied && verdict == Verdict::Rejected), "a model rejected: {g:?} under {assignment:?}");
     }
     tally.report();
     drat.report();
     model_tally.report();
+    plain.report();
+    plain_model.report();
+    plain.assert_both_sides(budget.instances.min(40_000) / 20, budget.instances.min(40_000) / 20);
+    plain_model.assert_both_sides(budget.instances.min(40_000) / 50, budget.instances.min(40_000) / 20);
     tally.assert_both_sides(budget.instances.min(40_000) / 20, budget.instances.min(40_000) / 20);
     drat.assert_both_sides(budget.instances.min(40_000) / 20, budget.instances.min(40_000) / 50);
     model_tally.assert_both_sides(budget.instances.min(40_000) / 50, budget.instances.min(40_000) / 20);

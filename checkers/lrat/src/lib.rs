@@ -4,49 +4,14 @@
 //! by unit propagation of its own, forward. It shares no code with the
 //! solver (the checking lives in `jacobian-lrat-core`).
 
-use jacobian_guest::{
-    ArtifactEnvelope, ArtifactFile, Checker, Judged, Recipe, Refusal, Scope, Verdict, VerdictKind, artifact_of,
-    export_checkers, read_artifact_json, read_input_artifact,
-};
+use jacobian_guest::{Checker, Recipe, Refusal, Verdict, VerdictKind, export_checkers};
 use jacobian_lrat_core::{
     DratSummary, Formula, ProofError, ProofSummary, check_drat, check_drat_from, check_lrat, check_lrat_from,
     check_model,
 };
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
-
-const CNF_SCHEMA: &str = "jacobian:sat/cnf@1";
-const LRAT_SCHEMA: &str = "jacobian:sat/lrat@1";
-const MODEL_SCHEMA: &str = "jacobian:sat/model@1";
-const LRAT_FILE_SCHEMA: &str = "jacobian:sat/lrat-file@1";
-const DRAT_SCHEMA: &str = "jacobian:sat/drat@1";
-const DRAT_FILE_SCHEMA: &str = "jacobian:sat/drat-file@1";
-
-/// The certificate to check and the formula it is about.
-#[derive(Debug, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct VerifyInput {
-    /// URI of the CNF artifact (`jacobian:sat/cnf@1`).
-    #[schemars(regex(pattern = r"^artifact://sha256/[0-9a-f]{64}$"))]
-    pub cnf: String,
-    /// URI of the certificate artifact: an LRAT proof (`jacobian:sat/lrat@1`), a DRAT proof (`jacobian:sat/drat@1`)
-    /// or a model (`jacobian:sat/model@1`).
-    #[schemars(regex(pattern = r"^artifact://sha256/[0-9a-f]{64}$"))]
-    pub certificate: String,
-    /// URI of the uploaded proof file (`jacobian:sat/lrat-file@1` or `jacobian:sat/drat-file@1`) when the
-    /// certificate's proof is one; it is read
-    /// in ranges, never whole. `certificate.verify` fills it from the certificate.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(regex(pattern = r"^artifact://sha256/[0-9a-f]{64}$"))]
-    pub proof_file: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct Cnf {
-    variables: u32,
-    clauses: Vec<Vec<i32>>,
-}
+use jacobian_sat_contract::{
+    CNF_SCHEMA, DRAT_FILE_SCHEMA, DRAT_SCHEMA, Evidence, LRAT_FILE_SCHEMA, LRAT_SCHEMA, MODEL_SCHEMA, VerifyInput, read,
+};
 
 pub struct SatCertificate;
 
@@ -81,113 +46,38 @@ solver.";
     type Input = VerifyInput;
 
     fn recipes() -> Vec<Recipe<VerifyInput>> {
-        // Every clause over two variables: unsatisfiable. The outside proof
-        // derives (x2) from clauses 1 and 2, then the empty clause.
-        let every_clause = json!({"dimacs": "p cnf 2 4\n1 2 0\n-1 2 0\n1 -2 0\n-1 -2 0\n"});
-        let check = |step| VerifyInput {
-            cnf: artifact_of(0, "cnf"),
-            certificate: artifact_of(step, "certificate"),
-            proof_file: None,
-        };
-        vec![
-            Recipe::new("the solver's LRAT proof that all four clauses over two variables are unsatisfiable")
-                .step("sat.cnf.construct", &every_clause)
-                .step("sat.solve", json!({"cnf": artifact_of(0, "cnf")}))
-                .then(check(1)),
-            Recipe::new("an LRAT proof written elsewhere, for the same formula")
-                .step("sat.cnf.construct", &every_clause)
-                .step(
-                    "sat.certificate.construct",
-                    json!({"cnf": artifact_of(0, "cnf"), "lrat": "5 2 0 1 2 0\n6 0 5 3 4 0\n"}),
-                )
-                .then(check(1)),
-        ]
+        jacobian_sat_contract::recipes()
     }
 
     fn check(input: VerifyInput) -> Result<Verdict, Refusal> {
-        let cnf = read_input_artifact("cnf", &input.cnf, CNF_SCHEMA)?;
-        let formula: Cnf =
-            serde_json::from_value(cnf.content).map_err(|e| Refusal::at("cnf", format!("malformed CNF: {e}")))?;
-        let formula = Formula { variables: formula.variables, clauses: formula.clauses };
-        let certificate: ArtifactEnvelope<Value> =
-            read_artifact_json(&input.certificate).map_err(|e| Refusal::at("certificate", e))?;
-        let named_cnf = certificate.content.get("cnf").and_then(Value::as_str).unwrap_or_default().to_owned();
-        let (format, claim_text) = match certificate.schema_uri.as_str() {
-            LRAT_SCHEMA => ("lrat", "UNSATISFIABLE"),
-            DRAT_SCHEMA => ("drat", "UNSATISFIABLE"),
-            MODEL_SCHEMA => ("model", "SATISFIABLE"),
-            other => {
-                return Err(Refusal::at("certificate", format!("{other} is not a SAT certificate schema")));
-            }
+        let mut reading = match read(&input)? {
+            Ok(reading) => reading,
+            Err(rejected) => return Ok(rejected),
         };
-        let claim = json!({"cnf": input.cnf, "statement": claim_text,
-                           "variables": formula.variables, "clauses": formula.clauses.len()});
-        let semantics = json!({
-            "cnf": "DIMACS semantics: a clause is a disjunction of literals, the formula their conjunction",
-            "certificate": match format {
-                "lrat" => "LRAT: every added clause follows by RUP or RAT from the active clauses; the empty clause ends the proof",
-                "drat" => "DRAT: every added clause follows by RUP or RAT on its first literal from the active clauses; unit propagation over the formula and the lemmas ends in a conflict",
-                _ => "a total or partial assignment under which every clause has a true literal",
-            },
-        });
-        let candidate = json!({"certificate": input.certificate, "format": format, "lineage": certificate.lineage});
-        let scope = Scope::exhaustive("exactly the CNF artifact named by the request; nothing about any other formula");
-        let about = Judged { claim, semantics, candidate };
-        let verdict = |kind, reason: String, checked| about.verdict(kind, reason, checked, scope.clone());
-        if named_cnf != input.cnf {
-            return Ok(verdict(
-                VerdictKind::Rejected,
-                format!("the certificate is for {named_cnf}, not for the CNF {}", input.cnf),
-                Vec::new(),
-            ));
-        }
-        let outcome = match format {
-            "lrat" | "drat" => {
-                let checked = match certificate.content.get("proof_file").and_then(Value::as_str) {
-                    Some(named) => {
-                        if input.proof_file.as_deref() != Some(named) {
-                            return Err(Refusal::at(
-                                "proof_file",
-                                format!("the certificate's proof is the uploaded file {named}: name it as proof_file"),
-                            ));
-                        }
-                        let file = ArtifactFile::open(named).map_err(|e| Refusal::at("proof_file", e))?;
-                        let whence = format!("streamed from a {}-byte file", file.len());
-                        let checked = if format == "lrat" {
-                            check_lrat_from(&formula, file).map(|s| lrat_said(&s, &whence))
-                        } else {
-                            check_drat_from(&formula, file).map(|s| drat_said(&s, &whence))
-                        };
-                        match checked {
-                            Err(ProofError::Unreadable(e)) => return Err(Refusal::at("proof_file", e.to_string())),
-                            Err(ProofError::Rejected(r)) => Err(r),
-                            Ok(said) => Ok(said),
-                        }
-                    }
-                    None => {
-                        let proof = certificate.content.get("proof").and_then(Value::as_str).unwrap_or_default();
-                        if format == "lrat" {
-                            check_lrat(&formula, proof).map(|s| lrat_said(&s, "inline"))
-                        } else {
-                            check_drat(&formula, proof).map(|s| drat_said(&s, "inline"))
-                        }
-                    }
+        let whence = reading.evidence.whence();
+        let formula = Formula { variables: reading.variables, clauses: reading.clauses.clone() };
+        let (format, lrat) = (reading.format, reading.format == "lrat");
+        let outcome = match std::mem::replace(&mut reading.evidence, Evidence::Inline(String::new())) {
+            Evidence::Model(assignment) => check_model(&formula, &assignment)
+                .map(|()| vec![format!("all {} clauses have a true literal", formula.clauses.len())]),
+            Evidence::Inline(proof) if lrat => check_lrat(&formula, &proof).map(|s| vec![lrat_said(&s, &whence)]),
+            Evidence::Inline(proof) => check_drat(&formula, &proof).map(|s| vec![drat_said(&s, &whence)]),
+            Evidence::File(file) => {
+                let checked = if lrat {
+                    check_lrat_from(&formula, file).map(|s| lrat_said(&s, &whence))
+                } else {
+                    check_drat_from(&formula, file).map(|s| drat_said(&s, &whence))
                 };
-                checked.map(|said| vec![said])
-            }
-            _ => {
-                let assignment: Vec<i32> = certificate
-                    .content
-                    .get("assignment")
-                    .and_then(|v| serde_json::from_value(v.clone()).ok())
-                    .ok_or_else(|| Refusal::at("certificate", "the model has no assignment"))?;
-                check_model(&formula, &assignment)
-                    .map(|()| vec![format!("all {} clauses have a true literal", formula.clauses.len())])
+                match checked {
+                    Err(ProofError::Unreadable(e)) => return Err(Refusal::at("proof_file", e.to_string())),
+                    Err(ProofError::Rejected(r)) => Err(r),
+                    Ok(said) => Ok(vec![said]),
+                }
             }
         };
         Ok(match outcome {
-            Ok(checked) => verdict(VerdictKind::Accepted, format!("the {format} certificate checks"), checked),
-            Err(rejection) => verdict(VerdictKind::Rejected, rejection.to_string(), Vec::new()),
+            Ok(checked) => reading.verdict(VerdictKind::Accepted, format!("the {format} certificate checks"), checked),
+            Err(rejection) => reading.verdict(VerdictKind::Rejected, rejection.to_string(), Vec::new()),
         })
     }
 }

@@ -536,6 +536,15 @@ pub enum CheckerAction {
         #[arg(long)]
         reason: String,
     },
+    /// Require K authorized checkers of a role (distinct digests and providers) to accept a
+    /// certificate before it is VERIFIED; one rejection makes it REJECTED. K = 1 removes it.
+    Quorum {
+        /// Checker role (e.g. sat.certificate).
+        role: String,
+        /// How many must accept.
+        #[arg(value_parser = clap::value_parser!(u32).range(1..=jacobian::policy::MAX_QUORUM as i64))]
+        k: u32,
+    },
 }
 
 /// Arguments of `jacobian recheck`.

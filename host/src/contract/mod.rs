@@ -12,7 +12,9 @@ use crate::digest::Digest;
 mod members;
 mod verification;
 
-pub use verification::{RecallNote, RecalledBy, RecheckNote, VerificationRecord, VerificationStatus};
+pub use verification::{
+    Quorum, QuorumOutcome, QuorumVerdict, RecallNote, RecalledBy, RecheckNote, VerificationRecord, VerificationStatus,
+};
 
 /// Version of the `CapabilityResult` shape.
 pub const RESULT_CONTRACT: &str = "jacobian.capability-result/1";

@@ -61,6 +61,63 @@ pub struct VerificationRecord {
     /// is kept here, with the new verdicts of any re-check.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recall: Option<RecallNote>,
+    /// Present only when the operator's policy asks more than one checker of
+    /// this role to accept (`[checkers.quorum]`): every checker's verdict.
+    /// The checker above answered first; the status is `VERIFIED` only when
+    /// `required` of them, with distinct digests and providers, accepted
+    /// this same claim, semantics, candidate and scope, and none rejected.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quorum: Option<Quorum>,
+}
+
+/// The verdicts of every checker a quorum asked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Quorum {
+    /// How many had to accept.
+    pub required: u32,
+    /// How many accepted and counted.
+    pub counted: u32,
+    /// Each checker asked, the first one first, then by digest.
+    pub verdicts: Vec<QuorumVerdict>,
+}
+
+/// One checker's verdict in a quorum.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QuorumVerdict {
+    /// The checker's capability id.
+    pub checker_id: String,
+    /// Its component digest.
+    pub checker_digest: Digest,
+    /// Its provider.
+    pub provider: String,
+    /// Its provider version.
+    pub checker_version: String,
+    /// What it answered.
+    pub outcome: QuorumOutcome,
+    /// Its reason (or why it gave no verdict).
+    pub reason: String,
+    /// Whether its acceptance counts towards the quorum (an acceptance of
+    /// another claim, or by a provider already counted, does not).
+    pub counted: bool,
+    /// SHA-256 of its verdict's claim, semantics, candidate and scope, as the record's binding covers them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judged_digest: Option<Digest>,
+}
+
+/// What one checker of a quorum answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum QuorumOutcome {
+    /// It accepted the certificate.
+    Accepted,
+    /// It rejected the certificate.
+    Rejected,
+    /// The certificate is beyond what it judges.
+    Unsupported,
+    /// It gave no verdict: it failed, ran out of a budget, or refused the input.
+    NoVerdict,
 }
 
 /// How a stored verdict reads once its checker is recalled.

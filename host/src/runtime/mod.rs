@@ -22,6 +22,7 @@ mod experiments;
 mod open;
 mod pipeline;
 mod policy_cache;
+mod quorum;
 mod recall;
 mod record;
 mod resolve;
@@ -235,6 +236,9 @@ impl Runtime {
             out.extend(
                 digest_at(episode, "/verification/checker_digest").filter(|d| *d != crate::catalog::router_component()),
             );
+            // Under a quorum, every checker it asked.
+            let asked = episode.pointer("/verification/quorum/verdicts").and_then(Value::as_array);
+            out.extend(asked.into_iter().flatten().filter_map(|v| digest_at(v, "/checker_digest")));
             if episode["verification"].is_object()
                 && let Some(checker) = digest_at(episode, "/provenance/provider_digest")
             {

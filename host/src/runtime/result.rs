@@ -33,6 +33,15 @@ pub(crate) struct RunFacts {
     pub guest_log: Vec<LogLine>,
 }
 
+impl RunFacts {
+    /// Two calls' facts together: the fuel summed, the logs in order.
+    pub fn and(mut self, more: RunFacts) -> RunFacts {
+        self.fuel_consumed = self.fuel_consumed.saturating_add(more.fuel_consumed);
+        self.guest_log.extend(more.guest_log);
+        self
+    }
+}
+
 /// Completed or failed.
 #[derive(Debug, Clone)]
 pub(crate) enum Body {
@@ -180,5 +189,6 @@ pub(super) fn not_concluded(
         checked: Vec::new(),
         remaining_obligations: Vec::new(),
         recall: None,
+        quorum: None,
     }
 }

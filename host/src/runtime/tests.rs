@@ -84,6 +84,7 @@ fn the_verification_binding_changes_when_any_bound_part_changes() {
         checked: Vec::new(),
         remaining_obligations: Vec::new(),
         recall: None,
+        quorum: None,
     };
     let base = verification_binding(&record).expect("complete record");
     let other = || Some(Digest::of(b"other"));

@@ -120,7 +120,7 @@ impl Runtime {
                 Completed { obligations: vec![obligation], verification: Some(record), ..Completed::default() };
             return Ok((RunFacts::default(), Ok(completed)));
         }
-        let request = CheckRequest { role, input: prepared.call.input.as_ref().clone() };
+        let request = CheckRequest { role: role.clone(), input: prepared.call.input.as_ref().clone() };
         let bytes = serde_json::to_vec(&request).unwrap_or_default();
         let report = self.call_component(prepared, &bytes, how)?;
         let (run, answer) = match facts(report, &entry.id, prepared) {
@@ -134,6 +134,16 @@ impl Runtime {
                 return Ok((run, Err((d, StopReason::Failed))));
             }
         };
+        // A quorum: the other checkers of the role, on the same request.
+        let required = policy.quorum(&role);
+        let (run, others) = if required > 1 && matches!(judged, Judging::Certificate(_)) {
+            match self.ask_quorum(prepared, policy, (&role, &format), &bytes, how)? {
+                Ok(asked) => (run.and(asked.run), Some(asked.answers)),
+                Err((more, failure)) => return Ok((run.and(more), failure)),
+            }
+        } else {
+            (run, None)
+        };
         record.status = match verdict.verdict {
             VerdictKind::Accepted => VerificationStatus::Verified,
             VerdictKind::Rejected => VerificationStatus::Rejected,
@@ -144,9 +154,25 @@ impl Runtime {
         record.candidate_digest = Some(Digest::of_json(&verdict.candidate));
         record.scope_digest = Some(Digest::of_json(&serde_json::to_value(&verdict.scope).unwrap_or_default()));
         record.semantics_digest = Some(Digest::of_json(&verdict.semantics));
-        record.binding_digest = verification_binding(&record);
         record.checked = verdict.checked.clone();
         record.remaining_obligations = verdict.remaining_obligations.clone();
+        let mut output = json!({
+            "verdict": verdict.verdict,
+            "reason": verdict.reason,
+            "claim": verdict.claim,
+            "semantics": verdict.semantics,
+            "candidate": verdict.candidate,
+        });
+        if let Some(others) = others {
+            let (quorum, status) = super::quorum::count(required, (entry, &verdict), &others);
+            let (reason, obligation) = super::quorum::explain(&quorum, status, &role, &verdict.reason);
+            output["quorum"] = json!({"required": quorum.required, "counted": quorum.counted, "status": status});
+            record.status = status;
+            record.reason = reason;
+            record.remaining_obligations.extend(obligation);
+            record.quorum = Some(quorum);
+        }
+        record.binding_digest = verification_binding(&record);
         let completed = Completed {
             relationships: prepared
                 .references
@@ -158,15 +184,9 @@ impl Runtime {
             } else {
                 Assurance::None
             },
-            output: Some(json!({
-                "verdict": verdict.verdict,
-                "reason": verdict.reason,
-                "claim": verdict.claim,
-                "semantics": verdict.semantics,
-                "candidate": verdict.candidate,
-            })),
+            output: Some(output),
+            obligations: record.remaining_obligations.clone(),
             scope: Some(verdict.scope),
-            obligations: verdict.remaining_obligations,
             verification: Some(record),
             ..Completed::default()
         };
@@ -189,10 +209,11 @@ pub(super) enum Judging {
 }
 
 /// SHA-256 over everything a verdict is bound to: claim, semantics,
-/// candidate, scope, certificate format, checker digest and version. `None`
+/// candidate, scope, certificate format, checker digest and version, and,
+/// under a quorum, every checker's digest, outcome and judged digest. `None`
 /// until the checker has reported all of them.
 pub fn verification_binding(record: &VerificationRecord) -> Option<Digest> {
-    let binding = json!({
+    let mut binding = json!({
         "claim": record.claim_digest.as_ref()?,
         "semantics": record.semantics_digest.as_ref()?,
         "candidate": record.candidate_digest.as_ref()?,
@@ -201,5 +222,13 @@ pub fn verification_binding(record: &VerificationRecord) -> Option<Digest> {
         "checker_digest": record.checker_digest,
         "checker_version": record.checker_version,
     });
+    if let Some(quorum) = &record.quorum {
+        let verdicts: Vec<_> = quorum
+            .verdicts
+            .iter()
+            .map(|v| json!({"checker_digest": v.checker_digest, "outcome": v.outcome, "judged": v.judged_digest}))
+            .collect();
+        binding["quorum"] = json!({"required": quorum.required, "verdicts": verdicts});
+    }
     Some(Digest::of_json(&binding))
 }

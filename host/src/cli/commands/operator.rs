@@ -109,6 +109,20 @@ pub fn checkers(place: Place, args: CheckersArgs) -> anyhow::Result<()> {
             runtime.update_policy(|p| p.recall(digest, reason.trim()))?;
             println!("recalled {digest}: its verdicts read as NOT_CONCLUDED; `jacobian recheck` judges them again");
         }
+        CheckerAction::Quorum { role, k } => {
+            let binding = runtime.binding();
+            let checkers: Vec<&str> = runtime
+                .catalog()
+                .entries()
+                .filter(|e| e.checker_roles.contains(&role) && binding.authorized.get(&e.id).copied().unwrap_or(false))
+                .map(|e| e.id.as_str())
+                .collect();
+            runtime.update_policy(|p| p.set_quorum(&role, k))?;
+            println!(
+                "role {role}: {k} authorized checker(s) must accept; authorized now: {}",
+                if checkers.is_empty() { "none".to_owned() } else { checkers.join(", ") }
+            );
+        }
     }
     Ok(())
 }
