@@ -98,7 +98,31 @@ mod tests {
 
     use proptest::prelude::*;
 
-    use super::{Clauses, PAGE};
+    use super::{COMPACT_AFTER, Clauses, PAGE};
+
+    /// Only the active clauses are held: a stream of clauses, each deleted
+    /// a few steps after it was added, keeps the arena within twice the
+    /// live words (plus the compaction threshold) and frees every page whose
+    /// clauses are all gone.
+    #[test]
+    fn deleted_clauses_give_their_room_back() {
+        let mut store = Clauses::default();
+        let mut live = std::collections::VecDeque::new();
+        for id in 1..=(12 * PAGE) as u64 {
+            store.insert(id, &[1, -2, 3]);
+            live.push_back(id);
+            if live.len() > 10 {
+                assert!(store.remove(live.pop_front().unwrap() as i64));
+            }
+            let live_words = live.len() * 4;
+            assert!(store.arena.len() <= 2 * live_words + COMPACT_AFTER + 4, "{} words at id {id}", store.arena.len());
+            assert!(store.pages.iter().flatten().count() <= 2, "pages held at id {id}");
+        }
+        for id in live {
+            assert!(store.remove(id as i64));
+        }
+        assert_eq!(store.pages.iter().flatten().count(), 0, "every page freed");
+    }
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(200))]

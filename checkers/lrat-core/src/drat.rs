@@ -524,3 +524,53 @@ impl Hasher for Passthrough {
         self.0 = value;
     }
 }
+
+#[cfg(test)]
+mod memory {
+    use super::{COMPACT_AFTER, Checker, Deleted, HEADER};
+
+    fn add(checker: &mut Checker, clause: &[i32]) {
+        let mut codes = Vec::new();
+        let tautology = checker.normalize(clause, &mut codes);
+        checker.add(&mut codes, tautology);
+    }
+
+    fn delete(checker: &mut Checker, clause: &[i32]) -> Deleted {
+        let mut codes = Vec::new();
+        checker.normalize(clause, &mut codes);
+        checker.delete(&codes)
+    }
+
+    /// Only the active clauses are held: a stream of clauses, each deleted
+    /// a few steps after it was added, keeps the arena within twice the live
+    /// words (plus the compaction threshold) and drops the dead clauses'
+    /// watches; a reason moved by a compaction still protects its literal.
+    #[test]
+    fn deleted_clauses_give_their_room_back_and_reasons_move_with_theirs() {
+        let mut checker = Checker { declared: 60, ..Checker::default() };
+        checker.grow(60);
+        let clause = |i: usize| [1 + (i % 23) as i32, -(24 + (i % 19) as i32), 50 + (i % 7) as i32];
+        // Dead clauses before the reason, so that a compaction moves it.
+        for i in 0..4 {
+            add(&mut checker, &clause(i));
+            assert!(matches!(delete(&mut checker, &clause(i)), Deleted::Removed));
+        }
+        add(&mut checker, &[-58, 59]);
+        add(&mut checker, &[58]);
+        assert_eq!(checker.value[(59 << 1) as usize], 1, "x59 follows from x58 by propagation");
+        let mut live = std::collections::VecDeque::new();
+        for i in 4..2_000 {
+            add(&mut checker, &clause(i));
+            live.push_back(i);
+            if live.len() > 10 {
+                assert!(matches!(delete(&mut checker, &clause(live.pop_front().unwrap())), Deleted::Removed));
+            }
+            let live_words = (live.len() + 2) * (HEADER + 3);
+            assert!(checker.arena.len() <= 2 * live_words + COMPACT_AFTER + 8, "{} words", checker.arena.len());
+            let watches: usize = checker.watches.iter().map(Vec::len).sum();
+            assert!(watches <= 4 * (live.len() + 2) + COMPACT_AFTER, "{watches} watches");
+        }
+        assert!(matches!(delete(&mut checker, &[-58, 59]), Deleted::Reason), "the reason of x59 stays");
+        assert!(matches!(delete(&mut checker, &[58]), Deleted::Reason), "and the reason of x58");
+    }
+}

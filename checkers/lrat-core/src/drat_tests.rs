@@ -178,6 +178,10 @@ fn a_lemma_that_does_not_follow_is_rejected_at_its_line() {
     let rejection = check_drat(&formula, "c a comment\n-2 0\n0\n").expect_err("not implied");
     assert_eq!(rejection.line, 2, "{rejection}");
     assert!(rejection.message.contains("neither RUP nor RAT"), "{rejection}");
+    // A step may span lines (DRAT is a stream of numbers); its newlines count for the next.
+    let rejection = check_drat(&formula, "c x\n2\n 0\n-2 0\n").expect_err("not implied");
+    assert_eq!(rejection.line, 4, "{rejection}");
+    assert!(rejection.message.contains("neither RUP nor RAT"), "{rejection}");
     // A proof that never conflicts.
     let rejection = check_drat(&formula, "2 0\n").expect_err("no refutation");
     assert!(rejection.message.contains("without refuting"), "{rejection}");
@@ -225,6 +229,49 @@ fn deletions_are_honoured_but_unit_deletions_are_ignored() {
     // A formula that propagation alone refutes needs no proof.
     let refuted = Formula { variables: 1, clauses: vec![vec![1], vec![-1]] };
     assert_eq!(check_drat(&refuted, "").unwrap().refuted_at, 0);
+}
+
+/// The clause that implied a literal stays while the literal does: its
+/// deletion is ignored, whether it implied the literal when it was added or
+/// by propagation later, and a clause added under a literal already true
+/// does not take its place. A deletion that went through would leave the
+/// literal true with nothing implying it, and then a false unit follows.
+#[test]
+fn the_reason_of_a_true_literal_keeps_it() {
+    // (¬x1 ∨ x2) is watched, then (x1) makes x2 true by propagation: (¬x2) is then no lemma.
+    let propagated = Formula { variables: 2, clauses: vec![vec![-1, 2], vec![1]] };
+    let rejection = check_drat(
+        &propagated,
+        "d -1 2 0
+-2 0
+",
+    )
+    .expect_err("satisfiable: x1 = x2 = true");
+    assert_eq!(rejection.line, 2, "{rejection}");
+    // x4 is implied by (¬x3 ∨ x4) when it is added; the lemma (x4) adds nothing, so the
+    // deletion of (¬x3 ∨ x4) is ignored, and counted as such.
+    let mut every = vec![vec![3], vec![-3, 4]];
+    every.extend([vec![1, 2], vec![1, -2], vec![-1, 2], vec![-1, -2]]);
+    let formula = Formula { variables: 4, clauses: every };
+    let summary = check_drat(
+        &formula,
+        "4 0
+d -3 4 0
+1 0
+",
+    )
+    .unwrap();
+    assert_eq!((summary.ignored_unit_deletions, summary.deletions), (1, 0), "{summary:?}");
+    // Rejections name an extension variable as written, with one declared variable too.
+    let one = Formula { variables: 1, clauses: vec![vec![1]] };
+    let rejection = check_drat(
+        &one,
+        "5 0
+-5 -1 0
+",
+    )
+    .expect_err("not RAT");
+    assert!(rejection.message.contains("first literal -5: the resolvent with the clause [5]"), "{rejection}");
 }
 
 /// After deletions enough to compact the clause arena, the rules hold as
@@ -284,4 +331,15 @@ fn true_literals_tautologies_and_rat_lemmas_are_judged_as_the_rules_say() {
     let plain = Formula { variables: 3, clauses: every };
     let summary = check_drat(&plain, "4 5 0\n3 0\n").unwrap();
     assert_eq!((summary.lemmas, summary.rat_lemmas, summary.refuted_at), (2, 1, 2));
+}
+
+/// A clause added twice is held twice: each deletion removes one, and the
+/// second is found after the first is gone.
+#[test]
+fn a_clause_held_twice_is_deleted_twice() {
+    let mut two = vec![vec![1, 2], vec![1, -2], vec![-1, 2], vec![-1, -2]];
+    two.extend([vec![3, 4], vec![3, -4], vec![-3, 4], vec![-3, -4]]);
+    let formula = Formula { variables: 4, clauses: two };
+    let summary = check_drat(&formula, "1 2 0\nd 1 2 0\nd 2 1 0\nd 1 2 0\n3 0\n").unwrap();
+    assert_eq!((summary.deletions, summary.ignored_absent_deletions), (2, 1), "{summary:?}");
 }

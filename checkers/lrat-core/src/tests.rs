@@ -265,6 +265,10 @@ fn numbers_and_lines_are_read_exactly() {
     assert_eq!(check_lrat(&every, text).unwrap_err().line, 5);
     let spaced = "5  2   0 1\t2 0\r\n6 0 5 3 4 0\n";
     assert!(check_lrat(&every, spaced).is_ok());
+    // Blanks before a step, and lines of blanks only, are skipped (and counted).
+    let indented = " \t5 2 0 1 2 0\n \r\n\t 6 0 5 3 4 0\n";
+    assert!(check_lrat(&every, indented).is_ok());
+    assert_eq!(check_lrat(&every, " 5 2 0 1 2 0\n\r\n  6 0 5 3 9 0\n").unwrap_err().line, 3);
     // Binary: the largest number a step may hold reads back exactly, a longer one is refused.
     let mut proof = Vec::new();
     proof.push(b'a');
@@ -284,9 +288,24 @@ fn numbers_and_lines_are_read_exactly() {
     }
     let rejected = check_lrat_from(&every, far.as_slice()).unwrap_err().to_string();
     assert!(rejected.contains("names no active clause"), "{rejected}");
+    // A literal beyond the variables any lemma may hold is refused as read, in both syntaxes.
+    for huge in [i64::from(i32::MAX) + 2, (1 << 30) + 1, (1 << 32) + 1] {
+        let mut wide = vec![b'a'];
+        for x in [5, huge, 0, 1, 0] {
+            number(&mut wide, x);
+        }
+        let rejected = check_lrat_from(&every, wide.as_slice()).unwrap_err().to_string();
+        assert!(rejected.contains("literal out of range"), "{huge}: {rejected}");
+        let rejected = check_lrat(&every, &format!("5 {huge} 0 1 0\n")).unwrap_err().to_string();
+        assert!(rejected.contains("literal out of range"), "{huge}: {rejected}");
+    }
     // Cut inside a number, not between steps.
     let cut = &far[..far.len() - 3];
-    assert!(check_lrat_from(&every, cut).unwrap_err().to_string().contains("ends inside"));
+    assert!(check_lrat_from(&every, cut).unwrap_err().to_string().contains("ends inside a number"));
+    // Cut after a whole number, inside a step.
+    let short = &far[..far.len() - 1];
+    let rejected = check_lrat_from(&every, short).unwrap_err().to_string();
+    assert!(rejected.contains("ends inside") && !rejected.contains("a number"), "{rejected}");
 }
 
 /// A read the system interrupts is tried again, not taken for the end or a

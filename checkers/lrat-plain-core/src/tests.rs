@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use crate::{Failure, model_satisfies, refutes};
+use crate::{Failure, MAX_ID, MAX_VARIABLE, model_satisfies, refutes};
 
 fn shared(path: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/testdata").join(path)
@@ -160,4 +160,29 @@ fn models_are_judged_clause_by_clause() {
     assert!(model_satisfies(3, &f, &[1, -1, 3]).unwrap_err().to_string().contains("both"));
     assert!(model_satisfies(3, &f, &[4]).unwrap_err().to_string().contains("no variable"));
     assert!(model_satisfies(3, &f, &[0]).unwrap_err().to_string().contains("no variable"));
+}
+
+#[test]
+fn steps_counts_and_bounds_are_exact() {
+    let f = EVERY_CLAUSE;
+    let step = |proof: &str| match refutes(&clauses(f), proof.as_bytes()) {
+        Err(Failure::Wrong { step, .. }) => step,
+        other => panic!("{proof:?}: {other:?}"),
+    };
+    assert_eq!(step("5 2 0 1 2 0\n6 1 0 0\n"), 2, "a rejection names its step");
+    assert_eq!(step("c x\n5 2 0 1 2 0\n5 d 5 0\n6 d 5 0\n"), 3);
+    let two = refutes(&clauses(f), "5 2 0 1 2 0\n5 d 1 2 0\n6 0 5 3 4 0\n".as_bytes()).unwrap();
+    assert_eq!((two.lemmas, two.deleted, two.empty_clause), (2, 2, 6));
+    // The largest id and the largest variable are allowed, one more is not.
+    let top = format!("{} 2 0 1 2 0\n{} 0 {} 3 4 0\n", MAX_ID - 1, MAX_ID, MAX_ID - 1);
+    assert_eq!(refutes(&clauses(f), top.as_bytes()).unwrap().empty_clause, MAX_ID);
+    let widest = format!("5 {MAX_VARIABLE} 0 0\n6 2 0 1 2 0\n7 0 6 3 4 0\n");
+    assert!(refutes(&clauses(f), widest.as_bytes()).is_ok());
+    assert!(rejected(f, &format!("5 {} 0 0\n", MAX_VARIABLE + 1)).contains("out of range"));
+    // Malformed: a binary step without an id, a deletion step of id 0, a number after the hints' 0.
+    assert!(rejected(f, "a\0\0").contains("without an id"));
+    let spare = "p cnf 3 5\n1 2 0\n-1 2 0\n1 -2 0\n-1 -2 0\n3 0\n";
+    assert!(refutes(&clauses(spare), "6 d 5 0\n6 2 0 1 2 0\n7 0 6 3 4 0\n".as_bytes()).is_ok());
+    assert!(rejected(spare, "0 d 5 0\n6 2 0 1 2 0\n7 0 6 3 4 0\n").contains("positive id"));
+    assert!(rejected(f, "5 2 0 1 2 0 7\n6 0 5 3 4 0\n").contains("its hints, 0"));
 }
