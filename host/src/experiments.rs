@@ -176,6 +176,11 @@ pub fn key_pattern(prefix: &str, tenant: Option<&str>) -> (String, String) {
     (pattern, prefix.to_owned())
 }
 
+/// The tag of the tenant whose experiment `key` is (`None`: the operator's).
+pub fn owner_tag(key: &str) -> Option<&str> {
+    key.rsplit_once('@').map(|(_, tag)| tag)
+}
+
 /// The id a tenant names `key` by (the key itself for the operator).
 pub fn id_of<'k>(key: &'k str, tenant: Option<&str>) -> &'k str {
     match tenant {

@@ -137,7 +137,8 @@ pub fn read(runtime: &Runtime, uri: &str) -> Result<ResourceText, Diagnostic> {
 }
 
 /// Read a resource for `tenant` (`None`: the operator): an experiment is
-/// the tenant's own of that id, or not found.
+/// the tenant's own of that id, an artifact or episode one it may read
+/// (see `runtime/grants.rs`), or not found.
 pub fn read_as(runtime: &Runtime, uri: &str, tenant: Option<&str>) -> Result<ResourceText, Diagnostic> {
     let json_text = |bytes: Vec<u8>| ResourceText {
         mime_type: "application/json",
@@ -168,18 +169,21 @@ pub fn read_as(runtime: &Runtime, uri: &str, tenant: Option<&str>) -> Result<Res
             let request = crate::contract::InvokeRequest {
                 capability_id: REFERENCE_CAPABILITY.into(),
                 input: json!({}),
+                tenant: tenant.map(str::to_owned),
                 ..Default::default()
             };
             let result = runtime.run_unrecorded(&request);
             match (result.output, result.diagnostic) {
                 (Some(output), None) => Ok(ResourceText { mime_type: "application/json", text: output.to_string() }),
+                // A tenant over its quota is told so (which quota, when to retry), not "not found".
+                (_, Some(diagnostic)) if diagnostic.code == Code::QuotaExceeded => Err(diagnostic),
                 (_, Some(diagnostic)) => Err(not_found(uri, diagnostic.message)),
                 _ => Err(not_found(uri, "the reference pack is not available".into())),
             }
         }
         _ if uri.starts_with("artifact://") => {
             let digest = Digest::from_artifact_uri(uri).map_err(|e| not_found(uri, e.to_string()))?;
-            runtime.data().read_artifact(&digest).map(json_text).map_err(|e| {
+            runtime.read_artifact_as(tenant, &digest).map(json_text).map_err(|e| {
                 if e.is_unavailable() {
                     Diagnostic::new(Code::StorageFailed, Stage::Storage, e.to_string(), "retry the read")
                         .with("uri", uri.chars().take(200).collect::<String>())
@@ -193,7 +197,7 @@ pub fn read_as(runtime: &Runtime, uri: &str, tenant: Option<&str>) -> Result<Res
                 .strip_prefix(EPISODE_URI_PREFIX)
                 .ok_or_else(|| not_found(uri, "episode URIs are episode://sha256/<hex>".into()))
                 .and_then(|hex| Digest::from_hex(hex).map_err(|e| not_found(uri, e.to_string())))?;
-            match runtime.episode_now(&digest) {
+            match runtime.episode_as(tenant, &digest) {
                 Ok(Some(bytes)) => Ok(json_text(bytes)),
                 Ok(None) => Err(not_found(uri, format!("no episode {digest}"))),
                 Err(e) => Err(not_found(uri, e.to_string())),

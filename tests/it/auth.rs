@@ -373,3 +373,51 @@ fn jwt_access_tokens_are_checked_for_signature_issuer_audience_time_scope_and_ro
     let (status, _, body) = post(&server, Some(&sign(&b, "b", &claims(json!({})))), &initialize());
     assert_eq!(status, 200, "{body}");
 }
+
+#[test]
+fn a_jwt_tenant_and_an_api_token_tenant_of_one_name_are_two_tenants_and_the_claim_must_be_a_string() {
+    let dir = tempfile::tempdir().unwrap();
+    let (key, public) = signing_key("a");
+    let jwks = dir.path().join("jwks.json");
+    write_jwks(&jwks, &[&public]);
+    let config = dir.path().join("jacobian.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[auth]\nresource = \"{RESOURCE}\"\napi_tokens = true\nissuer = \"{ISSUER}\"\njwks_file = \"{}\"\n",
+            jwks.display()
+        ),
+    )
+    .unwrap();
+    let data = dir.path().join("data");
+    let api = token_of(&data, &["--tenant", "alice", "--scope", "workspace"]);
+    let server = Server::start_with(&data, None, &["--config", config.to_str().unwrap()]);
+    let now = jsonwebtoken::get_current_timestamp() as i64;
+    let jwt = |tenant: Value| {
+        sign(
+            &key,
+            "a",
+            &json!({"iss": ISSUER, "aud": RESOURCE, "sub": "alice", "tenant": tenant,
+            "scope": "jacobian:workspace", "exp": now + 600}),
+        )
+    };
+    let mut by_api = HttpClient::connect_with(&server.addr, Some(api["token"].as_str().unwrap()));
+    let mut by_jwt = HttpClient::connect_with(&server.addr, Some(&jwt(json!("alice"))));
+    let open = json!({"idempotency_key": "same-key", "title": "t", "statement": "s"});
+    let (api_opened, failed) = by_api.call("workspace.open", open.clone());
+    assert!(!failed, "{api_opened}");
+    let (jwt_opened, failed) = by_jwt.call("workspace.open", open);
+    assert!(!failed, "{jwt_opened}");
+    assert_ne!(api_opened["workspace_id"], jwt_opened["workspace_id"], "two tenants, two workspaces");
+    let query = |id: &Value| json!({"workspace_id": id, "view": "RESUME"});
+    let (refused, is_error) = by_jwt.call("workspace.query", query(&api_opened["workspace_id"]));
+    assert!(is_error && refused["diagnostic"]["code"] == "WORKSPACE_NOT_FOUND", "{refused}");
+    let (refused, is_error) = by_api.call("workspace.query", query(&jwt_opened["workspace_id"]));
+    assert!(is_error && refused["diagnostic"]["code"] == "WORKSPACE_NOT_FOUND", "{refused}");
+    // A tenant claim that is not a non-empty string is refused, never read as `sub`.
+    for odd in [json!(7), json!(["alice"]), json!(""), json!({"name": "alice"})] {
+        let (status, _, body) = post(&server, Some(&jwt(odd.clone())), &initialize());
+        assert_eq!(status, 401, "{odd}: {body}");
+        assert!(body.contains("tenant claim"), "{odd}: {body}");
+    }
+}

@@ -44,6 +44,7 @@ mod snapshots;
 mod soundness;
 mod stores;
 mod support;
+mod tenancy;
 mod trust;
 mod upgrade;
 mod uploads;

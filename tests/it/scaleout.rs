@@ -482,6 +482,18 @@ fn two_tenants_on_two_hosts_keep_their_experiments_workspaces_and_quotas_apart()
     let mut acme_b = HttpClient::connect_with(&hosts[1].addr, Some(&acme));
     let acme_view: Value = serde_json::from_str(&acme_b.read_resource("experiment://shared/accounting")).unwrap();
     assert_eq!(acme_view["total"]["invocations"], 4, "acme's four, read on the other host: {acme_view}");
+    // Reads follow ownership on every host: acme's output is acme's on the other host, not beta's
+    // (one that beta did not make too: the same CNF is the same artifact, and each may read its own).
+    let made = outcomes
+        .iter()
+        .filter(|(_, is_error)| !is_error)
+        .map(|(r, _)| r["artifacts"][0]["uri"].clone())
+        .find(|uri| *uri != own["artifacts"][0]["uri"])
+        .expect("an output of acme's that beta did not make");
+    let made = made.as_str().expect("an output URI").to_owned();
+    assert!(acme_b.read_resource(&made).contains("schema_uri"), "acme reads its output on the other host");
+    let message = unreadable(&mut beta_b, &made);
+    assert!(message.contains("not found"), "{message}");
     let acme_key = format!("shared@{}", jacobian::tenants::tenant_tag("acme"));
     for uri in [format!("experiment://{acme_key}/archive"), "experiment://no-such/archive".to_owned()] {
         let message = unreadable(&mut beta_b, &uri);

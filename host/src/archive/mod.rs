@@ -185,18 +185,27 @@ fn recalled_verdicts(runtime: &Runtime, episodes: &[ArchivedEpisode]) -> Result<
     Ok(out)
 }
 
-/// Every `artifact://sha256/<hex>` named anywhere in `text`.
-fn artifact_digests(text: &str, out: &mut BTreeSet<Digest>) {
-    const PREFIX: &str = "artifact://sha256/";
-    let mut rest = text;
-    while let Some(at) = rest.find(PREFIX) {
-        let tail = &rest[at + PREFIX.len()..];
-        if let Some(hex) = tail.get(..64)
-            && let Ok(digest) = Digest::from_hex(hex)
-        {
+/// The artifacts an episode read or made: the references its request's
+/// input passed validation with (whole `artifact://` strings), and its
+/// outputs. A URI inside other text (a search query, a message) is text.
+fn episode_artifacts(episode: &Value, out: &mut BTreeSet<Digest>) {
+    let named = crate::runtime::artifact_references(&episode["request"]["input"], "");
+    let made = episode["artifacts"].as_array().into_iter().flatten().filter_map(|a| a["uri"].as_str());
+    let certificate = episode["check_with"]["certificate_artifact"].as_str();
+    for uri in named.iter().map(|(_, uri)| uri.as_str()).chain(made).chain(certificate) {
+        if let Ok(digest) = Digest::from_artifact_uri(uri) {
             out.insert(digest);
         }
-        rest = &rest[at + PREFIX.len()..];
+    }
+}
+
+/// The artifacts an artifact names in its content (a certificate its CNF).
+fn named_artifacts(bytes: &[u8], out: &mut Vec<Digest>) {
+    let envelope: Value = serde_json::from_slice(bytes).unwrap_or_default();
+    for (_, uri) in crate::runtime::artifact_references(&envelope["content"], "") {
+        if let Ok(digest) = Digest::from_artifact_uri(&uri) {
+            out.push(digest);
+        }
     }
 }
 
@@ -208,8 +217,12 @@ impl Archive {
 
     /// Pack an experiment, refusing ([`ArchiveErrorKind::TooLarge`]) as soon
     /// as the bytes it would carry (episodes, then artifacts and components
-    /// by their stored sizes, before they are read) pass `limit`.
+    /// by their stored sizes, before they are read) pass `limit`. The pack
+    /// carries the artifacts the episodes read and made and those they name,
+    /// closed, each only if the experiment's tenant may read it (see
+    /// `runtime/grants.rs`), whoever packs it; an upload carries its file.
     pub fn build_within(runtime: &Runtime, experiment: &str, limit: u64) -> Result<Archive, ArchiveError> {
+        let owner = crate::experiments::owner_tag(experiment);
         let mut carried = 0u64;
         let mut carry = |field: String, bytes: u64| {
             carried = carried.saturating_add(bytes);
@@ -255,8 +268,8 @@ impl Archive {
                         .map_err(|e| unavailable(&field, e.to_string()))?
                         .ok_or_else(|| missing(&field, "episode missing from the store"))?;
                     carry(field.clone(), bytes.len() as u64)?;
-                    artifact_digests(&String::from_utf8_lossy(&bytes), &mut artifacts);
                     let value: Value = serde_json::from_slice(&bytes).map_err(|e| refuse(&field, e.to_string()))?;
+                    episode_artifacts(&value, &mut artifacts);
                     Some(value)
                 }
                 None => None,
@@ -279,18 +292,21 @@ impl Archive {
             if packed.contains_key(&digest.to_hex()) {
                 continue;
             }
+            let field = format!("artifacts.{}", digest.to_hex());
+            // One the reader may not read is absent, as one never stored.
+            if !runtime.tag_may_read(owner, &digest.artifact_uri()).map_err(|e| unavailable(&field, e.to_string()))? {
+                continue;
+            }
             // Inputs that never existed (a failed call's bad reference) are absent, not corrupt.
             if let Ok(size) = runtime.data().artifact_size(&digest) {
-                carry(format!("artifacts.{}", digest.to_hex()), size)?;
+                carry(field.clone(), size)?;
             }
             let bytes = match runtime.data().read_artifact(&digest) {
                 Ok(bytes) => bytes,
                 Err(crate::store::StoreError::NotFound { .. }) => continue,
-                Err(e) => return Err(unavailable(format!("artifacts.{}", digest.to_hex()), e.to_string())),
+                Err(e) => return Err(unavailable(field, e.to_string())),
             };
-            let mut named = BTreeSet::new();
-            artifact_digests(&String::from_utf8_lossy(&bytes), &mut named);
-            pending.extend(named);
+            named_artifacts(&bytes, &mut pending);
             // An upload: the file it names travels too, whole.
             if let Some((file, _)) = crate::runtime::carried_file(&bytes) {
                 let field = format!("files.{}", file.to_hex());

@@ -21,6 +21,10 @@ use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 
 use super::{AuthConfig, Credential, Principal, Rejection, Scopes, SetupError};
 
+/// What JWT tenants' names start with unless the operator says otherwise:
+/// API-token tenants' names cannot hold `:`, so the two never meet.
+pub const DEFAULT_TENANT_PREFIX: &str = "jwt:";
+
 /// The soonest keys are read again for a token naming an unknown key id.
 pub const MIN_REFETCH: Duration = Duration::from_secs(10);
 /// The largest metadata or JWKS document read.
@@ -102,6 +106,10 @@ pub struct JwtVerifier {
     issuer: String,
     audience: String,
     tenant_claim: String,
+    /// Whether the operator named the claim (then every token must carry it).
+    tenant_required: bool,
+    /// Prepended to every tenant this issuer names (`AuthConfig::jwt_tenant_prefix`).
+    tenant_prefix: String,
     leeway: u64,
     refresh_every: Duration,
     source: KeySource,
@@ -126,6 +134,13 @@ impl JwtVerifier {
                 message: format!("{leeway} is more than {MAX_LEEWAY_SECONDS}"),
             });
         }
+        let tenant_prefix = config.jwt_tenant_prefix.clone().unwrap_or_else(|| DEFAULT_TENANT_PREFIX.into());
+        if tenant_prefix.len() > 32 || !tenant_prefix.bytes().all(|b| b.is_ascii_graphic()) {
+            return Err(SetupError::Invalid {
+                field: "jwt_tenant_prefix",
+                message: "at most 32 printable ASCII characters, no blanks".into(),
+            });
+        }
         let refresh = config.jwks_refresh_seconds.unwrap_or(300);
         if refresh == 0 {
             return Err(SetupError::Invalid { field: "jwks_refresh_seconds", message: "must be at least 1".into() });
@@ -146,6 +161,8 @@ impl JwtVerifier {
             issuer: issuer.to_owned(),
             audience: audience.to_owned(),
             tenant_claim: config.tenant_claim.clone().unwrap_or_else(|| "tenant".into()),
+            tenant_required: config.tenant_claim.is_some(),
+            tenant_prefix,
             leeway,
             refresh_every: Duration::from_secs(refresh),
             source,
@@ -290,9 +307,23 @@ impl JwtVerifier {
     fn principal(&self, claims: &serde_json::Map<String, serde_json::Value>) -> Result<Principal, Rejection> {
         let text = |name: &str| claims.get(name).and_then(|v| v.as_str()).filter(|s| !s.is_empty());
         let subject = text("sub").or_else(|| text("client_id"));
-        let tenant = text(&self.tenant_claim).or(subject).ok_or_else(|| {
-            Rejection::Invalid(format!("the token names no tenant (no {:?} claim and no sub)", self.tenant_claim))
-        })?;
+        let claim = &self.tenant_claim;
+        let tenant = match claims.get(claim) {
+            Some(serde_json::Value::String(named)) if !named.is_empty() => named.as_str(),
+            Some(_) => {
+                return Err(Rejection::Invalid(format!(
+                    "the token's tenant claim {claim:?} is not a non-empty string"
+                )));
+            }
+            None if self.tenant_required => {
+                return Err(Rejection::Invalid(format!(
+                    "the token names no tenant: the operator requires the claim {claim:?}"
+                )));
+            }
+            None => subject.ok_or_else(|| {
+                Rejection::Invalid(format!("the token names no tenant (no {claim:?} claim and no sub)"))
+            })?,
+        };
         if tenant.len() > 128 || tenant.chars().any(char::is_control) {
             return Err(Rejection::Invalid(
                 "the token's tenant is longer than 128 bytes or has control characters".into(),
@@ -308,7 +339,7 @@ impl JwtVerifier {
             _ => Scopes::default(),
         };
         Ok(Principal {
-            tenant: tenant.to_owned(),
+            tenant: format!("{}{tenant}", self.tenant_prefix),
             subject: subject.unwrap_or(tenant).to_owned(),
             scopes,
             credential: Credential::Jwt { issuer: self.issuer.clone() },
@@ -520,11 +551,50 @@ mod tests {
             jsonwebtoken::encode(&Header { kid: Some("k".into()), ..Header::new(Algorithm::EdDSA) }, &claims, &key)
                 .expect("sign");
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        assert_eq!(rt.block_on(verifier.verify(&token)).expect("valid").tenant, "s");
-        assert_eq!(rt.block_on(verifier.verify(&token)).expect("remembered").tenant, "s");
+        assert_eq!(rt.block_on(verifier.verify(&token)).expect("valid").tenant, "jwt:s");
+        assert_eq!(rt.block_on(verifier.verify(&token)).expect("remembered").tenant, "jwt:s");
         assert_eq!(verifier.verified.lock().unwrap().len(), 1);
         std::thread::sleep(Duration::from_millis(2100));
         let refused = rt.block_on(verifier.verify(&token)).expect_err("expired");
         assert!(refused.to_string().contains("expired"), "{refused}");
+    }
+
+    #[test]
+    fn the_tenant_claim_is_a_string_required_when_named_and_kept_apart_from_api_token_tenants() {
+        let dir = tempfile::tempdir().expect("dir");
+        let (key, jwk) = ed25519();
+        let file = dir.path().join("jwks.json");
+        std::fs::write(&file, serde_json::to_vec(&JwkSet { keys: vec![jwk] }).unwrap()).unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let now = jsonwebtoken::get_current_timestamp();
+        let tenant_of = |config: &AuthConfig, extra: serde_json::Value| {
+            let verifier = JwtVerifier::new(config, "https://idp", "https://rs/mcp").expect("verifier");
+            let mut claims =
+                serde_json::json!({"iss": "https://idp", "aud": "https://rs/mcp", "sub": "s", "exp": now + 60});
+            claims.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            let header = Header { kid: Some("k".into()), ..Header::new(Algorithm::EdDSA) };
+            let token = jsonwebtoken::encode(&header, &claims, &key).expect("sign");
+            rt.block_on(verifier.verify(&token)).map(|p| p.tenant).map_err(|e| e.to_string())
+        };
+        let plain = AuthConfig { jwks_file: Some(file.clone()), ..AuthConfig::default() };
+        assert_eq!(tenant_of(&plain, serde_json::json!({"tenant": "alice"})), Ok("jwt:alice".into()));
+        assert_eq!(tenant_of(&plain, serde_json::json!({})), Ok("jwt:s".into()), "sub when no claim is named");
+        for odd in [serde_json::json!(7), serde_json::json!(["alice"]), serde_json::json!(""), serde_json::Value::Null]
+        {
+            let refused = tenant_of(&plain, serde_json::json!({"tenant": odd})).expect_err("not a tenant");
+            assert!(refused.contains("\"tenant\" is not a non-empty string"), "{refused}");
+        }
+        let named = AuthConfig { tenant_claim: Some("org".into()), ..plain.clone() };
+        let refused =
+            tenant_of(&named, serde_json::json!({"tenant": "alice"})).expect_err("the named claim is missing");
+        assert!(refused.contains("requires the claim \"org\""), "{refused}");
+        assert_eq!(tenant_of(&named, serde_json::json!({"org": "acme"})), Ok("jwt:acme".into()));
+        let mapped = AuthConfig { jwt_tenant_prefix: Some(String::new()), ..plain.clone() };
+        assert_eq!(tenant_of(&mapped, serde_json::json!({"tenant": "alice"})), Ok("alice".into()));
+        let bad = AuthConfig { jwt_tenant_prefix: Some("a b".into()), ..plain };
+        assert!(matches!(
+            JwtVerifier::new(&bad, "https://idp", "https://rs/mcp"),
+            Err(SetupError::Invalid { field: "jwt_tenant_prefix", .. })
+        ));
     }
 }

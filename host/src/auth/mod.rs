@@ -259,8 +259,14 @@ pub struct AuthConfig {
     pub jwks_uri: Option<String>,
     /// Its keys in a file instead (offline deployments), read again when it changes.
     pub jwks_file: Option<std::path::PathBuf>,
-    /// The claim naming the tenant (default `tenant`; `sub` when absent).
+    /// The claim naming the tenant. Named, every token must carry it as a
+    /// non-empty string; not named, a token's `tenant` claim (a non-empty
+    /// string if present), else its `sub`.
     pub tenant_claim: Option<String>,
+    /// What JWT tenants' names start with (default `jwt:`), so that they
+    /// never share state or quotas with API-token tenants (whose names cannot
+    /// hold `:`) of the same name; `""` maps them onto API-token tenants.
+    pub jwt_tenant_prefix: Option<String>,
     /// Clock skew allowed on `exp` and `nbf`, in seconds (default 60, at most 300).
     pub leeway_seconds: Option<u64>,
     /// How long fetched keys are used before they are fetched again, in

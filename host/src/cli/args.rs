@@ -84,7 +84,7 @@ pub enum Command {
     Workspace(WorkspaceArgs),
     /// Artifacts too large for a request's input (a proof of hundreds of megabytes): `put` streams a
     /// file into the store (at most the policy's [uploads] max_bytes) and prints the artifact:// URI
-    /// capabilities take.
+    /// capabilities take; `share` lets a tenant read an artifact it did not make.
     Artifact(ArtifactArgs),
     /// Apply the store's schema migrations (the data directory's database, or the PostgreSQL store
     /// with --store; every command also applies them when it opens the store) and print the schema
@@ -308,6 +308,16 @@ pub enum ArtifactAction {
         /// proof, text or binary).
         #[arg(long)]
         schema: String,
+    },
+    /// Let a tenant read an artifact (an upload or an output is private to the tenant that made it):
+    /// the artifact and every artifact it names, closed (a certificate and its CNF). Prints the URIs
+    /// granted.
+    Share {
+        /// The artifact (artifact://sha256/<hex>).
+        uri: String,
+        /// The tenant (as API tokens and the operator's JWT claim name it).
+        #[arg(long)]
+        tenant: String,
     },
 }
 

@@ -23,20 +23,7 @@ impl Runtime {
             );
             return Err(Refusal::new(request.mode, d));
         }
-        let hold = match request.tenant.as_deref() {
-            Some(tenant) if !validated.policy.quotas.is_unlimited() => {
-                let quota = validated.policy.quotas.of(tenant);
-                let judged = self
-                    .experiments
-                    .admit_quota(tenant, quota)
-                    .map_err(|e| Refusal::new(request.mode, storage_failed(e)))?;
-                Some(judged.map_err(|exceeded| {
-                    self.metrics.quota_refusal(exceeded.limit);
-                    Refusal::new(request.mode, quota_exceeded(&exceeded))
-                })?)
-            }
-            _ => None,
-        };
+        let hold = self.hold_quota(validated)?;
         let admission = match self.experiments.admit(
             &validated.experiment,
             &request.capability_id,
@@ -73,6 +60,23 @@ impl Runtime {
     }
 }
 
+impl Runtime {
+    /// A tenant's call's place under its quota (`None`: the operator's, or no quotas).
+    pub(super) fn hold_quota(&self, validated: &Validated<'_>) -> Result<Option<QuotaHold>, Refusal> {
+        let request = validated.request;
+        let Some(tenant) = request.tenant.as_deref().filter(|_| !validated.policy.quotas.is_unlimited()) else {
+            return Ok(None);
+        };
+        let quota = validated.policy.quotas.of(tenant);
+        let judged =
+            self.experiments.admit_quota(tenant, quota).map_err(|e| Refusal::new(request.mode, storage_failed(e)))?;
+        judged.map(Some).map_err(|exceeded| {
+            self.metrics.quota_refusal(exceeded.limit);
+            Refusal::new(request.mode, quota_exceeded(&exceeded))
+        })
+    }
+}
+
 /// `QUOTA_EXCEEDED`: which quota, its limit, and when to retry.
 pub(super) fn quota_exceeded(exceeded: &Exceeded) -> Diagnostic {
     let suggestion = match exceeded.retry_after {
@@ -96,7 +100,10 @@ impl Runtime {
         tenant: Option<&str>,
         request: &crate::workspace::wire::OpenRequest,
     ) -> Result<crate::workspace::wire::Opened, Diagnostic> {
-        self.storing_as(tenant, request, |tenant| self.workspaces().open_as(self.data(), tenant, request))
+        let opened =
+            self.storing_as(tenant, request, |tenant| self.workspaces().open_as(self.data(), tenant, request))?;
+        self.grant_to(tenant, std::slice::from_ref(&opened.revision_artifact_uri)).map_err(storage_failed)?;
+        Ok(opened)
     }
 
     /// `workspace.write` for `tenant` (`None`: the operator), under the
@@ -106,7 +113,11 @@ impl Runtime {
         tenant: Option<&str>,
         request: &crate::workspace::wire::WriteRequest,
     ) -> Result<crate::workspace::wire::Written, Diagnostic> {
-        self.storing_as(tenant, request, |tenant| self.workspaces().write_as(self.data(), tenant, request))
+        let written =
+            self.storing_as(tenant, request, |tenant| self.workspaces().write_as(self.data(), tenant, request))?;
+        // The tenant reads its revisions (see `grants.rs`).
+        self.grant_to(tenant, std::slice::from_ref(&written.revision_artifact_uri)).map_err(storage_failed)?;
+        Ok(written)
     }
 
     /// A workspace request of `tenant`: refused with `QUOTA_EXCEEDED` when

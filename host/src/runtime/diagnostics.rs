@@ -312,7 +312,7 @@ pub(super) fn count_artifact_references(value: &Value) -> usize {
 }
 
 /// Every string in `value` that names an artifact, with its dot-path.
-pub(super) fn artifact_references(value: &Value, path: &str) -> Vec<(String, String)> {
+pub(crate) fn artifact_references(value: &Value, path: &str) -> Vec<(String, String)> {
     match value {
         Value::String(s) if s.starts_with("artifact://") => vec![(path.to_owned(), s.clone())],
         Value::Array(items) => {

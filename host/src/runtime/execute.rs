@@ -118,6 +118,11 @@ impl Runtime {
                 Err(e) => return Ok((run, Err((storage_failed(e), StopReason::Unavailable)))),
             }
         }
+        // The caller may read what its call made (see `grants.rs`).
+        let made: Vec<String> = artifacts.iter().map(|a| a.uri.clone()).collect();
+        if let Err(e) = self.grant_to(prepared.tenant, &made) {
+            return Ok((run, Err((storage_failed(e), StopReason::Unavailable))));
+        }
         let check_with = outcome.verification.as_ref().map(|route| CheckRoute {
             checker_role: route.checker_role.clone(),
             verify_capability_id: route.verify_capability_id.clone(),

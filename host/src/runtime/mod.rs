@@ -19,6 +19,7 @@ mod commits;
 mod diagnostics;
 mod execute;
 mod experiments;
+mod grants;
 mod open;
 mod pipeline;
 mod policy_cache;
@@ -50,6 +51,7 @@ use crate::registry::{InstallRecord, Installed};
 use crate::store::{DataDir, DbError, EpisodeStore, PolicyStamp, SessionStore};
 use crate::workspace::Workspaces;
 
+pub(crate) use diagnostics::artifact_references;
 pub use diagnostics::{argument_error, argument_path, read_arguments};
 pub use experiments::{ExperimentError, Experiments, QuotaHold};
 pub use open::{GivenComponent, LoadFailure, OpenError, Portfolio, RuntimeConfig, open_state, open_tokens};

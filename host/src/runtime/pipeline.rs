@@ -139,6 +139,8 @@ pub(super) struct Prepared<'a> {
     /// The artifact URIs the input names, in input order.
     pub references: Vec<String>,
     pub input_digest: Digest,
+    /// The tenant the call runs for (`None`: the operator): its outputs are granted to it.
+    pub tenant: Option<&'a str>,
 }
 
 /// How a component call runs: to its end, or as a quick attempt on a thread
@@ -271,18 +273,31 @@ impl Runtime {
             && self.catalog.get(&request.capability_id).is_none_or(|e| e.kind != EntryKind::Router)
     }
 
-    /// Run a request to its answer without admitting or recording it: no
-    /// episode, no experiment line (`reference://catalog` reads the reference
-    /// pack this way, under the same policy as any call).
+    /// Run a request to its answer without recording it: no episode, no
+    /// experiment line (`reference://catalog` reads the reference pack this
+    /// way, under the same policy as any call). A tenant's run is admitted
+    /// under its quotas and charged its fuel like any call of its.
     pub(crate) fn run_unrecorded(&self, request: &InvokeRequest) -> CapabilityResult {
         let policy = self.policy();
-        match self.resolve(request, policy).and_then(|resolved| self.validate(resolved)) {
-            Ok(validated) => match self.execute(&validated, Run::Ordinary(&CallControl::default())) {
-                Ok(concluded) => build(concluded.parts),
-                Err(Abandoned) => unreachable!("only a quick attempt is abandoned"),
-            },
-            Err(refusal) => build(ResultParts::failed(&request.capability_id, refusal.mode, refusal.diagnostic)),
+        let refused =
+            |refusal: Refusal| build(ResultParts::failed(&request.capability_id, refusal.mode, refusal.diagnostic));
+        let validated = match self.resolve(request, policy).and_then(|resolved| self.validate(resolved)) {
+            Ok(validated) => validated,
+            Err(refusal) => return refused(refusal),
+        };
+        // A tenant's run is admitted under its quota and charged its fuel, as its calls are.
+        let hold = match self.hold_quota(&validated) {
+            Ok(hold) => hold,
+            Err(refusal) => return refused(refusal),
+        };
+        let result = match self.execute(&validated, Run::Ordinary(&CallControl::default())) {
+            Ok(concluded) => build(concluded.parts),
+            Err(Abandoned) => unreachable!("only a quick attempt is abandoned"),
+        };
+        if let Some(hold) = hold {
+            self.release_quota(hold, result.fuel_consumed, 0, false);
         }
+        result
     }
 
     /// The pipeline. [`Abandoned`] only for a quick attempt that went beyond

@@ -63,7 +63,7 @@ impl Runtime {
             Refusal::new(mode, d)
         };
         let digest = Digest::from_artifact_uri(&uri).map_err(|e| unreadable(Code::ArtifactNotFound, e.to_string()))?;
-        let bytes = self.data.read_artifact(&digest).map_err(|e| {
+        let bytes = self.read_artifact_as(request.tenant.as_deref(), &digest).map_err(|e| {
             let code = if e.is_unavailable() { Code::StorageFailed } else { Code::ArtifactNotFound };
             unreadable(code, e.to_string())
         })?;

@@ -140,6 +140,7 @@ impl Runtime {
         if declared.is_some_and(|n| n > limit) {
             return Err(UploadError::TooLarge { limit });
         }
+        let owner = tenant;
         let tenant = tenant.filter(|_| policy.quotas.of_any_storage());
         if let Some(tenant) = tenant {
             let left = self.experiments.storage_left(tenant, policy.quotas.of(tenant)).map_err(|e| StoreError::Io {
@@ -153,6 +154,8 @@ impl Runtime {
         }
         let (file, bytes) = self.data.put_file(source, limit, expect)?;
         let (digest, _) = self.data.put_artifact(&envelope(schema, &file, bytes))?;
+        // Private to whoever uploaded it (see `grants.rs`).
+        self.grant_to(owner, &[digest.artifact_uri()])?;
         if let Some(tenant) = tenant
             && let Err(e) = self.experiments.charge_storage(tenant, bytes)
         {

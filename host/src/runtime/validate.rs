@@ -29,7 +29,7 @@ impl Runtime {
                 let refuse = |d| Refusal::new(mode, d);
                 let budgets = resolve_budgets(&policy, request.budget).map_err(refuse)?;
                 // Bounded before anything else looks at them (sizes only: nothing is read yet).
-                let named = self.bound_references(&call.input).map_err(refuse)?;
+                let named = self.bound_references(&call.input, request.tenant.as_deref()).map_err(refuse)?;
                 let errors: Vec<Value> =
                     call.entry.input_validator.iter_errors(&call.input).take(20).map(|e| violation(&e)).collect();
                 if !errors.is_empty() {
@@ -38,7 +38,15 @@ impl Runtime {
                 let (access, references) = self.read_references(named).map_err(refuse)?;
                 let input_digest = Digest::of_json(&call.input);
                 let wall = std::time::Duration::from_millis(policy.budgets.wall_ms);
-                Work::Run(Prepared { call, budgets, wall, access, references, input_digest })
+                Work::Run(Prepared {
+                    call,
+                    budgets,
+                    wall,
+                    access,
+                    references,
+                    input_digest,
+                    tenant: request.tenant.as_deref(),
+                })
             }
         };
         Ok(Validated { request, experiment, policy, work })
@@ -46,8 +54,13 @@ impl Runtime {
 
     /// The distinct artifacts the input names (path, URI, digest), in input
     /// order, after bounding the number of references and the total size of
-    /// what they name from the store's sizes: nothing is read.
-    fn bound_references(&self, input: &Value) -> Result<Vec<(String, String, Digest)>, Diagnostic> {
+    /// what they name from the store's sizes: nothing is read. An artifact
+    /// not granted to `tenant` is not found, as one never stored.
+    fn bound_references(
+        &self,
+        input: &Value,
+        tenant: Option<&str>,
+    ) -> Result<Vec<(String, String, Digest)>, Diagnostic> {
         let count = count_artifact_references(input);
         if count > MAX_ARTIFACT_REFERENCES {
             return Err(Diagnostic::new(
@@ -75,7 +88,7 @@ impl Runtime {
             if distinct.iter().any(|(_, _, d)| *d == digest) {
                 continue;
             }
-            let size = self.data.artifact_size(&digest).map_err(|e| {
+            let size = self.artifact_size_as(tenant, &digest).map_err(|e| {
                 if e.is_unavailable() { storage_failed(e).with("path", &path) } else { not_found(e.to_string()) }
             })?;
             total = total.saturating_add(size);

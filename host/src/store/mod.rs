@@ -46,6 +46,11 @@ pub use workspaces::{Appended, Remembered, RevisionRow, WorkspaceStore};
 /// The SQLite database inside the data directory (a fixed name).
 pub const DATABASE_FILE: &str = "jacobian.db";
 
+/// What the schema version adding grants does (SQLite's 6, PostgreSQL's 11).
+pub(crate) const GRANTS_MIGRATION: &str = "grants: the artifacts each tenant may read (its uploads, its calls' \
+    outputs, what the operator shared), filled from the outputs of tenants' episodes already stored; episodes by \
+    digest, for a tenant's reads";
+
 /// What a migration did.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct MigrationReport {

@@ -63,6 +63,11 @@ pub trait EpisodeStore: Send + Sync {
     fn put_recheck(&self, recheck: &RecheckRecord) -> Result<(), DbError>;
     /// The re-checks recorded beside episode `episode`, oldest first.
     fn rechecks(&self, episode: &Digest) -> Result<Vec<RecheckRecord>, DbError>;
+    /// Let the tenant of tag `tenant` read the artifacts `uris` (idempotent).
+    fn grant(&self, tenant: &str, uris: &[String]) -> Result<(), DbError>;
+    /// Whether the tenant of tag `tenant` may read `uri`: an artifact granted
+    /// to it, or an episode that one of its experiments names.
+    fn granted(&self, tenant: &str, uri: &str) -> Result<bool, DbError>;
 }
 
 /// A re-check of a verdict whose checker was recalled: the new verdict,

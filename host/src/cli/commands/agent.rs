@@ -69,15 +69,27 @@ pub fn prompt(place: Place, args: PromptArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `jacobian artifact put`.
+/// `jacobian artifact put` and `share`.
 pub fn artifact(place: Place, args: ArtifactArgs) -> anyhow::Result<()> {
     let Place { data_dir, store, .. } = place;
-    let ArtifactAction::Put { file, schema } = args.action;
-    let mut source = std::fs::File::open(&file).with_context(|| format!("{}", file.display()))?;
-    let declared = source.metadata().with_context(|| format!("{}", file.display()))?.len();
-    let runtime = open(data_dir, &store)?;
-    let uploaded = runtime.upload(&mut source, &schema, Some(declared), None)?;
-    println!("{}", serde_json::to_string_pretty(&uploaded)?);
+    match args.action {
+        ArtifactAction::Put { file, schema } => {
+            let mut source = std::fs::File::open(&file).with_context(|| format!("{}", file.display()))?;
+            let declared = source.metadata().with_context(|| format!("{}", file.display()))?.len();
+            let runtime = open(data_dir, &store)?;
+            let uploaded = runtime.upload(&mut source, &schema, Some(declared), None)?;
+            println!("{}", serde_json::to_string_pretty(&uploaded)?);
+        }
+        ArtifactAction::Share { uri, tenant } => {
+            if !jacobian::auth::api_tokens::valid_tenant(&tenant) {
+                bail!("--tenant {tenant:?}: a tenant is 1-64 of a-z 0-9 . _ - starting with a letter or digit");
+            }
+            let digest = jacobian::digest::Digest::from_artifact_uri(&uri).with_context(|| format!("URI {uri:?}"))?;
+            let runtime = open(data_dir, &store)?;
+            let granted = runtime.share(&tenant, &digest).with_context(|| format!("URI {uri}"))?;
+            println!("{}", serde_json::json!({"tenant": tenant, "granted": granted}));
+        }
+    }
     Ok(())
 }
 

@@ -5,7 +5,7 @@ use crate::store::{DbError, MigrationReport};
 use super::{PgOpenError, Postgres, RESERVATION_TTL_SQL, SESSION_TTL_SQL, begin, pg, query_error};
 
 /// The schema version this binary writes and understands.
-pub const SCHEMA_VERSION: i32 = 10;
+pub const SCHEMA_VERSION: i32 = 11;
 
 /// Every schema version, in order: (version, description, SQL).
 const MIGRATIONS: &[(i32, &str, &str)] = &[
@@ -189,6 +189,24 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         checker TEXT NOT NULL,
         PRIMARY KEY (episode, recheck)
     );",
+    ),
+    (
+        11,
+        crate::store::GRANTS_MIGRATION,
+        "CREATE TABLE grants (
+        tenant TEXT NOT NULL,
+        uri TEXT NOT NULL,
+        PRIMARY KEY (tenant, uri)
+    );
+    CREATE INDEX experiment_invocations_by_episode ON experiment_invocations (episode);
+    INSERT INTO grants (tenant, uri)
+        SELECT DISTINCT right(i.experiment, 16), a ->> 'uri'
+        FROM experiment_invocations AS i
+        JOIN episodes AS e ON e.digest = substr(i.episode, 8),
+        LATERAL (SELECT convert_from(e.body, 'UTF8')::json -> 'artifacts' AS list) AS b,
+        LATERAL json_array_elements(CASE json_typeof(b.list) WHEN 'array' THEN b.list ELSE '[]' END) AS a
+        WHERE substr(i.experiment, length(i.experiment) - 16, 1) = '@' AND a ->> 'uri' LIKE 'artifact://sha256/%'
+    ON CONFLICT DO NOTHING;",
     ),
 ];
 

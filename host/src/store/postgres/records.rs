@@ -137,6 +137,45 @@ impl EpisodeStore for Postgres {
             rows.iter().map(|row| recheck_record(&episode, (row.get(0), row.get(1), row.get(2), row.get(3)))).collect()
         })
     }
+
+    fn grant(&self, tenant: &str, uris: &[String]) -> Result<(), DbError> {
+        if uris.is_empty() {
+            return Ok(());
+        }
+        let (pool, tenant, uris) = (self.pool(), tenant.to_owned(), uris.to_vec());
+        self.block(async move {
+            let client = pool.get().await.map_err(pg)?;
+            client
+                .execute(
+                    "INSERT INTO grants (tenant, uri) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING",
+                    &[&tenant, &uris],
+                )
+                .await
+                .map_err(query_error)?;
+            Ok(())
+        })
+    }
+
+    fn granted(&self, tenant: &str, uri: &str) -> Result<bool, DbError> {
+        let (pool, tenant, uri) = (self.pool(), tenant.to_owned(), uri.to_owned());
+        self.block(async move {
+            let client = pool.get().await.map_err(pg)?;
+            let row = match uri.strip_prefix(crate::contract::EPISODE_URI_PREFIX) {
+                Some(hex) => client
+                    .query_opt(
+                        "SELECT 1 FROM experiment_invocations WHERE episode = $1 AND right(experiment, 17) = $2 LIMIT 1",
+                        &[&format!("sha256:{hex}"), &format!("@{tenant}")],
+                    )
+                    .await
+                    .map_err(query_error)?,
+                None => client
+                    .query_opt("SELECT 1 FROM grants WHERE tenant = $1 AND uri = $2", &[&tenant, &uri])
+                    .await
+                    .map_err(query_error)?,
+            };
+            Ok(row.is_some())
+        })
+    }
 }
 
 impl ExperimentStore for Postgres {

@@ -29,7 +29,7 @@ use rusqlite::{Connection, TransactionBehavior, params};
 use super::{DbError, MigrationReport, OpenError, SchemaTooNew};
 
 /// The schema version this binary writes and understands.
-pub const SCHEMA_VERSION: i32 = 5;
+pub const SCHEMA_VERSION: i32 = 6;
 
 /// Every schema version, in order: (version, description, SQL).
 const MIGRATIONS: &[(i32, &str, &str)] = &[
@@ -113,6 +113,22 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
     ) STRICT;",
     ),
     (5, "rechecks: new verdicts recorded beside those of a recalled checker", RECHECKS),
+    (
+        6,
+        crate::store::GRANTS_MIGRATION,
+        "CREATE TABLE grants (
+        tenant TEXT NOT NULL,
+        uri TEXT NOT NULL,
+        PRIMARY KEY (tenant, uri)
+    ) STRICT, WITHOUT ROWID;
+    CREATE INDEX experiment_invocations_by_episode ON experiment_invocations (episode);
+    INSERT OR IGNORE INTO grants (tenant, uri)
+        SELECT substr(i.experiment, -16), json_extract(a.value, '$.uri')
+        FROM experiment_invocations AS i
+        JOIN episodes AS e ON e.digest = substr(i.episode, 8)
+        JOIN json_each(CAST(e.body AS TEXT), '$.artifacts') AS a
+        WHERE substr(i.experiment, -17, 1) = '@' AND json_extract(a.value, '$.uri') LIKE 'artifact://sha256/%';",
+    ),
 ];
 
 /// The re-check table (the same columns in PostgreSQL); `seq` orders an episode's re-checks.

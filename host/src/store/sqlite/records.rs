@@ -139,6 +139,32 @@ impl EpisodeStore for Sqlite {
         })?;
         rows.map(|row| recheck_record(episode, row?)).collect()
     }
+
+    fn grant(&self, tenant: &str, uris: &[String]) -> Result<(), DbError> {
+        if uris.is_empty() {
+            return Ok(());
+        }
+        super::immediate(&self.write(Role::Episodes), |conn| {
+            let mut statement = conn.prepare_cached("INSERT OR IGNORE INTO grants (tenant, uri) VALUES (?1, ?2)")?;
+            for uri in uris {
+                statement.execute(params![tenant, uri])?;
+            }
+            Ok(())
+        })
+    }
+
+    fn granted(&self, tenant: &str, uri: &str) -> Result<bool, DbError> {
+        if let Some(hex) = uri.strip_prefix(crate::contract::EPISODE_URI_PREFIX) {
+            let conn = self.lock(Role::Experiments);
+            let mut statement = conn.prepare_cached(
+                "SELECT 1 FROM experiment_invocations WHERE episode = ?1 AND substr(experiment, -17) = ?2 LIMIT 1",
+            )?;
+            return Ok(statement.exists(params![format!("sha256:{hex}"), format!("@{tenant}")])?);
+        }
+        let conn = self.lock(Role::Episodes);
+        let mut statement = conn.prepare_cached("SELECT 1 FROM grants WHERE tenant = ?1 AND uri = ?2")?;
+        Ok(statement.exists(params![tenant, uri])?)
+    }
 }
 
 impl ExperimentStore for Sqlite {

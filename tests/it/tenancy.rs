@@ -1,0 +1,228 @@
+//! The tenancy corpus: what an attacker holding a valid token tried, one
+//! test per finding, each asserting the typed refusal and that nothing of
+//! another tenant was read, stored or charged.
+
+use jacobian::Runtime;
+use jacobian::archive::Archive;
+use jacobian::contract::{CapabilityResult, Code, InvokeRequest, Status, VerificationStatus};
+use jacobian::digest::Digest;
+use jacobian::resources::read_as;
+use serde_json::{Value, json};
+
+use crate::support;
+
+const LRAT_FILE: &str = "jacobian:sat/lrat-file@1";
+
+fn call(runtime: &Runtime, tenant: &str, experiment: &str, capability_id: &str, input: Value) -> CapabilityResult {
+    runtime.invoke(&InvokeRequest {
+        capability_id: capability_id.into(),
+        input,
+        experiment: Some(experiment.into()),
+        tenant: Some(tenant.into()),
+        ..Default::default()
+    })
+}
+
+fn example(name: &str) -> String {
+    let path = support::testdata(&format!("sat/drat-trim-examples/{name}"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The refusal of a reference at `path`: `ARTIFACT_NOT_FOUND` with the
+/// words a digest never stored gets (the one named swapped for it), before
+/// anything ran.
+fn not_found_as_never_stored(refused: &CapabilityResult, path: &str, uri: &str, never: &CapabilityResult) {
+    let d = refused.diagnostic.as_ref().unwrap_or_else(|| panic!("not refused: {:?}", refused.status));
+    let n = never.diagnostic.as_ref().expect("a digest never stored is refused");
+    assert_eq!((d.code, n.code), (Code::ArtifactNotFound, Code::ArtifactNotFound), "{}", d.message);
+    assert_eq!(d.details["path"], path, "{d:?}");
+    let hex = uri.trim_start_matches("artifact://sha256/");
+    assert_eq!(d.message.replace(hex, "<digest>"), n.message.replace(&"0".repeat(64), "<digest>"));
+    assert_eq!(refused.fuel_consumed, 0, "nothing ran");
+}
+
+#[test]
+fn another_tenants_upload_output_and_episode_are_not_found_by_digest_and_not_archived() {
+    let (runtime, _dir) = support::runtime();
+    let never = format!("artifact://sha256/{}", "0".repeat(64));
+    // Alice's evidence: her CNF, her proof uploaded, the certificate binding them.
+    let proof = example("example-4-vars.lrat");
+    let upload = runtime
+        .upload_as(Some("alice"), &mut proof.as_bytes(), LRAT_FILE, Some(proof.len() as u64), None)
+        .expect("alice uploads");
+    let cnf = call(&runtime, "alice", "work", "sat.cnf.construct", json!({"dimacs": example("example-4-vars.cnf")}));
+    assert_eq!(cnf.status, Status::Completed, "{:?}", cnf.diagnostic);
+    let cnf = cnf.artifacts[0].uri.clone();
+    let made = call(&runtime, "alice", "work", "sat.certificate.construct", json!({"cnf": cnf, "proof": upload.uri}));
+    assert_eq!(made.status, Status::Completed, "{:?}", made.diagnostic);
+    let certificate = made.artifacts[0].uri.clone();
+    let checked = call(&runtime, "alice", "work", "certificate.verify", json!({"certificate": certificate}));
+    assert_eq!(checked.verification.as_ref().map(|v| v.status), Some(VerificationStatus::Verified));
+    let episode =
+        made.transport.as_ref().and_then(|t| t.full_result_episode_uri.clone()).expect("alice's episode is stored");
+
+    // Bob knows every URI (an upload's follows from its schema, size and file hash).
+    let own_cnf = call(&runtime, "bob", "exfil", "sat.cnf.construct", json!({"dimacs": "p cnf 1 1\n1 0\n"}));
+    let own_cnf = own_cnf.artifacts[0].uri.clone();
+    let missing = call(&runtime, "bob", "exfil", "sat.certificate.construct", json!({"cnf": own_cnf, "proof": never}));
+    let direct =
+        call(&runtime, "bob", "exfil", "sat.certificate.construct", json!({"cnf": own_cnf, "proof": upload.uri}));
+    not_found_as_never_stored(&direct, "input.proof", &upload.uri, &missing);
+    let borrowed = call(&runtime, "bob", "exfil", "sat.certificate.construct", json!({"cnf": cnf, "proof": own_cnf}));
+    let missing_cnf =
+        call(&runtime, "bob", "exfil", "sat.certificate.construct", json!({"cnf": never, "proof": own_cnf}));
+    not_found_as_never_stored(&borrowed, "input.cnf", &cnf, &missing_cnf);
+    let routed = call(&runtime, "bob", "exfil", "certificate.verify", json!({"certificate": certificate}));
+    let routed_never = call(&runtime, "bob", "exfil", "certificate.verify", json!({"certificate": never}));
+    not_found_as_never_stored(&routed, "input.certificate", &certificate, &routed_never);
+    let direct_check =
+        call(&runtime, "bob", "exfil", "sat.certificate.verify", json!({"cnf": cnf, "certificate": certificate}));
+    assert_eq!(direct_check.diagnostic.map(|d| d.code), Some(Code::ArtifactNotFound));
+    // The reported exfiltration: a URI inside a search query is text.
+    let query = json!({"query": format!("see {} and {} and {}", upload.uri, certificate, cnf)});
+    let searched = call(&runtime, "bob", "exfil", "knowledge.search", query);
+    assert_eq!(searched.status, Status::Completed, "{:?}", searched.diagnostic);
+
+    // Resources: not found for Bob, exactly as a digest never stored; Alice and the operator read them.
+    let never_episode = format!("episode://sha256/{}", "0".repeat(64));
+    for uri in [&upload.uri, &cnf, &certificate, &episode] {
+        let refused = read_as(&runtime, uri, Some("bob")).map(|_| ()).expect_err("bob may not read it");
+        let never = if uri.starts_with("episode://") { &never_episode } else { &never };
+        let unknown = read_as(&runtime, never, Some("bob")).map(|_| ()).expect_err("never stored");
+        assert_eq!(refused.code, Code::ResourceNotFound, "{uri}: {}", refused.message);
+        let hex = &uri[uri.len() - 64..];
+        assert_eq!(refused.message.replace(hex, "<digest>"), unknown.message.replace(&"0".repeat(64), "<digest>"));
+        read_as(&runtime, uri, Some("alice")).unwrap_or_else(|d| panic!("alice reads {uri}: {}", d.message));
+        read_as(&runtime, uri, None).unwrap_or_else(|d| panic!("the operator reads {uri}: {}", d.message));
+    }
+
+    // Bob's archive (over MCP, and the operator's of the same experiment) carries none of Alice's bytes.
+    let archive: Value =
+        serde_json::from_str(&read_as(&runtime, "experiment://exfil/archive", Some("bob")).expect("archives").text)
+            .unwrap();
+    let key = format!("exfil@{}", jacobian::tenants::tenant_tag("bob"));
+    let operators = serde_json::to_value(Archive::build(&runtime, &key).expect("archives")).unwrap();
+    let text = |v: &Value| v.to_string();
+    for pack in [&archive, &operators] {
+        let searched_too = pack["episodes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|e| e["capability_id"] == "knowledge.search" && e["episode"]["status"] == "COMPLETED");
+        assert!(searched_too, "bob's search is packed");
+        assert!(pack.get("files").is_none(), "no uploaded file: {}", text(&pack["files"]));
+        for uri in [&upload.uri, &cnf, &certificate] {
+            let hex = uri.trim_start_matches("artifact://sha256/");
+            assert!(pack["artifacts"].get(hex).is_none(), "{uri} is packed");
+        }
+        assert!(pack["artifacts"].get(own_cnf.trim_start_matches("artifact://sha256/")).is_some(), "bob's own CNF");
+    }
+    // Alice's archive carries her file.
+    let alice: Value =
+        serde_json::from_str(&read_as(&runtime, "experiment://work/archive", Some("alice")).expect("archives").text)
+            .unwrap();
+    assert!(alice["files"].get(upload.file.to_hex()).is_some(), "{}", text(&alice["artifacts"]));
+
+    // The operator shares the certificate: with it, what it names (the CNF, the proof upload).
+    let shared = runtime.share("bob", &Digest::from_artifact_uri(&certificate).unwrap()).expect("shares");
+    for uri in [&certificate, &cnf, &upload.uri] {
+        assert!(shared.contains(uri), "{uri} not in {shared:?}");
+        read_as(&runtime, uri, Some("bob")).unwrap_or_else(|d| panic!("bob reads {uri} once shared: {}", d.message));
+    }
+    let rechecked = call(&runtime, "bob", "exfil", "certificate.verify", json!({"certificate": certificate}));
+    assert_eq!(rechecked.verification.map(|v| v.status), Some(VerificationStatus::Verified));
+    // Still not another tenant's, nor Alice's episode.
+    assert!(read_as(&runtime, &certificate, Some("carol")).is_err());
+    assert!(read_as(&runtime, &episode, Some("bob")).is_err());
+}
+
+#[test]
+fn the_operator_shares_an_upload_by_cli_and_a_bad_tenant_or_uri_is_refused_by_name() {
+    let (runtime, dir) = support::runtime();
+    let proof = example("example-5-vars.lrat");
+    let upload = runtime
+        .upload_as(Some("alice"), &mut proof.as_bytes(), LRAT_FILE, Some(proof.len() as u64), None)
+        .expect("alice uploads");
+    drop(runtime);
+    let share = |uri: &str, tenant: &str| {
+        let out = std::process::Command::new(support::BIN)
+            .arg("--data-dir")
+            .arg(dir.path())
+            .args(["artifact", "share", uri, "--tenant", tenant])
+            .output()
+            .expect("run jacobian");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let never = format!("artifact://sha256/{}", "0".repeat(64));
+    for (uri, tenant, named) in [
+        (upload.uri.as_str(), "Bob Smith", "--tenant"),
+        ("artifact://sha256/zz", "bob", "URI"),
+        (never.as_str(), "bob", "not found"),
+    ] {
+        let (ok, _, stderr) = share(uri, tenant);
+        assert!(!ok && stderr.contains(named), "{uri} {tenant}: {stderr}");
+    }
+    let runtime = support::open(dir.path().to_path_buf());
+    assert!(read_as(&runtime, &upload.uri, Some("bob")).is_err(), "nothing was granted by a refusal");
+    drop(runtime);
+    let (ok, stdout, stderr) = share(&upload.uri, "bob");
+    assert!(ok, "{stderr}");
+    let printed: Value = serde_json::from_str(stdout.trim()).expect("JSON");
+    assert_eq!(printed, json!({"tenant": "bob", "granted": [upload.uri]}));
+    let runtime = support::open(dir.path().to_path_buf());
+    read_as(&runtime, &upload.uri, Some("bob")).unwrap_or_else(|d| panic!("bob reads it once shared: {}", d.message));
+    assert!(read_as(&runtime, &upload.uri, Some("carol")).is_err());
+}
+
+#[test]
+fn the_upgrade_grants_each_tenant_the_outputs_of_its_stored_episodes() {
+    let (runtime, dir) = support::runtime();
+    let made = call(&runtime, "alice", "before", "sat.cnf.construct", json!({"dimacs": "p cnf 2 1\n1 2 0\n"}));
+    let output = made.artifacts[0].uri.clone();
+    let proof = example("example-4-vars.lrat");
+    let upload = runtime
+        .upload_as(Some("alice"), &mut proof.as_bytes(), LRAT_FILE, Some(proof.len() as u64), None)
+        .expect("alice uploads");
+    drop(runtime);
+    // The data directory as schema 5 left it: no grants, no index of episodes.
+    let db = rusqlite::Connection::open(dir.path().join(jacobian::store::DATABASE_FILE)).unwrap();
+    db.execute_batch(
+        "DROP TABLE grants; DROP INDEX experiment_invocations_by_episode; DELETE FROM jacobian_schema WHERE version = 6;",
+    )
+    .unwrap();
+    drop(db);
+    let runtime = support::open(dir.path().to_path_buf());
+    read_as(&runtime, &output, Some("alice")).unwrap_or_else(|d| panic!("alice's output is hers: {}", d.message));
+    assert!(read_as(&runtime, &output, Some("bob")).is_err(), "and not bob's");
+    // An upload's uploader was not recorded before: the operator's until uploaded again or shared.
+    assert!(read_as(&runtime, &upload.uri, Some("alice")).is_err());
+    read_as(&runtime, &upload.uri, None).expect("the operator reads it");
+    let again = runtime
+        .upload_as(Some("alice"), &mut proof.as_bytes(), LRAT_FILE, Some(proof.len() as u64), None)
+        .expect("alice uploads again");
+    assert_eq!(again.uri, upload.uri);
+    read_as(&runtime, &upload.uri, Some("alice")).expect("hers again");
+}
+
+#[test]
+fn reading_the_reference_pack_runs_a_component_so_it_is_admitted_under_the_tenants_quota() {
+    let (runtime, dir) = support::runtime();
+    drop(runtime);
+    crate::operations::write_policy_section(dir.path(), "\n[quotas.default]\ninvocations_per_minute = 2\n");
+    let runtime = support::open(dir.path().to_path_buf());
+    for _ in 0..2 {
+        read_as(&runtime, "reference://catalog", Some("alice")).unwrap_or_else(|d| panic!("{}", d.message));
+    }
+    let refused = read_as(&runtime, "reference://catalog", Some("alice")).map(|_| ()).expect_err("over the quota");
+    assert_eq!(refused.code, Code::QuotaExceeded, "{}", refused.message);
+    assert_eq!(refused.details["quota"], "invocations_per_minute");
+    // Its bucket is spent for its calls too; another tenant's and the operator's are not.
+    let spent = call(&runtime, "alice", "after", "sat.cnf.construct", json!({"dimacs": "p cnf 1 1\n1 0\n"}));
+    assert_eq!(spent.diagnostic.map(|d| d.code), Some(Code::QuotaExceeded));
+    read_as(&runtime, "reference://catalog", Some("bob")).expect("bob's own bucket");
+    read_as(&runtime, "reference://catalog", None).expect("the operator has no quota");
+}
