@@ -59,8 +59,9 @@ pub struct Quota {
     /// continuously at this rate per minute.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub invocations_per_minute: Option<u64>,
-    /// Fuel per UTC day. Admission needs some left; the call that crosses
-    /// the line runs to its own budget.
+    /// Fuel per UTC day. Admission needs some left after what calls in
+    /// flight reserved (each its fuel budget, until it is released with what
+    /// it spent): calls at once pass the line by at most one call's budget.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fuel_per_day: Option<u64>,
     /// Calls of the tenant running at once (on every host together).
@@ -129,6 +130,9 @@ pub struct Usage {
     pub stored_bytes: u64,
     /// Calls admitted and not yet released.
     pub in_flight: u64,
+    /// The fuel budgets of those calls, reserved until each is released
+    /// with what it spent: fuel per day is judged on spent plus reserved.
+    pub reserved_fuel: u64,
 }
 
 impl Usage {
@@ -141,6 +145,7 @@ impl Usage {
             fuel: 0,
             stored_bytes: 0,
             in_flight: 0,
+            reserved_fuel: 0,
         }
     }
 
@@ -160,9 +165,12 @@ impl Usage {
     }
 }
 
-/// Admit one call under `quota` at `now_ms` (taking a token and a place in
-/// flight), or say which quota refuses it. The judgement of both stores.
-pub fn judge(usage: &mut Usage, quota: &Quota, now_ms: i64) -> Result<(), Exceeded> {
+/// Admit one call under `quota` at `now_ms` (taking a token, a place in
+/// flight and a reservation of its fuel budget `fuel`), or say which quota
+/// refuses it. Fuel per day admits a call while what was spent that day and
+/// what calls in flight reserved stay under the limit, so calls at once
+/// never pass it by more than one call's budget. The judgement of both stores.
+pub fn judge(usage: &mut Usage, quota: &Quota, now_ms: i64, fuel: u64) -> Result<(), Exceeded> {
     usage.roll(now_ms);
     if let Some(rate) = quota.invocations_per_minute {
         let elapsed = (now_ms - usage.refilled_ms).max(0) as f64;
@@ -180,7 +188,7 @@ pub fn judge(usage: &mut Usage, quota: &Quota, now_ms: i64) -> Result<(), Exceed
         return Err(Exceeded { limit: Limit::StoredBytes, value: limit, retry_after: None });
     }
     if let Some(limit) = quota.fuel_per_day
-        && usage.fuel >= limit
+        && usage.fuel.saturating_add(usage.reserved_fuel) >= limit
     {
         let until_tomorrow = (usage.day + 1) * DAY_MS - now_ms;
         let retry_after = Some((until_tomorrow as u64).div_ceil(1000).max(1));
@@ -195,6 +203,7 @@ pub fn judge(usage: &mut Usage, quota: &Quota, now_ms: i64) -> Result<(), Exceed
         usage.tokens -= 1.0;
     }
     usage.in_flight += 1;
+    usage.reserved_fuel = usage.reserved_fuel.saturating_add(fuel);
     Ok(())
 }
 
@@ -212,18 +221,18 @@ mod tests {
         let quota = Quota { invocations_per_minute: Some(3), ..Quota::default() };
         let mut usage = Usage::fresh(0);
         for _ in 0..3 {
-            judge(&mut usage, &quota, 0).expect("within the bucket");
+            judge(&mut usage, &quota, 0, 0).expect("within the bucket");
         }
-        let refused = judge(&mut usage, &quota, 0).unwrap_err();
+        let refused = judge(&mut usage, &quota, 0, 0).unwrap_err();
         assert_eq!((refused.limit, refused.retry_after), (Limit::InvocationsPerMinute, Some(20)));
-        assert!(judge(&mut usage, &quota, 19_999).is_err(), "one token takes 20 s at 3 per minute");
-        judge(&mut usage, &quota, 20_000).expect("refilled one");
-        assert!(judge(&mut usage, &quota, 20_000).is_err());
+        assert!(judge(&mut usage, &quota, 19_999, 0).is_err(), "one token takes 20 s at 3 per minute");
+        judge(&mut usage, &quota, 20_000, 0).expect("refilled one");
+        assert!(judge(&mut usage, &quota, 20_000, 0).is_err());
         // The bucket never holds more than its size.
         for _ in 0..3 {
-            judge(&mut usage, &quota, 3_600_000).expect("full again");
+            judge(&mut usage, &quota, 3_600_000, 0).expect("full again");
         }
-        assert!(judge(&mut usage, &quota, 3_600_000).is_err());
+        assert!(judge(&mut usage, &quota, 3_600_000, 0).is_err());
     }
 
     #[test]
@@ -231,27 +240,42 @@ mod tests {
         let quota = Quota { fuel_per_day: Some(100), stored_bytes: Some(1_000), ..Quota::default() };
         let noon = 10 * DAY_MS + DAY_MS / 2;
         let mut usage = Usage::fresh(noon);
-        judge(&mut usage, &quota, noon).unwrap();
+        judge(&mut usage, &quota, noon, 0).unwrap();
         usage.in_flight -= 1;
         usage.spend(noon, 150, 10);
-        let refused = judge(&mut usage, &quota, noon).unwrap_err();
+        let refused = judge(&mut usage, &quota, noon, 0).unwrap_err();
         assert_eq!((refused.limit, refused.retry_after), (Limit::FuelPerDay, Some(43_200)));
-        judge(&mut usage, &quota, 11 * DAY_MS).expect("a new day");
+        judge(&mut usage, &quota, 11 * DAY_MS, 0).expect("a new day");
         usage.in_flight -= 1;
         usage.spend(11 * DAY_MS, 0, 990);
-        let refused = judge(&mut usage, &quota, 30 * DAY_MS).unwrap_err();
+        let refused = judge(&mut usage, &quota, 30 * DAY_MS, 0).unwrap_err();
         assert_eq!((refused.limit, refused.retry_after), (Limit::StoredBytes, None));
+    }
+
+    #[test]
+    fn fuel_in_flight_is_reserved_until_it_is_spent() {
+        let quota = Quota { fuel_per_day: Some(100), ..Quota::default() };
+        let mut usage = Usage::fresh(0);
+        judge(&mut usage, &quota, 0, 60).expect("60 reserved of 100");
+        judge(&mut usage, &quota, 0, 60).expect("60 reserved is under 100");
+        assert_eq!(judge(&mut usage, &quota, 0, 60).unwrap_err().limit, Limit::FuelPerDay, "120 reserved");
+        // The first spent 10 of its 60: 10 spent and 60 reserved leave room for one more.
+        usage.in_flight -= 1;
+        usage.reserved_fuel -= 60;
+        usage.spend(0, 10, 0);
+        judge(&mut usage, &quota, 0, 60).expect("70 of 100");
+        assert_eq!(judge(&mut usage, &quota, 0, 1).unwrap_err().limit, Limit::FuelPerDay);
     }
 
     #[test]
     fn calls_in_flight_are_bounded_and_free_their_place() {
         let quota = Quota { concurrent_calls: Some(2), ..Quota::default() };
         let mut usage = Usage::fresh(0);
-        judge(&mut usage, &quota, 0).unwrap();
-        judge(&mut usage, &quota, 0).unwrap();
-        assert_eq!(judge(&mut usage, &quota, 0).unwrap_err().limit, Limit::ConcurrentCalls);
+        judge(&mut usage, &quota, 0, 0).unwrap();
+        judge(&mut usage, &quota, 0, 0).unwrap();
+        assert_eq!(judge(&mut usage, &quota, 0, 0).unwrap_err().limit, Limit::ConcurrentCalls);
         usage.in_flight -= 1;
-        judge(&mut usage, &quota, 0).expect("a place was freed");
+        judge(&mut usage, &quota, 0, 0).expect("a place was freed");
     }
 
     #[test]

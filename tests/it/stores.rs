@@ -778,21 +778,46 @@ fn calls_in_flight_under_a_quota_are_counted_across_hosts() {
     let quota = Quota { concurrent_calls: Some(2), stored_bytes: Some(100), ..Quota::default() };
     for backend in Backend::both() {
         let hosts = backend.experiment_services(2);
-        let admit = |host: usize| hosts[host].admit_quota("acme", &quota).unwrap();
+        let admit = |host: usize| hosts[host].admit_quota("acme", &quota, 0).unwrap();
         let first = admit(0).expect("one in flight");
         let second = admit(1).expect("two in flight");
         let refused = admit(0).unwrap_err();
         assert_eq!((refused.limit, refused.retry_after), (Limit::ConcurrentCalls, Some(1)), "{}", backend.name);
-        assert!(hosts[1].admit_quota("beta", &quota).unwrap().is_ok(), "{}: another tenant's places", backend.name);
+        assert!(hosts[1].admit_quota("beta", &quota, 0).unwrap().is_ok(), "{}: another tenant's places", backend.name);
         hosts[0].release(first, 10, 60, false).unwrap();
         let third = admit(1).unwrap_or_else(|e| panic!("{}: a place was freed: {e:?}", backend.name));
         hosts[1].release(second, 10, 60, false).unwrap();
         hosts[1].release(third, 0, 0, false).unwrap();
         // 120 bytes stored across both hosts: the next call of acme is refused, on either.
         for host in &hosts {
-            let refused = host.admit_quota("acme", &quota).unwrap().unwrap_err();
+            let refused = host.admit_quota("acme", &quota, 0).unwrap().unwrap_err();
             assert_eq!((refused.limit, refused.retry_after), (Limit::StoredBytes, None), "{}", backend.name);
             assert!(host.storage_left("acme", &quota).unwrap().is_err());
         }
+    }
+}
+
+/// Fuel per day holds for calls at once: each reserves its budget when
+/// admitted, on either host, and gives back what it did not spend.
+#[test]
+fn fuel_in_flight_is_reserved_across_hosts() {
+    use jacobian::quotas::{Limit, Quota};
+    let quota = Quota { fuel_per_day: Some(100), ..Quota::default() };
+    for backend in Backend::both() {
+        let hosts = backend.experiment_services(2);
+        let admit = |host: usize, fuel: u64| hosts[host].admit_quota("acme", &quota, fuel).unwrap();
+        let first = admit(0, 60).expect("60 of 100 reserved");
+        let second = admit(1, 60).expect("60 reserved is under 100");
+        let refused = admit(0, 60).unwrap_err();
+        assert_eq!(refused.limit, Limit::FuelPerDay, "{}: 120 reserved", backend.name);
+        assert!(hosts[1].admit_quota("beta", &quota, 60).unwrap().is_ok(), "{}: another tenant's fuel", backend.name);
+        // The first spent 10 of its 60: 10 spent and 60 reserved leave room for one more, on either host.
+        hosts[0].release(first, 10, 0, false).unwrap();
+        let third = admit(1, 60).unwrap_or_else(|e| panic!("{}: its unspent fuel came back: {e:?}", backend.name));
+        assert_eq!(admit(0, 1).unwrap_err().limit, Limit::FuelPerDay, "{}", backend.name);
+        hosts[1].release(second, 60, 0, false).unwrap();
+        hosts[1].release(third, 60, 0, false).unwrap();
+        // 130 spent: over by less than one call's reservation, and nothing more is admitted.
+        assert_eq!(admit(0, 0).unwrap_err().limit, Limit::FuelPerDay, "{}", backend.name);
     }
 }

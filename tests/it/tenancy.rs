@@ -226,3 +226,34 @@ fn reading_the_reference_pack_runs_a_component_so_it_is_admitted_under_the_tenan
     read_as(&runtime, "reference://catalog", Some("bob")).expect("bob's own bucket");
     read_as(&runtime, "reference://catalog", None).expect("the operator has no quota");
 }
+
+#[test]
+fn calls_at_once_under_fuel_per_day_reserve_their_budgets_and_one_runs() {
+    let (runtime, dir) = support::runtime();
+    drop(runtime);
+    crate::operations::write_policy_section(dir.path(), "\n[quotas.default]\nfuel_per_day = 1\n");
+    let runtime = support::open(dir.path().to_path_buf());
+    let runtime = &runtime;
+    // Eight at once (the finding: all eight ran, 3.5·10⁹ fuel against a day of 1).
+    let results: Vec<CapabilityResult> = std::thread::scope(|scope| {
+        let running: Vec<_> = (0..8)
+            .map(|n| {
+                scope.spawn(move || {
+                    let dimacs = format!("p cnf {} 1\n1 0\n", n + 1);
+                    call(runtime, "alice", "burst", "sat.cnf.construct", json!({"dimacs": dimacs}))
+                })
+            })
+            .collect();
+        running.into_iter().map(|t| t.join().unwrap()).collect()
+    });
+    let ran: Vec<&CapabilityResult> = results.iter().filter(|r| r.diagnostic.is_none()).collect();
+    assert_eq!(ran.len(), 1, "the first reserves its budget; the rest wait for tomorrow");
+    for refused in results.iter().filter(|r| r.diagnostic.is_some()) {
+        let d = refused.diagnostic.as_ref().unwrap();
+        assert_eq!((d.code, d.details["quota"].as_str()), (Code::QuotaExceeded, Some("fuel_per_day")), "{}", d.message);
+        assert_eq!(refused.fuel_consumed, 0, "it did not run");
+    }
+    // Another tenant's day is its own.
+    let other = call(runtime, "bob", "burst", "sat.cnf.construct", json!({"dimacs": "p cnf 1 1\n1 0\n"}));
+    assert_eq!(other.status, Status::Completed, "{:?}", other.diagnostic);
+}

@@ -68,8 +68,15 @@ impl Runtime {
             return Ok(None);
         };
         let quota = validated.policy.quotas.of(tenant);
-        let judged =
-            self.experiments.admit_quota(tenant, quota).map_err(|e| Refusal::new(request.mode, storage_failed(e)))?;
+        // The call's fuel budget is reserved until it is released with what it spent.
+        let fuel = match &validated.work {
+            super::pipeline::Work::Run(prepared) => prepared.budgets.fuel,
+            super::pipeline::Work::Unrouted(_) => 0,
+        };
+        let judged = self
+            .experiments
+            .admit_quota(tenant, quota, fuel)
+            .map_err(|e| Refusal::new(request.mode, storage_failed(e)))?;
         judged.map(Some).map_err(|exceeded| {
             self.metrics.quota_refusal(exceeded.limit);
             Refusal::new(request.mode, quota_exceeded(&exceeded))

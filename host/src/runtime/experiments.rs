@@ -45,6 +45,8 @@ pub struct QuotaHold {
     tenant: String,
     /// Its row in a shared store.
     call: Option<String>,
+    /// The fuel it reserved (its budget), given back when it is released.
+    fuel: u64,
 }
 
 impl Experiments {
@@ -233,29 +235,38 @@ impl Experiments {
     }
 
     /// Admit one call of `tenant` under `quota`, holding its place in flight
-    /// until [`Experiments::release`]; or the quota that refuses it.
-    pub fn admit_quota(&self, tenant: &str, quota: &Quota) -> Result<Result<QuotaHold, Exceeded>, ExperimentError> {
+    /// and reserving its fuel budget `fuel` until [`Experiments::release`];
+    /// or the quota that refuses it.
+    pub fn admit_quota(
+        &self,
+        tenant: &str,
+        quota: &Quota,
+        fuel: u64,
+    ) -> Result<Result<QuotaHold, Exceeded>, ExperimentError> {
         if let Some(ledger) = self.store.quota_ledger() {
-            return Ok(ledger
-                .admit(tenant, quota)?
-                .map(|call| QuotaHold { tenant: tenant.to_owned(), call: Some(call) }));
+            return Ok(ledger.admit(tenant, quota, fuel)?.map(|call| QuotaHold {
+                tenant: tenant.to_owned(),
+                call: Some(call),
+                fuel,
+            }));
         }
         let now = now_ms();
-        let judged = self.with_usage(tenant, now, |usage| judge_quota(usage, quota, now))?;
-        Ok(judged.map(|()| QuotaHold { tenant: tenant.to_owned(), call: None }))
+        let judged = self.with_usage(tenant, now, |usage| judge_quota(usage, quota, now, fuel))?;
+        Ok(judged.map(|()| QuotaHold { tenant: tenant.to_owned(), call: None, fuel }))
     }
 
     /// Release a call's place under its tenant's quota and count what it
     /// spent. `refund`: the call never ran and will be admitted again (an
     /// abandoned inline attempt), so its token goes back too.
     pub fn release(&self, hold: QuotaHold, fuel: u64, stored_bytes: u64, refund: bool) -> Result<(), ExperimentError> {
-        let QuotaHold { tenant, call } = hold;
+        let QuotaHold { tenant, call, fuel: reserved } = hold;
         if let Some(ledger) = self.store.quota_ledger() {
             return Ok(ledger.release(&tenant, call.as_deref(), (fuel, stored_bytes), refund)?);
         }
         let now = now_ms();
         let day = self.with_usage(&tenant, now, |usage| {
             usage.in_flight = usage.in_flight.saturating_sub(1);
+            usage.reserved_fuel = usage.reserved_fuel.saturating_sub(reserved);
             if refund {
                 usage.tokens += 1.0;
             }

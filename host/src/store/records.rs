@@ -146,9 +146,10 @@ pub trait ExperimentStore: Send + Sync {
 /// tenant, on the database's clock, with a row per call in flight, so a
 /// quota is exact across hosts.
 pub trait QuotaLedger: Send + Sync {
-    /// Admit one call of `tenant` under `quota`: its place in flight (an id
-    /// to release), or the quota that refuses it.
-    fn admit(&self, tenant: &str, quota: &Quota) -> Result<Result<String, Exceeded>, DbError>;
+    /// Admit one call of `tenant` under `quota`, reserving its fuel budget
+    /// `fuel`: its place in flight (an id to release, which frees the
+    /// reservation too), or the quota that refuses it.
+    fn admit(&self, tenant: &str, quota: &Quota, fuel: u64) -> Result<Result<String, Exceeded>, DbError>;
     /// Release a call's place (when it had one) and add what it spent;
     /// `refund`: the call never ran, its token goes back to the bucket.
     fn release(&self, tenant: &str, call: Option<&str>, spent: (u64, u64), refund: bool) -> Result<(), DbError>;

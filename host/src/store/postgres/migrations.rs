@@ -5,7 +5,7 @@ use crate::store::{DbError, MigrationReport};
 use super::{PgOpenError, Postgres, RESERVATION_TTL_SQL, SESSION_TTL_SQL, begin, pg, query_error};
 
 /// The schema version this binary writes and understands.
-pub const SCHEMA_VERSION: i32 = 11;
+pub const SCHEMA_VERSION: i32 = 12;
 
 /// Every schema version, in order: (version, description, SQL).
 const MIGRATIONS: &[(i32, &str, &str)] = &[
@@ -207,6 +207,11 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         LATERAL json_array_elements(CASE json_typeof(b.list) WHEN 'array' THEN b.list ELSE '[]' END) AS a
         WHERE substr(i.experiment, length(i.experiment) - 16, 1) = '@' AND a ->> 'uri' LIKE 'artifact://sha256/%'
     ON CONFLICT DO NOTHING;",
+    ),
+    (
+        12,
+        "tenant calls in flight reserve their fuel budget, so fuel per day holds for calls at once on every host",
+        "ALTER TABLE tenant_calls ADD COLUMN fuel BIGINT NOT NULL DEFAULT 0;",
     ),
 ];
 

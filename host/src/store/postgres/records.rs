@@ -506,7 +506,7 @@ async fn lock_tenant(tx: &deadpool_postgres::Transaction<'_>, tenant: &str) -> R
 }
 
 impl QuotaLedger for Postgres {
-    fn admit(&self, tenant: &str, quota: &Quota) -> Result<Result<String, Exceeded>, DbError> {
+    fn admit(&self, tenant: &str, quota: &Quota, fuel: u64) -> Result<Result<String, Exceeded>, DbError> {
         let (pool, tenant, quota) = (self.pool(), tenant.to_owned(), quota.clone());
         self.block(async move {
             let mut client = pool.get().await.map_err(pg)?;
@@ -516,7 +516,7 @@ impl QuotaLedger for Postgres {
             let in_flight = tx
                 .query_one(
                     &format!(
-                        "SELECT COUNT(*) FROM tenant_calls
+                        "SELECT COUNT(*), COALESCE(SUM(fuel), 0)::BIGINT FROM tenant_calls
                          WHERE tenant = $1 AND created_at > now() - {RESERVATION_TTL_SQL}"
                     ),
                     &[&tenant],
@@ -524,13 +524,15 @@ impl QuotaLedger for Postgres {
                 .await
                 .map_err(query_error)?;
             usage.in_flight = in_flight.get::<_, i64>(0).max(0) as u64;
-            if let Err(exceeded) = judge_quota(&mut usage, &quota, now) {
+            usage.reserved_fuel = in_flight.get::<_, i64>(1).max(0) as u64;
+            if let Err(exceeded) = judge_quota(&mut usage, &quota, now, fuel) {
                 tx.rollback().await.map_err(query_error)?;
                 return Ok(Err(exceeded));
             }
             put_tenant_usage(&tx, &tenant, &usage).await?;
             let id = uuid::Uuid::new_v4().simple().to_string();
-            tx.execute("INSERT INTO tenant_calls (id, tenant) VALUES ($1, $2)", &[&id, &tenant])
+            let reserved = fuel.min(i64::MAX as u64) as i64;
+            tx.execute("INSERT INTO tenant_calls (id, tenant, fuel) VALUES ($1, $2, $3)", &[&id, &tenant, &reserved])
                 .await
                 .map_err(query_error)?;
             tx.commit().await.map_err(query_error)?;
