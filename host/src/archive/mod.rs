@@ -201,12 +201,7 @@ fn episode_artifacts(episode: &Value, out: &mut BTreeSet<Digest>) {
 
 /// The artifacts an artifact names in its content (a certificate its CNF).
 fn named_artifacts(bytes: &[u8], out: &mut Vec<Digest>) {
-    let envelope: Value = serde_json::from_slice(bytes).unwrap_or_default();
-    for (_, uri) in crate::runtime::artifact_references(&envelope["content"], "") {
-        if let Ok(digest) = Digest::from_artifact_uri(&uri) {
-            out.push(digest);
-        }
-    }
+    out.extend(crate::runtime::named_in_content(bytes).iter().filter_map(|uri| Digest::from_artifact_uri(uri).ok()));
 }
 
 impl Archive {

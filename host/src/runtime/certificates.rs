@@ -15,7 +15,7 @@ use crate::digest::Digest;
 use crate::store::{CertificateRecord, DbError};
 
 use super::Runtime;
-use super::diagnostics::artifact_references;
+use super::diagnostics::named_in_content;
 use super::execute::declared;
 use super::pipeline::Certificate;
 use super::verify::Judging;
@@ -102,8 +102,7 @@ impl Runtime {
         for c in &found {
             let digest = Digest::from_artifact_uri(&c.uri).map_err(|e| e.to_string())?;
             let bytes = self.data.read_artifact(&digest).map_err(|e| e.to_string())?;
-            let envelope: Value = serde_json::from_slice(&bytes).unwrap_or_default();
-            named.extend(artifact_references(&envelope["content"], "").into_iter().map(|(_, uri)| uri));
+            named.extend(named_in_content(&bytes));
         }
         if let Some(stray) = references.iter().find(|r| found.iter().all(|c| &c.uri != *r) && !named.contains(*r)) {
             return Ok(Judging::Unbound(stray.clone()));

@@ -312,6 +312,13 @@ pub(super) fn count_artifact_references(value: &Value) -> usize {
 }
 
 /// Every string in `value` that names an artifact, with its dot-path.
+/// The artifacts an artifact (its canonical envelope) names in its content,
+/// as a certificate names its CNF: whole `artifact://` strings, in order.
+pub(crate) fn named_in_content(envelope: &[u8]) -> Vec<String> {
+    let envelope: Value = serde_json::from_slice(envelope).unwrap_or_default();
+    artifact_references(&envelope["content"], "").into_iter().map(|(_, uri)| uri).collect()
+}
+
 pub(crate) fn artifact_references(value: &Value, path: &str) -> Vec<(String, String)> {
     match value {
         Value::String(s) if s.starts_with("artifact://") => vec![(path.to_owned(), s.clone())],

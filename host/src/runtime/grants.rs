@@ -89,8 +89,7 @@ impl Runtime {
                 continue;
             }
             let bytes = self.data.read_artifact(&digest)?;
-            let envelope: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
-            for (_, named) in super::diagnostics::artifact_references(&envelope["content"], "") {
+            for named in super::diagnostics::named_in_content(&bytes) {
                 // A name that is no stored artifact grants nothing.
                 if let Ok(named) = Digest::from_artifact_uri(&named)
                     && self.data.artifact_size(&named).is_ok()

@@ -51,8 +51,8 @@ use crate::registry::{InstallRecord, Installed};
 use crate::store::{DataDir, DbError, EpisodeStore, PolicyStamp, SessionStore};
 use crate::workspace::Workspaces;
 
-pub(crate) use diagnostics::artifact_references;
 pub use diagnostics::{argument_error, argument_path, read_arguments};
+pub(crate) use diagnostics::{artifact_references, named_in_content};
 pub use experiments::{ExperimentError, Experiments, QuotaHold};
 pub use open::{GivenComponent, LoadFailure, OpenError, Portfolio, RuntimeConfig, open_state, open_tokens};
 pub use recall::{RECHECK_EXPERIMENT, RecheckError, Rechecked};
