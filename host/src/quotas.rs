@@ -69,8 +69,11 @@ pub struct Quota {
     pub concurrent_calls: Option<u64>,
     /// Bytes the tenant's calls, workspace writes and uploads have stored:
     /// the episodes (input and complete result), the written workspace
-    /// requests and uploaded files. Admission needs some left; it does not
-    /// recover by waiting.
+    /// requests and uploaded files. A call is admitted while some is left
+    /// after what is reserved (each call in flight reserves its input and its
+    /// output budget), so calls at once pass the line by at most one call's
+    /// reservation; an upload or a workspace write reserves its length first
+    /// and never passes it. It does not recover by waiting.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stored_bytes: Option<u64>,
 }
@@ -133,6 +136,27 @@ pub struct Usage {
     /// The fuel budgets of those calls, reserved until each is released
     /// with what it spent: fuel per day is judged on spent plus reserved.
     pub reserved_fuel: u64,
+    /// The bytes reserved by calls, uploads and workspace writes in flight:
+    /// stored bytes are judged on stored plus reserved.
+    pub reserved_bytes: u64,
+}
+
+/// What an admitted call reserves until it is released with what it spent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Reserve {
+    /// Its fuel budget.
+    pub fuel: u64,
+    /// What it may store: its input and its output budget.
+    pub bytes: u64,
+}
+
+/// The bytes a store outside a call (an upload, a workspace write) asks to reserve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Storing {
+    /// Exactly this many (a declared length, a request's size).
+    Exactly(u64),
+    /// At most this many (a body of unknown length): as many of them as are left.
+    AtMost(u64),
 }
 
 impl Usage {
@@ -146,6 +170,7 @@ impl Usage {
             stored_bytes: 0,
             in_flight: 0,
             reserved_fuel: 0,
+            reserved_bytes: 0,
         }
     }
 
@@ -166,11 +191,11 @@ impl Usage {
 }
 
 /// Admit one call under `quota` at `now_ms` (taking a token, a place in
-/// flight and a reservation of its fuel budget `fuel`), or say which quota
-/// refuses it. Fuel per day admits a call while what was spent that day and
-/// what calls in flight reserved stay under the limit, so calls at once
-/// never pass it by more than one call's budget. The judgement of both stores.
-pub fn judge(usage: &mut Usage, quota: &Quota, now_ms: i64, fuel: u64) -> Result<(), Exceeded> {
+/// flight and the reservation `reserve`), or say which quota refuses it.
+/// Fuel per day and stored bytes admit a call while what was spent and what
+/// is reserved stay under the limit, so calls at once never pass it by more
+/// than one call's reservation. The judgement of both stores.
+pub fn judge(usage: &mut Usage, quota: &Quota, now_ms: i64, reserve: Reserve) -> Result<(), Exceeded> {
     usage.roll(now_ms);
     if let Some(rate) = quota.invocations_per_minute {
         let elapsed = (now_ms - usage.refilled_ms).max(0) as f64;
@@ -183,9 +208,9 @@ pub fn judge(usage: &mut Usage, quota: &Quota, now_ms: i64, fuel: u64) -> Result
         return Err(Exceeded { limit: Limit::ConcurrentCalls, value: limit, retry_after: Some(1) });
     }
     if let Some(limit) = quota.stored_bytes
-        && usage.stored_bytes >= limit
+        && usage.stored_bytes.saturating_add(usage.reserved_bytes) >= limit
     {
-        return Err(Exceeded { limit: Limit::StoredBytes, value: limit, retry_after: None });
+        return Err(stored_bytes_spent(limit));
     }
     if let Some(limit) = quota.fuel_per_day
         && usage.fuel.saturating_add(usage.reserved_fuel) >= limit
@@ -203,8 +228,36 @@ pub fn judge(usage: &mut Usage, quota: &Quota, now_ms: i64, fuel: u64) -> Result
         usage.tokens -= 1.0;
     }
     usage.in_flight += 1;
-    usage.reserved_fuel = usage.reserved_fuel.saturating_add(fuel);
+    usage.reserved_fuel = usage.reserved_fuel.saturating_add(reserve.fuel);
+    usage.reserved_bytes = usage.reserved_bytes.saturating_add(reserve.bytes);
     Ok(())
+}
+
+/// Reserve room under `quota` for bytes stored outside a call: the bytes
+/// reserved (at most what is left, for [`Storing::AtMost`]), or the refusal
+/// when none is left or a length is declared beyond it. What is stored this
+/// way never passes the limit. The judgement of both stores.
+pub fn judge_storage(usage: &mut Usage, quota: &Quota, storing: Storing) -> Result<u64, Exceeded> {
+    let reserved = match quota.stored_bytes {
+        None => match storing {
+            Storing::Exactly(n) | Storing::AtMost(n) => n,
+        },
+        Some(limit) => {
+            let left = limit.saturating_sub(usage.stored_bytes.saturating_add(usage.reserved_bytes));
+            match storing {
+                Storing::Exactly(n) if n <= left && left > 0 => n,
+                Storing::AtMost(n) if left > 0 => n.min(left),
+                _ => return Err(stored_bytes_spent(limit)),
+            }
+        }
+    };
+    usage.reserved_bytes = usage.reserved_bytes.saturating_add(reserved);
+    Ok(reserved)
+}
+
+/// The refusal of the stored-bytes quota `limit` (waiting does not help).
+pub fn stored_bytes_spent(limit: u64) -> Exceeded {
+    Exceeded { limit: Limit::StoredBytes, value: limit, retry_after: None }
 }
 
 /// Milliseconds since the epoch on this machine's clock.
@@ -221,18 +274,18 @@ mod tests {
         let quota = Quota { invocations_per_minute: Some(3), ..Quota::default() };
         let mut usage = Usage::fresh(0);
         for _ in 0..3 {
-            judge(&mut usage, &quota, 0, 0).expect("within the bucket");
+            judge(&mut usage, &quota, 0, Reserve::default()).expect("within the bucket");
         }
-        let refused = judge(&mut usage, &quota, 0, 0).unwrap_err();
+        let refused = judge(&mut usage, &quota, 0, Reserve::default()).unwrap_err();
         assert_eq!((refused.limit, refused.retry_after), (Limit::InvocationsPerMinute, Some(20)));
-        assert!(judge(&mut usage, &quota, 19_999, 0).is_err(), "one token takes 20 s at 3 per minute");
-        judge(&mut usage, &quota, 20_000, 0).expect("refilled one");
-        assert!(judge(&mut usage, &quota, 20_000, 0).is_err());
+        assert!(judge(&mut usage, &quota, 19_999, Reserve::default()).is_err(), "one token takes 20 s at 3 per minute");
+        judge(&mut usage, &quota, 20_000, Reserve::default()).expect("refilled one");
+        assert!(judge(&mut usage, &quota, 20_000, Reserve::default()).is_err());
         // The bucket never holds more than its size.
         for _ in 0..3 {
-            judge(&mut usage, &quota, 3_600_000, 0).expect("full again");
+            judge(&mut usage, &quota, 3_600_000, Reserve::default()).expect("full again");
         }
-        assert!(judge(&mut usage, &quota, 3_600_000, 0).is_err());
+        assert!(judge(&mut usage, &quota, 3_600_000, Reserve::default()).is_err());
     }
 
     #[test]
@@ -240,42 +293,71 @@ mod tests {
         let quota = Quota { fuel_per_day: Some(100), stored_bytes: Some(1_000), ..Quota::default() };
         let noon = 10 * DAY_MS + DAY_MS / 2;
         let mut usage = Usage::fresh(noon);
-        judge(&mut usage, &quota, noon, 0).unwrap();
+        judge(&mut usage, &quota, noon, Reserve::default()).unwrap();
         usage.in_flight -= 1;
         usage.spend(noon, 150, 10);
-        let refused = judge(&mut usage, &quota, noon, 0).unwrap_err();
+        let refused = judge(&mut usage, &quota, noon, Reserve::default()).unwrap_err();
         assert_eq!((refused.limit, refused.retry_after), (Limit::FuelPerDay, Some(43_200)));
-        judge(&mut usage, &quota, 11 * DAY_MS, 0).expect("a new day");
+        judge(&mut usage, &quota, 11 * DAY_MS, Reserve::default()).expect("a new day");
         usage.in_flight -= 1;
         usage.spend(11 * DAY_MS, 0, 990);
-        let refused = judge(&mut usage, &quota, 30 * DAY_MS, 0).unwrap_err();
+        let refused = judge(&mut usage, &quota, 30 * DAY_MS, Reserve::default()).unwrap_err();
         assert_eq!((refused.limit, refused.retry_after), (Limit::StoredBytes, None));
+    }
+
+    fn fuel(fuel: u64) -> Reserve {
+        Reserve { fuel, bytes: 0 }
     }
 
     #[test]
     fn fuel_in_flight_is_reserved_until_it_is_spent() {
         let quota = Quota { fuel_per_day: Some(100), ..Quota::default() };
         let mut usage = Usage::fresh(0);
-        judge(&mut usage, &quota, 0, 60).expect("60 reserved of 100");
-        judge(&mut usage, &quota, 0, 60).expect("60 reserved is under 100");
-        assert_eq!(judge(&mut usage, &quota, 0, 60).unwrap_err().limit, Limit::FuelPerDay, "120 reserved");
+        judge(&mut usage, &quota, 0, fuel(60)).expect("60 reserved of 100");
+        judge(&mut usage, &quota, 0, fuel(60)).expect("60 reserved is under 100");
+        assert_eq!(judge(&mut usage, &quota, 0, fuel(60)).unwrap_err().limit, Limit::FuelPerDay, "120 reserved");
         // The first spent 10 of its 60: 10 spent and 60 reserved leave room for one more.
         usage.in_flight -= 1;
         usage.reserved_fuel -= 60;
         usage.spend(0, 10, 0);
-        judge(&mut usage, &quota, 0, 60).expect("70 of 100");
-        assert_eq!(judge(&mut usage, &quota, 0, 1).unwrap_err().limit, Limit::FuelPerDay);
+        judge(&mut usage, &quota, 0, fuel(60)).expect("70 of 100");
+        assert_eq!(judge(&mut usage, &quota, 0, fuel(1)).unwrap_err().limit, Limit::FuelPerDay);
+    }
+
+    #[test]
+    fn stored_bytes_in_flight_are_reserved_and_uploads_never_pass_the_line() {
+        let quota = Quota { stored_bytes: Some(100), ..Quota::default() };
+        let mut usage = Usage::fresh(0);
+        // A call reserves its input and output budget; calls are admitted while some is left.
+        judge(&mut usage, &quota, 0, Reserve { fuel: 0, bytes: 60 }).expect("60 of 100 reserved");
+        judge(&mut usage, &quota, 0, Reserve { fuel: 0, bytes: 60 }).expect("60 reserved is under 100");
+        assert_eq!(judge(&mut usage, &quota, 0, Reserve::default()).unwrap_err().limit, Limit::StoredBytes);
+        assert_eq!(judge_storage(&mut usage, &quota, Storing::AtMost(1)), Err(stored_bytes_spent(100)));
+        usage.reserved_bytes = 0;
+        usage.spend(0, 0, 70);
+        // 30 left: a declared 31 is refused whole, a declared 30 reserved, then nothing is left.
+        assert_eq!(judge_storage(&mut usage, &quota, Storing::Exactly(31)), Err(stored_bytes_spent(100)));
+        assert_eq!(judge_storage(&mut usage, &quota, Storing::Exactly(30)), Ok(30));
+        assert!(judge_storage(&mut usage, &quota, Storing::AtMost(1_000)).is_err());
+        assert!(judge_storage(&mut usage, &quota, Storing::Exactly(0)).is_err(), "a spent quota takes nothing");
+        // A body of unknown length gets what is left.
+        usage.reserved_bytes = 10;
+        assert_eq!(judge_storage(&mut usage, &quota, Storing::AtMost(1_000)), Ok(20));
+        assert_eq!(usage.reserved_bytes, 30);
+        // Unlimited: reserved as asked.
+        let mut free = Usage::fresh(0);
+        assert_eq!(judge_storage(&mut free, &Quota::default(), Storing::AtMost(7)), Ok(7));
     }
 
     #[test]
     fn calls_in_flight_are_bounded_and_free_their_place() {
         let quota = Quota { concurrent_calls: Some(2), ..Quota::default() };
         let mut usage = Usage::fresh(0);
-        judge(&mut usage, &quota, 0, 0).unwrap();
-        judge(&mut usage, &quota, 0, 0).unwrap();
-        assert_eq!(judge(&mut usage, &quota, 0, 0).unwrap_err().limit, Limit::ConcurrentCalls);
+        judge(&mut usage, &quota, 0, Reserve::default()).unwrap();
+        judge(&mut usage, &quota, 0, Reserve::default()).unwrap();
+        assert_eq!(judge(&mut usage, &quota, 0, Reserve::default()).unwrap_err().limit, Limit::ConcurrentCalls);
         usage.in_flight -= 1;
-        judge(&mut usage, &quota, 0, 0).expect("a place was freed");
+        judge(&mut usage, &quota, 0, Reserve::default()).expect("a place was freed");
     }
 
     #[test]

@@ -774,25 +774,26 @@ fn the_sqlite_log_is_reused_under_steady_writing() {
 /// shared store, and a released place is free again.
 #[test]
 fn calls_in_flight_under_a_quota_are_counted_across_hosts() {
-    use jacobian::quotas::{Limit, Quota};
+    use jacobian::quotas::{Limit, Quota, Reserve, Storing};
     let quota = Quota { concurrent_calls: Some(2), stored_bytes: Some(100), ..Quota::default() };
     for backend in Backend::both() {
         let hosts = backend.experiment_services(2);
-        let admit = |host: usize| hosts[host].admit_quota("acme", &quota, 0).unwrap();
+        let admit = |host: usize| hosts[host].admit_quota("acme", &quota, Reserve::default()).unwrap();
         let first = admit(0).expect("one in flight");
         let second = admit(1).expect("two in flight");
         let refused = admit(0).unwrap_err();
         assert_eq!((refused.limit, refused.retry_after), (Limit::ConcurrentCalls, Some(1)), "{}", backend.name);
-        assert!(hosts[1].admit_quota("beta", &quota, 0).unwrap().is_ok(), "{}: another tenant's places", backend.name);
+        let other = hosts[1].admit_quota("beta", &quota, Reserve::default()).unwrap();
+        assert!(other.is_ok(), "{}: another tenant's places", backend.name);
         hosts[0].release(first, 10, 60, false).unwrap();
         let third = admit(1).unwrap_or_else(|e| panic!("{}: a place was freed: {e:?}", backend.name));
         hosts[1].release(second, 10, 60, false).unwrap();
         hosts[1].release(third, 0, 0, false).unwrap();
         // 120 bytes stored across both hosts: the next call of acme is refused, on either.
         for host in &hosts {
-            let refused = host.admit_quota("acme", &quota, 0).unwrap().unwrap_err();
+            let refused = host.admit_quota("acme", &quota, Reserve::default()).unwrap().unwrap_err();
             assert_eq!((refused.limit, refused.retry_after), (Limit::StoredBytes, None), "{}", backend.name);
-            assert!(host.storage_left("acme", &quota).unwrap().is_err());
+            assert!(host.reserve_storage("acme", &quota, Storing::AtMost(1)).unwrap().is_err());
         }
     }
 }
@@ -801,16 +802,18 @@ fn calls_in_flight_under_a_quota_are_counted_across_hosts() {
 /// admitted, on either host, and gives back what it did not spend.
 #[test]
 fn fuel_in_flight_is_reserved_across_hosts() {
-    use jacobian::quotas::{Limit, Quota};
+    use jacobian::quotas::{Limit, Quota, Reserve};
     let quota = Quota { fuel_per_day: Some(100), ..Quota::default() };
     for backend in Backend::both() {
         let hosts = backend.experiment_services(2);
-        let admit = |host: usize, fuel: u64| hosts[host].admit_quota("acme", &quota, fuel).unwrap();
+        let admit =
+            |host: usize, fuel: u64| hosts[host].admit_quota("acme", &quota, Reserve { fuel, bytes: 0 }).unwrap();
         let first = admit(0, 60).expect("60 of 100 reserved");
         let second = admit(1, 60).expect("60 reserved is under 100");
         let refused = admit(0, 60).unwrap_err();
         assert_eq!(refused.limit, Limit::FuelPerDay, "{}: 120 reserved", backend.name);
-        assert!(hosts[1].admit_quota("beta", &quota, 60).unwrap().is_ok(), "{}: another tenant's fuel", backend.name);
+        let other = hosts[1].admit_quota("beta", &quota, Reserve { fuel: 60, bytes: 0 }).unwrap();
+        assert!(other.is_ok(), "{}: another tenant's fuel", backend.name);
         // The first spent 10 of its 60: 10 spent and 60 reserved leave room for one more, on either host.
         hosts[0].release(first, 10, 0, false).unwrap();
         let third = admit(1, 60).unwrap_or_else(|e| panic!("{}: its unspent fuel came back: {e:?}", backend.name));
@@ -819,5 +822,36 @@ fn fuel_in_flight_is_reserved_across_hosts() {
         hosts[1].release(third, 60, 0, false).unwrap();
         // 130 spent: over by less than one call's reservation, and nothing more is admitted.
         assert_eq!(admit(0, 0).unwrap_err().limit, Limit::FuelPerDay, "{}", backend.name);
+    }
+}
+
+/// Stored bytes hold for stores at once on every host: an upload or a
+/// workspace write reserves its length before a byte is stored and is
+/// refused whole when the quota has not that much left; a body of unknown
+/// length gets what is left; a call reserves its input and output budget.
+#[test]
+fn stored_bytes_in_flight_are_reserved_across_hosts() {
+    use jacobian::quotas::{Limit, Quota, Reserve, Storing};
+    let quota = Quota { stored_bytes: Some(100), ..Quota::default() };
+    for backend in Backend::both() {
+        let hosts = backend.experiment_services(2);
+        let store = |host: usize, storing| hosts[host].reserve_storage("acme", &quota, storing).unwrap();
+        let first = store(0, Storing::Exactly(60)).expect("60 of 100");
+        assert_eq!(first.bytes(), 60);
+        let refused = store(1, Storing::Exactly(41)).unwrap_err();
+        assert_eq!((refused.limit, refused.value), (Limit::StoredBytes, 100), "{}: 60 + 41 > 100", backend.name);
+        let unknown = store(1, Storing::AtMost(1_000)).expect("what is left");
+        assert_eq!(unknown.bytes(), 40, "{}: a body of unknown length gets what is left", backend.name);
+        assert!(store(0, Storing::AtMost(1)).is_err(), "{}: all of it reserved", backend.name);
+        let other = hosts[1].reserve_storage("beta", &quota, Storing::Exactly(100)).unwrap();
+        assert!(other.is_ok(), "{}: another tenant's bytes", backend.name);
+        // The first stored 50 of its 60, the second 0 (refused on its way): 50 left, on either host.
+        hosts[0].release(first, 0, 50, false).unwrap();
+        hosts[1].release(unknown, 0, 0, false).unwrap();
+        let call = hosts[1].admit_quota("acme", &quota, Reserve { fuel: 0, bytes: 70 }).unwrap().expect("50 left");
+        let refused = store(0, Storing::AtMost(1)).unwrap_err();
+        assert_eq!(refused.limit, Limit::StoredBytes, "{}: the call reserved its output budget", backend.name);
+        hosts[1].release(call, 0, 30, false).unwrap();
+        assert_eq!(store(0, Storing::AtMost(1_000)).unwrap().bytes(), 20, "{}: 80 stored", backend.name);
     }
 }

@@ -257,3 +257,99 @@ fn calls_at_once_under_fuel_per_day_reserve_their_budgets_and_one_runs() {
     let other = call(runtime, "bob", "burst", "sat.cnf.construct", json!({"dimacs": "p cnf 1 1\n1 0\n"}));
     assert_eq!(other.status, Status::Completed, "{:?}", other.diagnostic);
 }
+
+/// Row "upload quota overshoot": eight PUTs of 4 MiB at once against 1,000
+/// stored bytes all came back 201 (33 MB stored). A declared length is
+/// reserved before the body is read: all eight are refused and nothing is
+/// stored.
+#[test]
+fn uploads_at_once_over_http_reserve_their_declared_length_and_none_passes_the_quota() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    let made: Value =
+        serde_json::from_str(support::cli(data, &["tokens", "create", "--tenant", "acme", "--scope", "invoke"]).trim())
+            .unwrap();
+    let bearer = format!("Bearer {}", made["token"].as_str().unwrap());
+    let policy = support::cli(data, &["policy", "show"]);
+    let policy_file = data.join("policy.in.toml");
+    std::fs::write(&policy_file, format!("{policy}\n[quotas.default]\nstored_bytes = 1000\n")).unwrap();
+    support::cli(data, &["policy", "set", policy_file.to_str().unwrap()]);
+    let server =
+        crate::http::Server::start_with(data, None, &["--auth-api-tokens", "--auth-resource", "http://127.0.0.1/mcp"]);
+    let (server, bearer) = (&server, bearer.as_str());
+    let answers: Vec<(u16, String)> = std::thread::scope(|scope| {
+        let sending: Vec<_> = (0..8u8)
+            .map(|n| {
+                scope.spawn(move || {
+                    let bytes = vec![b'0' + n; 4 << 20];
+                    let path = format!("/artifacts/sha256/{}?schema={LRAT_FILE}", Digest::of(&bytes).to_hex());
+                    let (status, _, body) =
+                        server.request_with_body("PUT", &path, &[("Authorization", bearer)], &bytes);
+                    (status, body)
+                })
+            })
+            .collect();
+        sending.into_iter().map(|t| t.join().unwrap()).collect()
+    });
+    for (status, body) in &answers {
+        assert_eq!(*status, 429, "{body}");
+        assert!(body.contains("quota_exceeded") && body.contains("1000 stored bytes"), "{body}");
+    }
+    let files = std::fs::read_dir(data.join("files")).map_or(0, |d| d.count());
+    assert_eq!(files, 0, "nothing stored");
+    // The whole quota is still there: 1,000 bytes are taken, then not one more.
+    let bytes = vec![b'7'; 1000];
+    let path = format!("/artifacts/sha256/{}?schema={LRAT_FILE}", Digest::of(&bytes).to_hex());
+    let (status, _, body) = server.request_with_body("PUT", &path, &[("Authorization", bearer)], &bytes);
+    assert_eq!(status, 201, "{body}");
+    let (status, _, body) = server.request_with_body("PUT", "/artifacts/sha256/0000000000000000000000000000000000000000000000000000000000000000?schema=jacobian:sat/lrat-file@1", &[("Authorization", bearer)], b"1");
+    assert_eq!(status, 429, "{body}");
+}
+
+/// Bodies of unknown length at once (a pipe, a chunked PUT): each reserves
+/// what is left when it starts and is cut off there, so together they never
+/// store more than the quota, and what was refused left no file.
+#[test]
+fn uploads_of_unknown_length_at_once_are_cut_off_at_what_is_left() {
+    let (runtime, dir) = support::runtime();
+    drop(runtime);
+    crate::operations::write_policy_section(dir.path(), "\n[quotas.default]\nstored_bytes = 1000\n");
+    let runtime = support::open(dir.path().to_path_buf());
+    let runtime = &runtime;
+    /// 400 bytes, the first of them after a pause (so that the uploads overlap).
+    struct Slow(std::io::Cursor<Vec<u8>>, bool);
+    impl std::io::Read for Slow {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if !std::mem::replace(&mut self.1, true) {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            let n = buf.len().min(50);
+            self.0.read(&mut buf[..n])
+        }
+    }
+    let outcomes: Vec<_> = std::thread::scope(|scope| {
+        let sending: Vec<_> = (0..8u8)
+            .map(|n| {
+                scope.spawn(move || {
+                    let mut source = Slow(std::io::Cursor::new(vec![b'a' + n; 400]), false);
+                    runtime.upload_as(Some("acme"), &mut source, LRAT_FILE, None, None)
+                })
+            })
+            .collect();
+        sending.into_iter().map(|t| t.join().unwrap()).collect()
+    });
+    let stored: u64 = outcomes.iter().filter_map(|o| o.as_ref().ok()).map(|u| u.bytes).sum();
+    assert!(stored <= 1000, "{stored} bytes stored against 1000");
+    assert!(stored >= 400, "the first upload fits whole: {stored}");
+    for outcome in &outcomes {
+        match outcome {
+            Ok(uploaded) => assert_eq!(uploaded.bytes, 400),
+            Err(jacobian::runtime::UploadError::Quota(exceeded)) => {
+                assert_eq!(exceeded.limit, jacobian::quotas::Limit::StoredBytes)
+            }
+            Err(e) => panic!("not a quota refusal: {e}"),
+        }
+    }
+    let files = std::fs::read_dir(dir.path().join("files")).map_or(0, |d| d.count());
+    assert_eq!(files as u64, stored / 400, "a refused upload left no file");
+}

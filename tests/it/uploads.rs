@@ -341,12 +341,18 @@ fn uploads_need_the_invoke_scope_when_the_server_authenticates() {
     let bearer = format!("Bearer {invoker}");
     let (status, _, body) = server.request_with_body("PUT", &path, &[("Authorization", &bearer)], bytes);
     assert_eq!(status, 201, "{body}");
-    // The tenant's stored bytes: 10 of 12 spent; the next upload is still taken, then none.
+    // The tenant's stored bytes: 10 of 12 spent. An upload never passes the quota: one of 11
+    // declared bytes is refused whole before its body is read, one of 2 fills it, then none.
     let more = b"3 -1 0 2 0\n";
     let path = format!("/artifacts/sha256/{}?schema={LRAT_FILE}", Digest::of(more).to_hex());
     let (status, _, body) = server.request_with_body("PUT", &path, &[("Authorization", &bearer)], more);
+    assert_eq!(status, 429, "{body}");
+    assert!(body.contains("quota_exceeded") && body.contains("12 stored bytes"), "{body}");
+    let fits = b"0\n";
+    let path = format!("/artifacts/sha256/{}?schema={LRAT_FILE}", Digest::of(fits).to_hex());
+    let (status, _, body) = server.request_with_body("PUT", &path, &[("Authorization", &bearer)], fits);
     assert_eq!(status, 201, "{body}");
-    let last = b"4 1 0 2 0\n";
+    let last = b"4\n";
     let path = format!("/artifacts/sha256/{}?schema={LRAT_FILE}", Digest::of(last).to_hex());
     let (status, _, body) = server.request_with_body("PUT", &path, &[("Authorization", &bearer)], last);
     assert_eq!(status, 429, "{body}");

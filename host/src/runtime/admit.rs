@@ -4,7 +4,7 @@
 
 use crate::contract::{Code, Diagnostic, Stage};
 use crate::experiments::Admission;
-use crate::quotas::Exceeded;
+use crate::quotas::{Exceeded, Reserve, Storing};
 
 use super::diagnostics::storage_failed;
 use super::pipeline::{Admitted, Concluded, Refusal, Validated};
@@ -68,14 +68,18 @@ impl Runtime {
             return Ok(None);
         };
         let quota = validated.policy.quotas.of(tenant);
-        // The call's fuel budget is reserved until it is released with what it spent.
-        let fuel = match &validated.work {
-            super::pipeline::Work::Run(prepared) => prepared.budgets.fuel,
-            super::pipeline::Work::Unrouted(_) => 0,
+        // The call's fuel budget, its input and its output budget are
+        // reserved until it is released with what it spent.
+        let reserve = match &validated.work {
+            super::pipeline::Work::Run(prepared) => Reserve {
+                fuel: prepared.budgets.fuel,
+                bytes: prepared.input_bytes.saturating_add(prepared.budgets.output_bytes),
+            },
+            super::pipeline::Work::Unrouted(_) => Reserve::default(),
         };
         let judged = self
             .experiments
-            .admit_quota(tenant, quota, fuel)
+            .admit_quota(tenant, quota, reserve)
             .map_err(|e| Refusal::new(request.mode, storage_failed(e)))?;
         judged.map(Some).map_err(|exceeded| {
             self.metrics.quota_refusal(exceeded.limit);
@@ -127,9 +131,9 @@ impl Runtime {
         Ok(written)
     }
 
-    /// A workspace request of `tenant`: refused with `QUOTA_EXCEEDED` when
-    /// the tenant's stored bytes are spent, and the request's bytes counted
-    /// against them once it is done.
+    /// A workspace request of `tenant`: its size reserved under the tenant's
+    /// stored-bytes quota first (refused with `QUOTA_EXCEEDED` when it has
+    /// not that much left), and counted once it is done.
     fn storing_as<T>(
         &self,
         tenant: Option<&str>,
@@ -140,21 +144,22 @@ impl Runtime {
         let Some(tenant) = tenant.filter(|_| policy.quotas.of_any_storage()) else {
             return store(tenant);
         };
-        let quota = policy.quotas.of(tenant);
-        self.experiments.storage_left(tenant, quota).map_err(storage_failed)?.map_err(|e| {
-            self.metrics.quota_refusal(e.limit);
-            quota_exceeded(&e)
-        })?;
-        let done = store(Some(tenant))?;
         let bytes = serde_json::to_vec(request).map_or(0, |b| b.len() as u64);
-        if let Err(e) = self.experiments.charge_storage(tenant, bytes) {
-            tracing::warn!(error = %e, "quota usage not recorded");
-        }
-        Ok(done)
+        let hold = self
+            .experiments
+            .reserve_storage(tenant, policy.quotas.of(tenant), Storing::Exactly(bytes))
+            .map_err(storage_failed)?
+            .map_err(|e| {
+                self.metrics.quota_refusal(e.limit);
+                quota_exceeded(&e)
+            })?;
+        let done = store(Some(tenant));
+        self.release_quota(hold, 0, if done.is_ok() { bytes } else { 0 }, false);
+        done
     }
 
-    /// Release a call's place under its tenant's quota with what it spent; a
-    /// store that cannot be written is logged (the call's answer stands).
+    /// Release a hold under its tenant's quota with what was spent; a store
+    /// that cannot be written is logged (the call's answer stands).
     pub(super) fn release_quota(&self, hold: QuotaHold, fuel: u64, stored_bytes: u64, refund: bool) {
         if let Err(e) = self.experiments.release(hold, fuel, stored_bytes, refund) {
             tracing::warn!(error = %e, "quota usage not recorded");

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 
 use crate::digest::Digest;
 use crate::experiments::{Admission, ExperimentBudgets, InvocationRecord, Reservation, Spent, StopReason, judge};
-use crate::quotas::{Exceeded, Quota, Usage, judge as judge_quota, now_ms};
+use crate::quotas::{Exceeded, Quota, Reserve, Storing, Usage, judge as judge_quota, judge_storage, now_ms};
 use crate::store::{DbError, EpisodeRow, EpisodeStore, EpisodeWrite, ExperimentStore};
 
 /// Why a call and its episode were not both recorded.
@@ -37,16 +37,26 @@ pub struct Experiments {
     usage: Mutex<HashMap<String, Usage>>,
 }
 
-/// A call's place under its tenant's quota, held until it is released with
-/// what the call spent.
+/// A call's place under its tenant's quota, or the room reserved for an
+/// upload or a workspace write, held until it is released with what was
+/// spent.
 #[derive(Debug)]
 #[must_use]
 pub struct QuotaHold {
     tenant: String,
     /// Its row in a shared store.
-    call: Option<String>,
-    /// The fuel it reserved (its budget), given back when it is released.
-    fuel: u64,
+    row: Option<String>,
+    /// A call's (a place in flight), not a store's outside a call.
+    call: bool,
+    /// What it reserved, given back when it is released.
+    reserved: Reserve,
+}
+
+impl QuotaHold {
+    /// The bytes it reserved: what an upload may store under it.
+    pub fn bytes(&self) -> u64 {
+        self.reserved.bytes
+    }
 }
 
 impl Experiments {
@@ -235,38 +245,60 @@ impl Experiments {
     }
 
     /// Admit one call of `tenant` under `quota`, holding its place in flight
-    /// and reserving its fuel budget `fuel` until [`Experiments::release`];
-    /// or the quota that refuses it.
+    /// and `reserve` until [`Experiments::release`]; or the quota that
+    /// refuses it.
     pub fn admit_quota(
         &self,
         tenant: &str,
         quota: &Quota,
-        fuel: u64,
+        reserve: Reserve,
     ) -> Result<Result<QuotaHold, Exceeded>, ExperimentError> {
+        let hold = |row| QuotaHold { tenant: tenant.to_owned(), row, call: true, reserved: reserve };
         if let Some(ledger) = self.store.quota_ledger() {
-            return Ok(ledger.admit(tenant, quota, fuel)?.map(|call| QuotaHold {
-                tenant: tenant.to_owned(),
-                call: Some(call),
-                fuel,
-            }));
+            return Ok(ledger.admit(tenant, quota, reserve)?.map(|row| hold(Some(row))));
         }
         let now = now_ms();
-        let judged = self.with_usage(tenant, now, |usage| judge_quota(usage, quota, now, fuel))?;
-        Ok(judged.map(|()| QuotaHold { tenant: tenant.to_owned(), call: None, fuel }))
+        let judged = self.with_usage(tenant, now, |usage| judge_quota(usage, quota, now, reserve))?;
+        Ok(judged.map(|()| hold(None)))
     }
 
-    /// Release a call's place under its tenant's quota and count what it
-    /// spent. `refund`: the call never ran and will be admitted again (an
-    /// abandoned inline attempt), so its token goes back too.
-    pub fn release(&self, hold: QuotaHold, fuel: u64, stored_bytes: u64, refund: bool) -> Result<(), ExperimentError> {
-        let QuotaHold { tenant, call, fuel: reserved } = hold;
+    /// Reserve room for `tenant` to store bytes outside a call (an upload, a
+    /// workspace write) under `quota` until [`Experiments::release`]; or the
+    /// refusal when the quota has not that much left.
+    pub fn reserve_storage(
+        &self,
+        tenant: &str,
+        quota: &Quota,
+        storing: Storing,
+    ) -> Result<Result<QuotaHold, Exceeded>, ExperimentError> {
+        let hold = |row, bytes| QuotaHold {
+            tenant: tenant.to_owned(),
+            row,
+            call: false,
+            reserved: Reserve { fuel: 0, bytes },
+        };
         if let Some(ledger) = self.store.quota_ledger() {
-            return Ok(ledger.release(&tenant, call.as_deref(), (fuel, stored_bytes), refund)?);
+            return Ok(ledger.reserve_storage(tenant, quota, storing)?.map(|(row, bytes)| hold(Some(row), bytes)));
+        }
+        let judged = self.with_usage(tenant, now_ms(), |usage| judge_storage(usage, quota, storing))?;
+        Ok(judged.map(|bytes| hold(None, bytes)))
+    }
+
+    /// Release a hold under its tenant's quota and count what was spent.
+    /// `refund`: the call never ran and will be admitted again (an abandoned
+    /// inline attempt), so its token goes back too.
+    pub fn release(&self, hold: QuotaHold, fuel: u64, stored_bytes: u64, refund: bool) -> Result<(), ExperimentError> {
+        let QuotaHold { tenant, row, call, reserved } = hold;
+        if let Some(ledger) = self.store.quota_ledger() {
+            return Ok(ledger.release(&tenant, row.as_deref(), (fuel, stored_bytes), refund)?);
         }
         let now = now_ms();
         let day = self.with_usage(&tenant, now, |usage| {
-            usage.in_flight = usage.in_flight.saturating_sub(1);
-            usage.reserved_fuel = usage.reserved_fuel.saturating_sub(reserved);
+            if call {
+                usage.in_flight = usage.in_flight.saturating_sub(1);
+            }
+            usage.reserved_fuel = usage.reserved_fuel.saturating_sub(reserved.fuel);
+            usage.reserved_bytes = usage.reserved_bytes.saturating_sub(reserved.bytes);
             if refund {
                 usage.tokens += 1.0;
             }
@@ -277,29 +309,6 @@ impl Experiments {
             self.store.add_tenant_usage(&tenant, day, fuel, stored_bytes)?;
         }
         Ok(())
-    }
-
-    /// Whether `tenant` may store more under `quota` (a workspace write).
-    pub fn storage_left(&self, tenant: &str, quota: &Quota) -> Result<Result<(), Exceeded>, ExperimentError> {
-        let Some(limit) = quota.stored_bytes else { return Ok(Ok(())) };
-        let stored = match self.store.quota_ledger() {
-            Some(_) => self.store.tenant_usage(tenant)?.map_or(0, |usage| usage.stored_bytes),
-            None => self.with_usage(tenant, now_ms(), |usage| usage.stored_bytes)?,
-        };
-        Ok(if stored >= limit {
-            Err(Exceeded { limit: crate::quotas::Limit::StoredBytes, value: limit, retry_after: None })
-        } else {
-            Ok(())
-        })
-    }
-
-    /// Count bytes `tenant` stored outside a call (a workspace write).
-    pub fn charge_storage(&self, tenant: &str, stored_bytes: u64) -> Result<(), ExperimentError> {
-        if self.store.quota_ledger().is_none() {
-            let now = now_ms();
-            self.with_usage(tenant, now, |usage| usage.spend(now, 0, stored_bytes))?;
-        }
-        Ok(self.store.add_tenant_usage(tenant, now_ms().div_euclid(86_400_000), 0, stored_bytes)?)
     }
 
     /// `f` over a tenant's usage in memory (a local store), loaded from the

@@ -139,6 +139,8 @@ pub(super) struct Prepared<'a> {
     /// The artifact URIs the input names, in input order.
     pub references: Vec<String>,
     pub input_digest: Digest,
+    /// The length of the input's canonical bytes (what its episode stores of it).
+    pub input_bytes: u64,
     /// The tenant the call runs for (`None`: the operator): its outputs are granted to it.
     pub tenant: Option<&'a str>,
 }

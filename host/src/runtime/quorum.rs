@@ -101,6 +101,7 @@ impl Runtime {
                 access: prepared.access.clone(),
                 references: prepared.references.clone(),
                 input_digest: prepared.input_digest,
+                input_bytes: prepared.input_bytes,
                 tenant: prepared.tenant,
             };
             let report = self.call_component(&member, request, how)?;

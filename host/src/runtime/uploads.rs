@@ -11,6 +11,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::digest::Digest;
+use crate::quotas::{Storing, stored_bytes_spent};
 use crate::store::{FileError, StoreError};
 
 use super::Runtime;
@@ -121,9 +122,12 @@ impl Runtime {
         self.upload_as(None, source, schema, declared, expect)
     }
 
-    /// [`Runtime::upload`] for `tenant` (`None`: the operator): refused when
-    /// the tenant's stored-bytes quota is spent, and the file's bytes
-    /// counted against it once stored (as a workspace write's are).
+    /// [`Runtime::upload`] for `tenant` (`None`: the operator), under the
+    /// tenant's stored-bytes quota: the declared length is reserved first
+    /// (refused whole when the quota has not that much left), or, for a body
+    /// of unknown length, what is left, and the bytes are cut off at the
+    /// reservation; an upload never passes the quota. What was stored is
+    /// counted, the rest of the reservation given back.
     pub fn upload_as(
         &self,
         tenant: Option<&str>,
@@ -141,27 +145,46 @@ impl Runtime {
             return Err(UploadError::TooLarge { limit });
         }
         let owner = tenant;
-        let tenant = tenant.filter(|_| policy.quotas.of_any_storage());
-        if let Some(tenant) = tenant {
-            let left = self.experiments.storage_left(tenant, policy.quotas.of(tenant)).map_err(|e| StoreError::Io {
-                what: format!("the stored bytes of tenant {tenant}"),
-                source: std::io::Error::other(e.to_string()),
-            })?;
-            if let Err(exceeded) = left {
-                self.metrics.quota_refusal(exceeded.limit);
-                return Err(UploadError::Quota(exceeded));
+        let quota = tenant.filter(|_| policy.quotas.of_any_storage()).map(|t| policy.quotas.of(t));
+        let hold = match (tenant, quota) {
+            (Some(tenant), Some(quota)) => {
+                let storing = declared.map_or(Storing::AtMost(limit), Storing::Exactly);
+                let reserved =
+                    self.experiments.reserve_storage(tenant, quota, storing).map_err(|e| StoreError::Io {
+                        what: format!("the stored bytes of tenant {tenant}"),
+                        source: std::io::Error::other(e.to_string()),
+                    })?;
+                match reserved {
+                    Ok(hold) => Some(hold),
+                    Err(exceeded) => {
+                        self.metrics.quota_refusal(exceeded.limit);
+                        return Err(UploadError::Quota(exceeded));
+                    }
+                }
             }
+            _ => None,
+        };
+        // Cut off at the reservation: past it, the quota (not the policy's bound) refuses.
+        let cap = hold.as_ref().map_or(limit, |hold| hold.bytes().min(limit));
+        let stored = self.data.put_file(source, cap, expect).map_err(|e| match (e, quota) {
+            (FileError::TooLarge { .. }, Some(quota)) if cap < limit => {
+                let exceeded = stored_bytes_spent(quota.stored_bytes.unwrap_or(cap));
+                self.metrics.quota_refusal(exceeded.limit);
+                UploadError::Quota(exceeded)
+            }
+            (e, _) => UploadError::from(e),
+        });
+        let uploaded = stored.and_then(|(file, bytes)| {
+            let (digest, _) = self.data.put_artifact(&envelope(schema, &file, bytes))?;
+            // Private to whoever uploaded it (see `grants.rs`).
+            self.grant_to(owner, &[digest.artifact_uri()])?;
+            Ok(Uploaded { uri: digest.artifact_uri(), file, bytes, schema_uri: schema.to_owned() })
+        });
+        if let Some(hold) = hold {
+            let bytes = uploaded.as_ref().map_or(0, |uploaded| uploaded.bytes);
+            self.release_quota(hold, 0, bytes, false);
         }
-        let (file, bytes) = self.data.put_file(source, limit, expect)?;
-        let (digest, _) = self.data.put_artifact(&envelope(schema, &file, bytes))?;
-        // Private to whoever uploaded it (see `grants.rs`).
-        self.grant_to(owner, &[digest.artifact_uri()])?;
-        if let Some(tenant) = tenant
-            && let Err(e) = self.experiments.charge_storage(tenant, bytes)
-        {
-            tracing::warn!(error = %e, "quota usage not recorded");
-        }
-        Ok(Uploaded { uri: digest.artifact_uri(), file, bytes, schema_uri: schema.to_owned() })
+        uploaded
     }
 }
 

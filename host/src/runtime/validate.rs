@@ -36,7 +36,8 @@ impl Runtime {
                     return Err(refuse(schema_violations(&call.entry.id, errors)));
                 }
                 let (access, references) = self.read_references(named).map_err(refuse)?;
-                let input_digest = Digest::of_json(&call.input);
+                let canonical = crate::digest::canonical_json(&call.input);
+                let (input_digest, input_bytes) = (Digest::of(&canonical), canonical.len() as u64);
                 let wall = std::time::Duration::from_millis(policy.budgets.wall_ms);
                 Work::Run(Prepared {
                     call,
@@ -45,6 +46,7 @@ impl Runtime {
                     access,
                     references,
                     input_digest,
+                    input_bytes,
                     tenant: request.tenant.as_deref(),
                 })
             }

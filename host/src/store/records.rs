@@ -3,7 +3,7 @@
 
 use crate::digest::Digest;
 use crate::experiments::{Admission, ExperimentBudgets, InvocationRecord, Reservation, Spent};
-use crate::quotas::{Exceeded, Quota, Usage};
+use crate::quotas::{Exceeded, Quota, Reserve, Storing, Usage};
 
 use super::DbError;
 
@@ -146,12 +146,22 @@ pub trait ExperimentStore: Send + Sync {
 /// tenant, on the database's clock, with a row per call in flight, so a
 /// quota is exact across hosts.
 pub trait QuotaLedger: Send + Sync {
-    /// Admit one call of `tenant` under `quota`, reserving its fuel budget
-    /// `fuel`: its place in flight (an id to release, which frees the
-    /// reservation too), or the quota that refuses it.
-    fn admit(&self, tenant: &str, quota: &Quota, fuel: u64) -> Result<Result<String, Exceeded>, DbError>;
-    /// Release a call's place (when it had one) and add what it spent;
-    /// `refund`: the call never ran, its token goes back to the bucket.
+    /// Admit one call of `tenant` under `quota` with `reserve`: its place in
+    /// flight (an id to release, which frees the reservation too), or the
+    /// quota that refuses it.
+    fn admit(&self, tenant: &str, quota: &Quota, reserve: Reserve) -> Result<Result<String, Exceeded>, DbError>;
+    /// Reserve room for `tenant` to store bytes outside a call
+    /// ([`crate::quotas::judge_storage`]): an id to release and the bytes
+    /// reserved, or the refusal.
+    fn reserve_storage(
+        &self,
+        tenant: &str,
+        quota: &Quota,
+        storing: Storing,
+    ) -> Result<Result<(String, u64), Exceeded>, DbError>;
+    /// Release a hold (a call's place, a store's room; when it had one) and
+    /// add what was spent; `refund`: the call never ran, its token goes back
+    /// to the bucket.
     fn release(&self, tenant: &str, call: Option<&str>, spent: (u64, u64), refund: bool) -> Result<(), DbError>;
 }
 

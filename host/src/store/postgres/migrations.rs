@@ -5,7 +5,7 @@ use crate::store::{DbError, MigrationReport};
 use super::{PgOpenError, Postgres, RESERVATION_TTL_SQL, SESSION_TTL_SQL, begin, pg, query_error};
 
 /// The schema version this binary writes and understands.
-pub const SCHEMA_VERSION: i32 = 12;
+pub const SCHEMA_VERSION: i32 = 13;
 
 /// Every schema version, in order: (version, description, SQL).
 const MIGRATIONS: &[(i32, &str, &str)] = &[
@@ -212,6 +212,12 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         12,
         "tenant calls in flight reserve their fuel budget, so fuel per day holds for calls at once on every host",
         "ALTER TABLE tenant_calls ADD COLUMN fuel BIGINT NOT NULL DEFAULT 0;",
+    ),
+    (
+        13,
+        "uploads and workspace writes reserve their bytes (rows that are no call), calls their input and output budget, so stored bytes hold for stores at once on every host",
+        "ALTER TABLE tenant_calls ADD COLUMN bytes BIGINT NOT NULL DEFAULT 0,
+            ADD COLUMN is_call BOOLEAN NOT NULL DEFAULT TRUE;",
     ),
 ];
 

@@ -4,7 +4,7 @@ use tokio_postgres::error::SqlState;
 
 use crate::digest::Digest;
 use crate::experiments::{Admission, ExperimentBudgets, InvocationRecord, Reservation, Spent, StopReason, judge};
-use crate::quotas::{Exceeded, Quota, Usage, judge as judge_quota};
+use crate::quotas::{Exceeded, Quota, Reserve, Storing, Usage, judge as judge_quota, judge_storage};
 use crate::store::{
     CertificateRecord, DbError, EpisodeStore, ExperimentStore, QuotaLedger, RECORD_COLUMNS, RecheckRecord,
     Reservations, certificate_record, digest_column, recheck_record,
@@ -489,7 +489,6 @@ async fn tenant_usage_at(tx: &deadpool_postgres::Transaction<'_>, tenant: &str) 
 }
 
 async fn put_tenant_usage(tx: &deadpool_postgres::Transaction<'_>, tenant: &str, usage: &Usage) -> Result<(), DbError> {
-    let clamp = |n: u64| n.min(i64::MAX as u64) as i64;
     tx.execute(PUT_TENANT_USAGE, &[&tenant, &usage.day, &clamp(usage.fuel), &clamp(usage.stored_bytes)])
         .await
         .map_err(query_error)?;
@@ -505,38 +504,90 @@ async fn lock_tenant(tx: &deadpool_postgres::Transaction<'_>, tenant: &str) -> R
     Ok(())
 }
 
+/// A count as a BIGINT column holds it.
+fn clamp(n: u64) -> i64 {
+    n.min(i64::MAX as u64) as i64
+}
+
+/// A tenant's usage with what its holds in flight reserve, under its lock.
+async fn usage_in_flight(tx: &deadpool_postgres::Transaction<'_>, tenant: &str) -> Result<(Usage, i64), DbError> {
+    let (mut usage, now) = tenant_usage_at(tx, tenant).await?;
+    let in_flight = tx
+        .query_one(
+            &format!(
+                "SELECT COUNT(*) FILTER (WHERE is_call), COALESCE(SUM(fuel), 0)::BIGINT,
+                        COALESCE(SUM(bytes), 0)::BIGINT
+                 FROM tenant_calls WHERE tenant = $1 AND created_at > now() - {RESERVATION_TTL_SQL}"
+            ),
+            &[&tenant],
+        )
+        .await
+        .map_err(query_error)?;
+    usage.in_flight = in_flight.get::<_, i64>(0).max(0) as u64;
+    usage.reserved_fuel = in_flight.get::<_, i64>(1).max(0) as u64;
+    usage.reserved_bytes = in_flight.get::<_, i64>(2).max(0) as u64;
+    Ok((usage, now))
+}
+
+/// Insert a hold's row: its id.
+async fn hold_row(
+    tx: &deadpool_postgres::Transaction<'_>,
+    tenant: &str,
+    reserve: Reserve,
+    is_call: bool,
+) -> Result<String, DbError> {
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    let (fuel, bytes) = (clamp(reserve.fuel), clamp(reserve.bytes));
+    tx.execute(
+        "INSERT INTO tenant_calls (id, tenant, fuel, bytes, is_call) VALUES ($1, $2, $3, $4, $5)",
+        &[&id, &tenant, &fuel, &bytes, &is_call],
+    )
+    .await
+    .map_err(query_error)?;
+    Ok(id)
+}
+
 impl QuotaLedger for Postgres {
-    fn admit(&self, tenant: &str, quota: &Quota, fuel: u64) -> Result<Result<String, Exceeded>, DbError> {
+    fn admit(&self, tenant: &str, quota: &Quota, reserve: Reserve) -> Result<Result<String, Exceeded>, DbError> {
         let (pool, tenant, quota) = (self.pool(), tenant.to_owned(), quota.clone());
         self.block(async move {
             let mut client = pool.get().await.map_err(pg)?;
             let tx = begin(&mut client).await?;
             lock_tenant(&tx, &tenant).await?;
-            let (mut usage, now) = tenant_usage_at(&tx, &tenant).await?;
-            let in_flight = tx
-                .query_one(
-                    &format!(
-                        "SELECT COUNT(*), COALESCE(SUM(fuel), 0)::BIGINT FROM tenant_calls
-                         WHERE tenant = $1 AND created_at > now() - {RESERVATION_TTL_SQL}"
-                    ),
-                    &[&tenant],
-                )
-                .await
-                .map_err(query_error)?;
-            usage.in_flight = in_flight.get::<_, i64>(0).max(0) as u64;
-            usage.reserved_fuel = in_flight.get::<_, i64>(1).max(0) as u64;
-            if let Err(exceeded) = judge_quota(&mut usage, &quota, now, fuel) {
+            let (mut usage, now) = usage_in_flight(&tx, &tenant).await?;
+            if let Err(exceeded) = judge_quota(&mut usage, &quota, now, reserve) {
                 tx.rollback().await.map_err(query_error)?;
                 return Ok(Err(exceeded));
             }
             put_tenant_usage(&tx, &tenant, &usage).await?;
-            let id = uuid::Uuid::new_v4().simple().to_string();
-            let reserved = fuel.min(i64::MAX as u64) as i64;
-            tx.execute("INSERT INTO tenant_calls (id, tenant, fuel) VALUES ($1, $2, $3)", &[&id, &tenant, &reserved])
-                .await
-                .map_err(query_error)?;
+            let id = hold_row(&tx, &tenant, reserve, true).await?;
             tx.commit().await.map_err(query_error)?;
             Ok(Ok(id))
+        })
+    }
+
+    fn reserve_storage(
+        &self,
+        tenant: &str,
+        quota: &Quota,
+        storing: Storing,
+    ) -> Result<Result<(String, u64), Exceeded>, DbError> {
+        let (pool, tenant, quota) = (self.pool(), tenant.to_owned(), quota.clone());
+        self.block(async move {
+            let mut client = pool.get().await.map_err(pg)?;
+            let tx = begin(&mut client).await?;
+            lock_tenant(&tx, &tenant).await?;
+            let (mut usage, _) = usage_in_flight(&tx, &tenant).await?;
+            let bytes = match judge_storage(&mut usage, &quota, storing) {
+                Ok(bytes) => bytes,
+                Err(exceeded) => {
+                    tx.rollback().await.map_err(query_error)?;
+                    return Ok(Err(exceeded));
+                }
+            };
+            let id = hold_row(&tx, &tenant, Reserve { fuel: 0, bytes }, false).await?;
+            tx.commit().await.map_err(query_error)?;
+            Ok(Ok((id, bytes)))
         })
     }
 
