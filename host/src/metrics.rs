@@ -21,6 +21,7 @@ pub struct Metrics {
     verdicts: Mutex<BTreeMap<VerificationStatus, u64>>,
     quota_refusals: Mutex<BTreeMap<String, u64>>,
     fuel: AtomicU64,
+    component_calls: AtomicU64,
 }
 
 impl Metrics {
@@ -52,6 +53,17 @@ impl Metrics {
         }
     }
 
+    /// Count one component called for a request (a producer, a checker, a
+    /// quorum's member): the place every such call passes, after admission.
+    pub fn component_call(&self) {
+        self.component_calls.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Components called for requests so far.
+    pub fn component_calls(&self) -> u64 {
+        self.component_calls.load(Ordering::Relaxed)
+    }
+
     /// Count one call refused by a tenant's quota, by quota.
     pub fn quota_refusal(&self, quota: crate::quotas::Limit) {
         *self.quota_refusals.lock().unwrap_or_else(|e| e.into_inner()).entry(quota.to_string()).or_default() += 1;
@@ -80,6 +92,9 @@ impl Metrics {
         let _ = writeln!(out, "# HELP jacobian_fuel_consumed_total Fuel consumed by all invocations.");
         let _ = writeln!(out, "# TYPE jacobian_fuel_consumed_total counter");
         let _ = writeln!(out, "jacobian_fuel_consumed_total {}", self.fuel.load(Ordering::Relaxed));
+        let _ = writeln!(out, "# HELP jacobian_component_calls_total Components called for requests.");
+        let _ = writeln!(out, "# TYPE jacobian_component_calls_total counter");
+        let _ = writeln!(out, "jacobian_component_calls_total {}", self.component_calls());
         let _ = writeln!(out, "# HELP jacobian_checker_verdicts_total Verification outcomes.");
         let _ = writeln!(out, "# TYPE jacobian_checker_verdicts_total counter");
         for (verdict, n) in self.verdicts.lock().unwrap_or_else(|e| e.into_inner()).iter() {

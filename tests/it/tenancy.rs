@@ -353,3 +353,62 @@ fn uploads_of_unknown_length_at_once_are_cut_off_at_what_is_left() {
     let files = std::fs::read_dir(dir.path().join("files")).map_or(0, |d| d.count());
     assert_eq!(files as u64, stored / 400, "a refused upload left no file");
 }
+
+/// Every surface a tenant reaches that could run a component goes through
+/// admission: once its quota is spent, reading each resource and template,
+/// completing each variable and argument, rendering each prompt and
+/// describing capabilities run no component at all, and the two that would
+/// (an invocation, `reference://catalog`) are refused `QUOTA_EXCEEDED`.
+#[test]
+fn once_a_tenants_quota_is_spent_no_surface_runs_a_component_for_it() {
+    use jacobian::resources::{self, Completing};
+    let (runtime, dir) = support::runtime();
+    drop(runtime);
+    crate::operations::write_policy_section(dir.path(), "\n[quotas.default]\ninvocations_per_minute = 1\n");
+    let runtime = support::open(dir.path().to_path_buf());
+    let made = call(&runtime, "alice", "spent", "sat.cnf.construct", json!({"dimacs": "p cnf 1 1\n1 0\n"}));
+    assert_eq!(made.status, Status::Completed, "{:?}", made.diagnostic);
+    let episode = made.transport.as_ref().and_then(|t| t.full_result_episode_uri.clone()).expect("an episode");
+    let artifact = made.artifacts[0].uri.clone();
+    let before = runtime.metrics().component_calls();
+    assert!(before >= 1, "the call ran its component");
+
+    let alice = Some("alice");
+    for uri in [
+        "jacobian://instructions",
+        "capability://catalog",
+        "capability://sat.cnf.construct",
+        &artifact,
+        &episode,
+        "experiment://spent",
+        "experiment://spent/accounting",
+        "experiment://spent/scope",
+        "experiment://spent/archive",
+    ] {
+        read_as(&runtime, uri, alice).unwrap_or_else(|d| panic!("{uri}: {}", d.message));
+    }
+    let refused = read_as(&runtime, "reference://catalog", alice).map(|_| ()).expect_err("over the quota");
+    assert_eq!((refused.code, &refused.details["quota"]), (Code::QuotaExceeded, &json!("invocations_per_minute")));
+    for template in resources::TEMPLATES {
+        for variable in ["id", "digest"] {
+            resources::complete(&runtime, Completing::Template(template.uri), variable, "s", alice, "spent")
+                .unwrap_or_else(|d| panic!("{}: {}", template.uri, d.message));
+        }
+    }
+    let arguments: serde_json::Map<String, Value> =
+        [("task".to_owned(), json!("count trees")), ("result".to_owned(), json!(episode))].into_iter().collect();
+    for prompt in resources::PROMPTS {
+        for (argument, _, _) in prompt.arguments {
+            resources::complete(&runtime, Completing::Prompt(prompt.name), argument, "e", alice, "spent")
+                .unwrap_or_else(|d| panic!("{}: {}", prompt.name, d.message));
+        }
+        resources::prompt(prompt.name, &arguments).unwrap_or_else(|d| panic!("{}: {}", prompt.name, d.message));
+    }
+    runtime.describe(&Default::default()).expect("the catalog");
+    let again = call(&runtime, "alice", "spent", "sat.cnf.construct", json!({"dimacs": "p cnf 2 1\n1 0\n"}));
+    assert_eq!(again.diagnostic.map(|d| d.code), Some(Code::QuotaExceeded));
+    assert_eq!(runtime.metrics().component_calls(), before, "no component ran for a tenant whose quota is spent");
+    // The count is live: the operator's read of the reference pack runs its component.
+    read_as(&runtime, "reference://catalog", None).expect("the operator has no quota");
+    assert_eq!(runtime.metrics().component_calls(), before + 1);
+}

@@ -192,6 +192,7 @@ impl Runtime {
             component = %prepared.call.entry.component,
         );
         let _guard = span.enter();
+        self.metrics.component_call();
         let (loaded, budgets, access) = (&prepared.call.installed.loaded, &prepared.budgets, prepared.access.clone());
         let report = match how {
             Run::Ordinary(control) => {
