@@ -291,10 +291,13 @@ fn uploads_at_once_over_http_reserve_their_declared_length_and_none_passes_the_q
             .collect();
         sending.into_iter().map(|t| t.join().unwrap()).collect()
     });
+    // Each is refused: by the stored bytes, or (beyond two at once) by the tenant's share of uploads.
     for (status, body) in &answers {
         assert_eq!(*status, 429, "{body}");
-        assert!(body.contains("quota_exceeded") && body.contains("1000 stored bytes"), "{body}");
+        let why = body.contains("1000 stored bytes") || body.contains("limit of 2 uploads being received");
+        assert!(body.contains("quota_exceeded") && why, "{body}");
     }
+    assert!(answers.iter().any(|(_, body)| body.contains("1000 stored bytes")), "{answers:?}");
     let files = std::fs::read_dir(data.join("files")).map_or(0, |d| d.count());
     assert_eq!(files, 0, "nothing stored");
     // The whole quota is still there: 1,000 bytes are taken, then not one more.
@@ -411,4 +414,174 @@ fn once_a_tenants_quota_is_spent_no_surface_runs_a_component_for_it() {
     // The count is live: the operator's read of the reference pack runs its component.
     read_as(&runtime, "reference://catalog", None).expect("the operator has no quota");
     assert_eq!(runtime.metrics().component_calls(), before + 1);
+}
+
+/// A server with API-token tenants `alice` and `bob` (scopes invoke and
+/// read) and `serve` arguments `args`: the server and the two bearers.
+fn server_with_tenants(dir: &std::path::Path, args: &[&str]) -> (crate::http::Server, String, String) {
+    let bearer = |tenant: &str| -> String {
+        let made: Value = serde_json::from_str(
+            support::cli(dir, &["tokens", "create", "--tenant", tenant, "--scope", "invoke", "--scope", "read"]).trim(),
+        )
+        .unwrap();
+        format!("Bearer {}", made["token"].as_str().unwrap())
+    };
+    let (alice, bob) = (bearer("alice"), bearer("bob"));
+    let mut all = vec!["--auth-api-tokens", "--auth-resource", "http://127.0.0.1/mcp"];
+    all.extend_from_slice(args);
+    (crate::http::Server::start_with(dir, None, &all), alice, bob)
+}
+
+/// One request on a connection kept alive: its status and the answer's text.
+fn kept_alive(stream: &mut std::net::TcpStream, head: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    stream.write_all(head.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = stream.read(&mut buf).unwrap_or(0);
+        raw.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&raw).into_owned();
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let length = head
+                .lines()
+                .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().to_owned()))
+                .and_then(|v| v.parse::<usize>().ok());
+            if n == 0 || length.is_some_and(|length| body.len() >= length) {
+                let status = head.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+                return (status, text);
+            }
+        } else if n == 0 {
+            return (0, text);
+        }
+    }
+}
+
+/// Row "one tenant fills the server-wide session cap": a read-only token
+/// opened 1,030 sessions and alice's `initialize` was then refused. A
+/// tenant's sessions are its share of the cap: beyond it, 429 for that
+/// tenant only.
+#[test]
+fn one_tenant_opens_its_share_of_sessions_and_another_still_opens_hers() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, alice, bob) = server_with_tenants(dir.path(), &["--max-sessions-per-tenant", "3"]);
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "share", "version": "0"}}})
+    .to_string();
+    let open = |bearer: &str| {
+        let headers = [
+            ("content-type", "application/json"),
+            ("accept", "application/json, text/event-stream"),
+            ("authorization", bearer),
+        ];
+        let (status, headers, body) = server.request_with_body("POST", "/mcp", &headers, initialize.as_bytes());
+        (status, crate::http::header(&headers, "mcp-session-id").map(str::to_owned), body)
+    };
+    let mut bobs = Vec::new();
+    for _ in 0..3 {
+        let (status, session, body) = open(&bob);
+        assert_eq!(status, 200, "{body}");
+        bobs.push(session.expect("a session"));
+    }
+    let (status, session, body) = open(&bob);
+    assert_eq!((status, session), (429, None), "{body}");
+    assert!(body.contains("quota_exceeded") && body.contains("limit of 3 MCP sessions"), "{body}");
+    let (status, session, body) = open(&alice);
+    assert_eq!(status, 200, "alice's own share: {body}");
+    assert!(session.is_some());
+    // Closing one of bob's gives him room again.
+    let close = [("mcp-session-id", bobs[0].as_str()), ("authorization", bob.as_str())];
+    assert_eq!(server.request("DELETE", "/mcp", &close).0, 204);
+    assert_eq!(open(&bob).0, 200, "room again");
+}
+
+/// Row "idle connections starve everyone before authentication": 1,030 idle
+/// TCP connections held every connection and `/health` timed out. A
+/// connection is unproven until a request on it authenticates, in a small
+/// pool whose oldest is closed to make room: forty idle sockets (and one
+/// that sends requests with a bad token) hold nothing, and an authenticated
+/// client and `/health` are answered beside them.
+#[test]
+fn idle_and_unauthenticated_connections_cannot_starve_authenticated_ones() {
+    use std::io::Read;
+    let dir = tempfile::tempdir().unwrap();
+    let (server, alice, _) = server_with_tenants(dir.path(), &["--max-unproven-connections", "8"]);
+    let idle: Vec<std::net::TcpStream> = (0..40)
+        .map(|_| {
+            let stream = std::net::TcpStream::connect(&server.addr).unwrap();
+            stream.set_read_timeout(Some(std::time::Duration::from_secs(30))).unwrap();
+            stream
+        })
+        .collect();
+    // A client with a bad token: refused, and its connection stays unproven.
+    let mut forged = std::net::TcpStream::connect(&server.addr).unwrap();
+    forged.set_read_timeout(Some(std::time::Duration::from_secs(30))).unwrap();
+    let head = format!("GET /metrics HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer jac_nope\r\n\r\n", server.addr);
+    assert_eq!(kept_alive(&mut forged, &head).0, 401);
+    let waited = std::time::Instant::now();
+    assert_eq!(server.request("GET", "/health", &[]).0, 200);
+    let (status, _, body) = server.request("GET", "/metrics", &[("authorization", alice.as_str())]);
+    assert_eq!(status, 200, "{body}");
+    assert!(waited.elapsed() < std::time::Duration::from_secs(2), "waited {:?}", waited.elapsed());
+    // Every idle socket and the forged client's connection are closed, unserved.
+    for mut stream in idle.into_iter().chain([forged]) {
+        let mut rest = Vec::new();
+        let _ = stream.read_to_end(&mut rest);
+        assert!(rest.is_empty(), "{}", String::from_utf8_lossy(&rest));
+    }
+}
+
+/// A tenant's share of connections and of requests in flight: beyond them
+/// 429 for that tenant (its extra connection closed), while another's go on.
+#[test]
+fn a_tenant_holds_its_share_of_connections_and_requests_in_flight() {
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let args =
+        ["--max-connections-per-tenant", "2", "--max-in-flight-per-tenant", "1", "--client-timeout-seconds", "5"];
+    let (server, alice, bob) = server_with_tenants(dir.path(), &args);
+    let metrics =
+        |bearer: &str| format!("GET /metrics HTTP/1.1\r\nHost: {}\r\nAuthorization: {bearer}\r\n\r\n", server.addr);
+    let connect = || {
+        let stream = std::net::TcpStream::connect(&server.addr).unwrap();
+        stream.set_read_timeout(Some(std::time::Duration::from_secs(30))).unwrap();
+        stream
+    };
+    // Alice's two connections, kept alive, are her share; a third is answered 429 and closed.
+    let mut held: Vec<std::net::TcpStream> = (0..2).map(|_| connect()).collect();
+    for stream in &mut held {
+        assert_eq!(kept_alive(stream, &metrics(&alice)).0, 200);
+    }
+    let mut third = connect();
+    let (status, text) = kept_alive(&mut third, &metrics(&alice));
+    assert_eq!(status, 429, "{text}");
+    assert!(text.contains("limit of 2 connections") && text.to_ascii_lowercase().contains("connection: close"));
+    let mut rest = Vec::new();
+    let _ = third.read_to_end(&mut rest);
+    assert!(rest.is_empty(), "closed");
+    assert_eq!(server.request("GET", "/metrics", &[("authorization", bob.as_str())]).0, 200, "bob's own share");
+    // On one of her connections, a body that does not arrive holds her one request in flight.
+    let stalled = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: {alice}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{{",
+        server.addr
+    );
+    held[0].write_all(stalled.as_bytes()).unwrap();
+    let refused = (0..40).find_map(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(25));
+        let (status, text) = kept_alive(
+            &mut held[1],
+            &format!(
+                "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: {alice}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: 2\r\n\r\n{{}}",
+                server.addr
+            ),
+        );
+        (status == 429).then_some(text)
+    });
+    let refused = refused.expect("her second request in flight is refused");
+    assert!(refused.contains("quota_exceeded") && refused.contains("limit of 1 requests in flight"), "{refused}");
+    let headers = [("authorization", bob.as_str()), ("content-type", "application/json")];
+    let (status, _, body) = server.request_with_body("POST", "/mcp", &headers, b"{}");
+    assert_ne!(status, 429, "bob's requests are his own: {body}");
 }

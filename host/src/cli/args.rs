@@ -121,9 +121,26 @@ pub struct ServeArgs {
     /// Also accept this Host name (default: loopback names only). Repeatable.
     #[arg(long = "allow-host", requires = "http")]
     pub allow_hosts: Vec<String>,
-    /// Open HTTP connections at most; more wait in the kernel's backlog.
+    /// HTTP connections held at once once a request on them passed the edge (authenticated, with
+    /// authentication on); one proven beyond them is answered 503 and closed.
     #[arg(long, default_value_t = HttpLimits::default().max_connections as u32, requires = "http", value_parser = clap::value_parser!(u32).range(1..=65536))]
     pub max_connections: u32,
+    /// New HTTP connections not proven yet (no request passed the edge); beyond them the oldest is
+    /// closed to make room, and each is closed if not proven within 2 s.
+    #[arg(long, default_value_t = HttpLimits::default().max_unproven_connections as u32, requires = "http", value_parser = clap::value_parser!(u32).range(1..=65536))]
+    pub max_unproven_connections: u32,
+    /// Proven connections of one tenant (with authentication); beyond them a 429 envelope and the
+    /// connection closed.
+    #[arg(long, default_value_t = HttpLimits::default().max_connections_per_tenant as u32, requires = "http", value_parser = clap::value_parser!(u32).range(1..=65536))]
+    pub max_connections_per_tenant: u32,
+    /// Requests of one tenant answered at once, bodies being received included (with
+    /// authentication); more get a 429 envelope.
+    #[arg(long, default_value_t = HttpLimits::default().max_in_flight_per_tenant as u32, requires = "http", value_parser = clap::value_parser!(u32).range(1..=65536))]
+    pub max_in_flight_per_tenant: u32,
+    /// MCP sessions one tenant holds on this server (with authentication); an initialize beyond
+    /// them gets a 429 envelope.
+    #[arg(long, default_value_t = HttpLimits::default().max_sessions_per_tenant as u32, requires = "http", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub max_sessions_per_tenant: u32,
     /// HTTP requests answered at once (an open SSE stream counts); more get a 503 envelope.
     #[arg(long, default_value_t = HttpLimits::default().max_in_flight as u32, requires = "http", value_parser = clap::value_parser!(u32).range(1..=65536))]
     pub max_in_flight: u32,

@@ -1,5 +1,6 @@
-//! The listener: hyper's HTTP/1.1 under a connection cap, with a
-//! header-read timeout, closed gracefully at shutdown.
+//! The listener: hyper's HTTP/1.1 with a header-read timeout, each
+//! connection unproven until a request on it passes the edge
+//! (`connections.rs`), closed gracefully at shutdown.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,25 +9,24 @@ use axum::Router;
 use tokio_util::sync::CancellationToken;
 
 use super::HttpLimits;
+use super::connections::{Connection, Connections};
 
-/// Accept connections until `stopped`, each under a permit of
-/// `limits.max_connections` (beyond them the next accept waits, and clients
-/// wait in the kernel's backlog) and with `limits.client_timeout` to send
-/// each request's headers; then close them gracefully and wait for them.
+/// Accept connections until `stopped`. Each is unproven at first: the
+/// oldest unproven one is closed when their pool is full, and one still
+/// unproven after `limits.first_request_timeout` is closed; a proven one
+/// holds its place until it closes. Each request's headers must come within
+/// `limits.client_timeout` (an idle kept-alive connection is closed then).
+/// At `stopped`, close them gracefully and wait for them.
 pub(super) async fn accept(
     listener: tokio::net::TcpListener,
     router: Router,
+    connections: Arc<Connections>,
     limits: HttpLimits,
     stopped: CancellationToken,
 ) {
-    let permits = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
     let mut http1 = hyper::server::conn::http1::Builder::new();
     http1.timer(hyper_util::rt::TokioTimer::new()).header_read_timeout(limits.client_timeout);
     loop {
-        let permit = tokio::select! {
-            permit = permits.clone().acquire_owned() => match permit { Ok(permit) => permit, Err(_) => break },
-            () = stopped.cancelled() => break,
-        };
         let tcp = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((tcp, _)) => tcp,
@@ -45,44 +45,57 @@ pub(super) async fn accept(
         if let Err(error) = tcp.set_nodelay(true) {
             tracing::warn!(%error, "could not set TCP_NODELAY");
         }
+        let connection = connections.accept();
+        // Every request on the connection carries it, so the edge can prove it.
         let service = hyper_util::service::TowerToHyperService::new(router.clone());
-        let connection = http1.serve_connection(hyper_util::rt::TokioIo::new(tcp), service);
+        let carried = Arc::clone(&connection);
+        let service = hyper::service::service_fn(move |mut request: hyper::Request<hyper::body::Incoming>| {
+            request.extensions_mut().insert(Arc::clone(&carried));
+            hyper::service::Service::call(&service, request)
+        });
+        let serving = http1.serve_connection(hyper_util::rt::TokioIo::new(tcp), service);
         let stopped = stopped.clone();
+        let first_request = limits.first_request_timeout;
         tokio::spawn(async move {
-            let mut connection = std::pin::pin!(connection);
+            let mut serving = std::pin::pin!(serving);
             tokio::select! {
-                _ = connection.as_mut() => {}
+                _ = serving.as_mut() => {}
+                () = connection.close.cancelled() => {}
+                () = unproven_after(&connection, first_request) => {}
                 () = stopped.cancelled() => {
-                    connection.as_mut().graceful_shutdown();
-                    let _ = connection.await;
+                    serving.as_mut().graceful_shutdown();
+                    let _ = serving.await;
                 }
             }
-            drop(permit);
         });
     }
-    // New clients are refused from now on; every connection gives its permit
+    // New clients are refused from now on; every connection gives its place
     // back when it has closed (a client that never reads its answer is not waited for long).
     drop(listener);
-    let all = permits.acquire_many(limits.max_connections as u32);
-    if tokio::time::timeout(Duration::from_secs(10), all).await.is_err() {
+    if tokio::time::timeout(Duration::from_secs(10), connections.all_closed()).await.is_err() {
         tracing::warn!("connections still open 10 s after shutdown began; closing");
     }
 }
 
-/// A response body that cancels a token when dropped.
+/// Ready when `connection` is still unproven `after` its accept (never, once proven).
+async fn unproven_after(connection: &Connection, after: Duration) {
+    tokio::time::sleep(after).await;
+    if connection.is_proven() {
+        std::future::pending::<()>().await;
+    }
+}
+
+/// A response body that cancels a token when dropped, and holds the
+/// request's places (among requests in flight, its tenant's) until then.
 pub(super) struct CancelOnDrop {
     inner: axum::body::Body,
     _guard: tokio_util::sync::DropGuard,
-    _in_flight: Option<tokio::sync::OwnedSemaphorePermit>,
+    _held: Box<dyn Send>,
 }
 
 impl CancelOnDrop {
-    pub(super) fn new(
-        inner: axum::body::Body,
-        token: CancellationToken,
-        permit: Option<tokio::sync::OwnedSemaphorePermit>,
-    ) -> Self {
-        CancelOnDrop { inner, _guard: token.drop_guard(), _in_flight: permit }
+    pub(super) fn new(inner: axum::body::Body, token: CancellationToken, held: impl Send + 'static) -> Self {
+        CancelOnDrop { inner, _guard: token.drop_guard(), _held: Box::new(held) }
     }
 }
 

@@ -11,10 +11,13 @@
 //! browser's `Origin` must name an allowed host too (the MCP transport
 //! requires servers to validate it).
 //!
-//! Bounded ([`HttpLimits`]): connections (beyond the cap a connection waits
-//! in the kernel's backlog), the time to send a request's headers and its
-//! body (a slow client is cut off), requests in flight and MCP sessions
-//! (beyond either, a 503 envelope at once).
+//! Bounded ([`HttpLimits`]): connections (a new one is unproven until a
+//! request on it passes the edge, in a small pool of its own whose oldest is
+//! closed to make room: `connections.rs`), the time to send a request's
+//! headers and its body (a slow client is cut off), requests in flight and
+//! MCP sessions (beyond either, a 503 envelope at once); and each tenant's
+//! share of connections, requests in flight, uploads and sessions (beyond
+//! it, a 429 envelope), checked as soon as the tenant is known.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -38,10 +41,12 @@ use crate::runtime::Runtime;
 
 mod authn;
 mod coalesce;
+mod connections;
 mod listener;
 mod sessions;
 mod uploads;
 
+use connections::{Connection, Connections, NoRoom};
 use listener::CancelOnDrop;
 
 /// Longest caller request id echoed.
@@ -80,15 +85,29 @@ pub struct HttpConfig {
 /// What one HTTP server takes on at once, and how long it waits for a client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HttpLimits {
-    /// Open connections; a connection beyond them waits in the kernel's backlog.
+    /// Proven connections (a request on them passed the edge); a connection
+    /// proven beyond them is answered 503 and closed.
     pub max_connections: usize,
+    /// Connections not proven yet; beyond them the oldest is closed to make room.
+    pub max_unproven_connections: usize,
+    /// Time a new connection has to be proven (send a request that passes
+    /// the edge: authenticated, when authentication is on); then it is closed.
+    pub first_request_timeout: Duration,
     /// Requests being answered (an open SSE stream counts until it ends);
     /// beyond them a 503 `unavailable` envelope at once.
     pub max_in_flight: usize,
     /// MCP sessions; an `initialize` beyond them is a 503 envelope.
     pub max_sessions: usize,
+    /// Proven connections of one tenant; beyond them a 429 envelope and the connection closed.
+    pub max_connections_per_tenant: usize,
+    /// Requests of one tenant being answered (bodies being received
+    /// included); beyond them a 429 envelope.
+    pub max_in_flight_per_tenant: usize,
+    /// MCP sessions one tenant holds on this server; an `initialize` beyond them is a 429 envelope.
+    pub max_sessions_per_tenant: usize,
     /// Time a client has to send a request's headers (then the connection is
-    /// closed), and then its body (then a 408 envelope).
+    /// closed; a kept-alive connection left idle too), and then its body
+    /// (then a 408 envelope).
     pub client_timeout: Duration,
 }
 
@@ -96,8 +115,13 @@ impl Default for HttpLimits {
     fn default() -> Self {
         HttpLimits {
             max_connections: 1024,
+            max_unproven_connections: 64,
+            first_request_timeout: Duration::from_secs(2),
             max_in_flight: 256,
             max_sessions: 1024,
+            max_connections_per_tenant: 128,
+            max_in_flight_per_tenant: 32,
+            max_sessions_per_tenant: 64,
             client_timeout: Duration::from_secs(10),
         }
     }
@@ -134,6 +158,8 @@ struct AppState {
     owners: Arc<sessions::SessionOwners>,
     /// One permit per upload being received (`uploads::MAX_UPLOADS`).
     uploads: Arc<tokio::sync::Semaphore>,
+    /// The connections, and each tenant's share.
+    connections: Arc<Connections>,
 }
 
 /// The route template a path belongs to (a closed set: metrics labels).
@@ -246,13 +272,44 @@ async fn edge(State(state): State<AppState>, mut request: Request, next: Next) -
         tracing::info!(parent: &span, status = 404, "http request");
         return finish(response, &state, &method, route, value);
     }
-    // An upload streams its body into the store: none of the limits below on a message's body.
-    if route == uploads::UPLOADS_PATH {
-        let response = uploads::put(&state, request, principal.as_ref(), &request_id).await;
+    // The connection is proven by a request that passed this far (authenticated, with
+    // authentication on): it takes its place, and its tenant's, or is answered once and closed.
+    let connection = request.extensions().get::<Arc<Connection>>().cloned();
+    let tenant = principal.as_ref().map(|p| p.tenant.as_str());
+    if let Some(connection) = &connection
+        && (state.auth.is_none() || principal.is_some())
+        && let Err(no_room) = connection.prove(tenant)
+    {
+        let mut response = no_room_response(&no_room, &request_id);
+        response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
         tracing::info!(parent: &span, status = response.status().as_u16(), "http request");
         return finish(response, &state, &method, route, value);
     }
-    let over_sessions = state.admit(opens_session, &request_id).await.err();
+    // Requests that compute count in flight; liveness, metrics, closing a
+    // session and a session's event stream (bounded by the session cap) do not.
+    let exempt = matches!(route, "/health" | "/metrics")
+        || request.method() == axum::http::Method::DELETE
+        || (request.method() == axum::http::Method::GET && route == "/mcp");
+    // The tenant's share of requests in flight, held until its response has been sent.
+    let share = match tenant.filter(|_| !exempt) {
+        Some(tenant) => match state.connections.enter(tenant, route == uploads::UPLOADS_PATH) {
+            Ok(share) => Some(share),
+            Err(no_room) => {
+                let response = no_room_response(&no_room, &request_id);
+                tracing::info!(parent: &span, status = response.status().as_u16(), "http request");
+                return finish(response, &state, &method, route, value);
+            }
+        },
+        None => None,
+    };
+    // An upload streams its body into the store: none of the limits below on a message's body.
+    if route == uploads::UPLOADS_PATH {
+        let response = uploads::put(&state, request, principal.as_ref(), &request_id).await;
+        drop(share);
+        tracing::info!(parent: &span, status = response.status().as_u16(), "http request");
+        return finish(response, &state, &method, route, value);
+    }
+    let over_sessions = state.admit(opens_session, tenant, &request_id).await.err();
     let _entered = span.enter();
     let mut response = if request
         .headers()
@@ -270,11 +327,6 @@ async fn edge(State(state): State<AppState>, mut request: Request, next: Next) -
         refusal
     } else {
         drop(_entered);
-        // Requests that compute count in flight; liveness, metrics, closing a
-        // session and a session's event stream (bounded by the session cap) do not.
-        let exempt = matches!(route, "/health" | "/metrics")
-            || request.method() == axum::http::Method::DELETE
-            || (request.method() == axum::http::Method::GET && route == "/mcp");
         let permit = match if exempt { None } else { Some(state.in_flight.clone().try_acquire_owned()) } {
             None => None,
             Some(Ok(permit)) => Some(permit),
@@ -322,7 +374,7 @@ async fn edge(State(state): State<AppState>, mut request: Request, next: Next) -
         // the runtime that handles its `initialize`, which must not be the lane.
         let bulk = bytes.len() > BULK_BODY_BYTES && parts.headers.contains_key("mcp-session-id");
         let _opening = if opens_session {
-            match state.open_session(&request_id).await {
+            match state.open_session(tenant, &request_id).await {
                 Ok(guard) => Some(guard),
                 Err(refusal) => return finish(refusal, &state, &method, route, value),
             }
@@ -403,7 +455,7 @@ async fn edge(State(state): State<AppState>, mut request: Request, next: Next) -
             let live = state.sessions.sessions.read().await;
             state.owners.record(id, owner, 2 * state.limits.max_sessions, |id| live.contains_key(id)).await;
         }
-        let response = response.map(|body| axum::body::Body::new(CancelOnDrop::new(body, gone.0, permit)));
+        let response = response.map(|body| axum::body::Body::new(CancelOnDrop::new(body, gone.0, (permit, share))));
         let status = response.status();
         let is_envelope = response.extensions().get::<Enveloped>().is_some();
         if (status.is_client_error() || status.is_server_error()) && !is_envelope {
@@ -434,12 +486,26 @@ fn finish(mut response: Response, state: &AppState, method: &str, route: &'stati
     response
 }
 
+/// The answer to a connection or request beyond its share: 429 for a
+/// tenant's own share (retry after a second), 503 for the server's.
+fn no_room_response(no_room: &NoRoom, request_id: &str) -> Response {
+    let mut response = match no_room {
+        NoRoom::Connections(_) => {
+            envelope(StatusCode::SERVICE_UNAVAILABLE, ErrorType::Unavailable, no_room.message(), request_id)
+        }
+        _ => envelope(StatusCode::TOO_MANY_REQUESTS, ErrorType::QuotaExceeded, no_room.message(), request_id),
+    };
+    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
+}
+
 impl AppState {
-    /// Refuse a new MCP session beyond the cap (an `initialize`: a POST to
-    /// `/mcp` without a session id). A first check, before the body is read.
-    async fn admit(&self, opens_session: bool, request_id: &str) -> Result<(), Response> {
-        if opens_session && self.sessions.sessions.read().await.len() >= self.limits.max_sessions {
-            return Err(self.sessions_full(request_id));
+    /// Refuse a new MCP session beyond the cap, or beyond its tenant's (an
+    /// `initialize`: a POST to `/mcp` without a session id). A first check,
+    /// before the body is read.
+    async fn admit(&self, opens_session: bool, tenant: Option<&str>, request_id: &str) -> Result<(), Response> {
+        if opens_session {
+            self.room_for_session(tenant, request_id).await?;
         }
         Ok(())
     }
@@ -449,16 +515,38 @@ impl AppState {
     /// one step among all requests that open sessions. Waiting for another
     /// request's handshake is bounded by the client timeout (a stalled
     /// session store then answers 503, not a queue).
-    async fn open_session(&self, request_id: &str) -> Result<tokio::sync::OwnedMutexGuard<()>, Response> {
+    async fn open_session(
+        &self,
+        tenant: Option<&str>,
+        request_id: &str,
+    ) -> Result<tokio::sync::OwnedMutexGuard<()>, Response> {
         let Ok(opening) = tokio::time::timeout(self.limits.client_timeout, self.opening.clone().lock_owned()).await
         else {
             let message = "another MCP session is still being opened; retry shortly".to_owned();
             return Err(envelope(StatusCode::SERVICE_UNAVAILABLE, ErrorType::Unavailable, message, request_id));
         };
-        if self.sessions.sessions.read().await.len() >= self.limits.max_sessions {
+        self.room_for_session(tenant, request_id).await?;
+        Ok(opening)
+    }
+
+    /// Whether one more session fits: the server's cap, and the tenant's share of it.
+    async fn room_for_session(&self, tenant: Option<&str>, request_id: &str) -> Result<(), Response> {
+        let live = self.sessions.sessions.read().await;
+        if live.len() >= self.limits.max_sessions {
             return Err(self.sessions_full(request_id));
         }
-        Ok(opening)
+        let limit = self.limits.max_sessions_per_tenant;
+        if let Some(tenant) = tenant
+            && self.owners.held_by(tenant, |id| live.contains_key(id)) >= limit
+        {
+            let message = format!(
+                "the tenant holds its limit of {limit} MCP sessions on this server; close one (HTTP DELETE) or reuse it"
+            );
+            let mut response = envelope(StatusCode::TOO_MANY_REQUESTS, ErrorType::QuotaExceeded, message, request_id);
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            return Err(response);
+        }
+        Ok(())
     }
 
     fn sessions_full(&self, request_id: &str) -> Response {
@@ -500,11 +588,12 @@ async fn not_found(request: Request) -> Response {
 ///
 /// `in_flight` holds one permit per computing request until its response body
 /// has been sent in full (graceful shutdown waits for all of them back).
-pub fn app(
+fn app(
     runtime: Arc<Runtime>,
     config: &HttpConfig,
     shutdown: CancellationToken,
     in_flight: Arc<tokio::sync::Semaphore>,
+    connections: Arc<Connections>,
 ) -> Router {
     let mut mcp_config = StreamableHttpServerConfig::default().with_allowed_hosts(config.allowed_hosts.clone());
     mcp_config.cancellation_token = shutdown;
@@ -532,6 +621,7 @@ pub fn app(
         auth: config.auth.clone(),
         owners,
         uploads: Arc::new(tokio::sync::Semaphore::new(uploads::MAX_UPLOADS)),
+        connections,
     };
     Router::new()
         .route("/health", get(health))
@@ -563,7 +653,8 @@ pub async fn serve(
     let sessions = CancellationToken::new();
     let all = config.limits.max_in_flight;
     let responding = Arc::new(tokio::sync::Semaphore::new(all));
-    let router = app(runtime.clone(), &config, sessions.clone(), responding.clone());
+    let connections = Connections::new(config.limits);
+    let router = app(runtime.clone(), &config, sessions.clone(), responding.clone(), connections.clone());
     let stopped = CancellationToken::new();
     {
         let stopped = stopped.clone();
@@ -583,6 +674,6 @@ pub async fn serve(
             sessions.cancel();
         });
     }
-    listener::accept(listener, router, config.limits, stopped).await;
+    listener::accept(listener, router, connections, config.limits, stopped).await;
     Ok(())
 }

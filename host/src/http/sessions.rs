@@ -111,6 +111,13 @@ impl SessionOwners {
         }
     }
 
+    /// How many of the sessions `live` says are open `tenant` opened on this server.
+    pub(super) fn held_by(&self, tenant: &str, live: impl Fn(&str) -> bool) -> usize {
+        let prefix = format!("{tenant}\n");
+        let local = self.local.lock().unwrap_or_else(|e| e.into_inner());
+        local.iter().filter(|(id, owner)| owner.starts_with(&prefix) && live(id)).count()
+    }
+
     /// Whether `owner` opened `session`.
     pub(super) async fn owned_by(&self, session: &str, owner: &str) -> bool {
         let known = self.local.lock().unwrap_or_else(|e| e.into_inner()).get(session).cloned();

@@ -18,6 +18,10 @@ pub fn serve(place: Place, args: ServeArgs) -> anyhow::Result<()> {
         allow_hosts,
         drain_seconds,
         max_connections,
+        max_unproven_connections,
+        max_connections_per_tenant,
+        max_in_flight_per_tenant,
+        max_sessions_per_tenant,
         max_in_flight,
         max_sessions,
         client_timeout_seconds,
@@ -91,7 +95,12 @@ pub fn serve(place: Place, args: ServeArgs) -> anyhow::Result<()> {
                 max_connections: max_connections as usize,
                 max_in_flight: max_in_flight as usize,
                 max_sessions: max_sessions as usize,
+                max_unproven_connections: max_unproven_connections as usize,
+                max_connections_per_tenant: max_connections_per_tenant as usize,
+                max_in_flight_per_tenant: max_in_flight_per_tenant as usize,
+                max_sessions_per_tenant: max_sessions_per_tenant as usize,
                 client_timeout: std::time::Duration::from_secs(client_timeout_seconds),
+                ..jacobian::http::HttpLimits::default()
             };
             let auth = if auth.enabled() {
                 let resource = auth.resource.clone().unwrap_or_else(|| format!("http://{addr}/mcp"));

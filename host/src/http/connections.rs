@@ -1,0 +1,305 @@
+//! Connections and fair shares at the edge.
+//!
+//! A connection is *unproven* from its accept until a request on it has
+//! passed the edge: with authentication on, a request to a guarded route
+//! that authenticated; without, any whole request head. Unproven connections
+//! have a small pool of their own ([`HttpLimits::max_unproven_connections`])
+//! and a short deadline ([`HttpLimits::first_request_timeout`]): when the
+//! pool is full the oldest unproven connection is closed to make room, so
+//! sockets that never send a request (or never authenticate) cannot keep
+//! anyone else from connecting, and are gone after the deadline anyway. A
+//! proven connection takes a place among [`HttpLimits::max_connections`]
+//! and, when a tenant proved it, among its tenant's
+//! [`HttpLimits::max_connections_per_tenant`]; beyond either it is answered
+//! once and closed.
+//!
+//! The tenant's other shares are counted here too: requests being answered
+//! ([`HttpLimits::max_in_flight_per_tenant`], bodies being received
+//! included) and MCP sessions (`sessions.rs`).
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_util::sync::CancellationToken;
+
+use super::HttpLimits;
+
+/// Every connection of a server, and each tenant's share of them and of its requests.
+pub(super) struct Connections {
+    limits: HttpLimits,
+    /// One permit per proven connection.
+    proven: Arc<Semaphore>,
+    /// Unproven connections, oldest first (some may have been proven or closed since).
+    unproven: Mutex<VecDeque<Weak<Connection>>>,
+    /// Per tenant: its proven connections and its requests being answered.
+    tenants: Mutex<HashMap<String, Share>>,
+}
+
+/// What one tenant holds.
+#[derive(Default)]
+struct Share {
+    connections: usize,
+    in_flight: usize,
+    uploads: usize,
+}
+
+impl Share {
+    fn is_empty(&self) -> bool {
+        self.connections == 0 && self.in_flight == 0 && self.uploads == 0
+    }
+}
+
+/// A tenant's uploads received at once (of the server's `uploads::MAX_UPLOADS`).
+pub(super) const MAX_UPLOADS_PER_TENANT: usize = 2;
+
+/// One connection: closed when `close` is cancelled (evicted, or unproven past its deadline).
+pub(super) struct Connection {
+    owner: Arc<Connections>,
+    pub(super) close: CancellationToken,
+    proven: AtomicBool,
+    /// Its place among proven connections and the tenant that proved it.
+    held: Mutex<Option<(OwnedSemaphorePermit, Option<String>)>>,
+}
+
+/// Why a connection or a request gets no place.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum NoRoom {
+    /// Every proven connection's place is taken.
+    Connections(usize),
+    /// The tenant holds its connections.
+    TenantConnections(usize),
+    /// The tenant has its requests in flight.
+    TenantInFlight(usize),
+    /// The tenant has its uploads being received.
+    TenantUploads(usize),
+}
+
+impl NoRoom {
+    /// What the refusal says.
+    pub(super) fn message(&self) -> String {
+        match self {
+            NoRoom::Connections(n) => format!("the server holds its limit of {n} connections; retry shortly"),
+            NoRoom::TenantConnections(n) => {
+                format!("the tenant holds its limit of {n} connections to this server; reuse one or close one")
+            }
+            NoRoom::TenantInFlight(n) => {
+                format!("the tenant has its limit of {n} requests in flight on this server; retry when one is answered")
+            }
+            NoRoom::TenantUploads(n) => {
+                format!(
+                    "the tenant has its limit of {n} uploads being received by this server; retry when one is stored"
+                )
+            }
+        }
+    }
+}
+
+impl Connections {
+    pub(super) fn new(limits: HttpLimits) -> Arc<Connections> {
+        Arc::new(Connections {
+            limits,
+            proven: Arc::new(Semaphore::new(limits.max_connections)),
+            unproven: Mutex::new(VecDeque::new()),
+            tenants: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// A connection just accepted, unproven: when the unproven pool is full,
+    /// the oldest unproven connection is closed to make room.
+    pub(super) fn accept(self: &Arc<Self>) -> Arc<Connection> {
+        let connection = Arc::new(Connection {
+            owner: Arc::clone(self),
+            close: CancellationToken::new(),
+            proven: AtomicBool::new(false),
+            held: Mutex::new(None),
+        });
+        let mut unproven = self.unproven.lock().unwrap_or_else(|e| e.into_inner());
+        let waiting = |c: &Weak<Connection>| {
+            c.upgrade().is_some_and(|c| !c.proven.load(Ordering::Acquire) && !c.close.is_cancelled())
+        };
+        if unproven.len() >= self.limits.max_unproven_connections {
+            unproven.retain(waiting);
+        }
+        while unproven.len() >= self.limits.max_unproven_connections {
+            if let Some(oldest) = unproven.pop_front().and_then(|c| c.upgrade()) {
+                oldest.close.cancel();
+            }
+        }
+        unproven.push_back(Arc::downgrade(&connection));
+        connection
+    }
+
+    /// Proven connections' places given back by closed connections, once all are back.
+    pub(super) async fn all_closed(&self) {
+        let _ = self.proven.acquire_many(self.limits.max_connections as u32).await;
+    }
+
+    /// A place among the tenant's requests in flight (and, for an upload,
+    /// among its uploads), given back when dropped.
+    pub(super) fn enter(self: &Arc<Self>, tenant: &str, upload: bool) -> Result<TenantRequest, NoRoom> {
+        let limit = self.limits.max_in_flight_per_tenant;
+        let mut tenants = self.tenants.lock().unwrap_or_else(|e| e.into_inner());
+        let share = tenants.entry(tenant.to_owned()).or_default();
+        let refused = if share.in_flight >= limit {
+            Some(NoRoom::TenantInFlight(limit))
+        } else if upload && share.uploads >= MAX_UPLOADS_PER_TENANT {
+            Some(NoRoom::TenantUploads(MAX_UPLOADS_PER_TENANT))
+        } else {
+            None
+        };
+        if let Some(refused) = refused {
+            if share.is_empty() {
+                tenants.remove(tenant);
+            }
+            return Err(refused);
+        }
+        share.in_flight += 1;
+        share.uploads += usize::from(upload);
+        Ok(TenantRequest { owner: Arc::clone(self), tenant: tenant.to_owned(), upload })
+    }
+
+    fn leave(&self, tenant: &str, f: impl FnOnce(&mut Share)) {
+        let mut tenants = self.tenants.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(share) = tenants.get_mut(tenant) {
+            f(share);
+            if share.is_empty() {
+                tenants.remove(tenant);
+            }
+        }
+    }
+}
+
+impl Connection {
+    /// Whether a request on it has passed the edge.
+    pub(super) fn is_proven(&self) -> bool {
+        self.proven.load(Ordering::Acquire)
+    }
+
+    /// A request on this connection passed the edge (`tenant`: the one it
+    /// authenticated as): the connection takes its place among proven ones,
+    /// and its tenant's, the first time; beyond them it gets none.
+    pub(super) fn prove(&self, tenant: Option<&str>) -> Result<(), NoRoom> {
+        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        if held.is_some() {
+            return Ok(());
+        }
+        let owner = &self.owner;
+        if let Some(tenant) = tenant {
+            let limit = owner.limits.max_connections_per_tenant;
+            let mut tenants = owner.tenants.lock().unwrap_or_else(|e| e.into_inner());
+            let share = tenants.entry(tenant.to_owned()).or_default();
+            if share.connections >= limit {
+                let empty = share.is_empty();
+                if empty {
+                    tenants.remove(tenant);
+                }
+                return Err(NoRoom::TenantConnections(limit));
+            }
+            share.connections += 1;
+        }
+        let Ok(permit) = owner.proven.clone().try_acquire_owned() else {
+            if let Some(tenant) = tenant {
+                owner.leave(tenant, |share| share.connections -= 1);
+            }
+            return Err(NoRoom::Connections(owner.limits.max_connections));
+        };
+        *held = Some((permit, tenant.map(str::to_owned)));
+        self.proven.store(true, Ordering::Release);
+        Ok(())
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        let held = self.held.get_mut().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some((_permit, Some(tenant))) = held {
+            self.owner.leave(&tenant, |share| share.connections -= 1);
+        }
+    }
+}
+
+/// A tenant's request in flight, counted until dropped (with its response body).
+pub(super) struct TenantRequest {
+    owner: Arc<Connections>,
+    tenant: String,
+    upload: bool,
+}
+
+impl Drop for TenantRequest {
+    fn drop(&mut self) {
+        let upload = usize::from(self.upload);
+        self.owner.leave(&self.tenant, |share| {
+            share.in_flight -= 1;
+            share.uploads -= upload;
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits() -> HttpLimits {
+        HttpLimits {
+            max_connections: 3,
+            max_unproven_connections: 2,
+            max_connections_per_tenant: 2,
+            max_in_flight_per_tenant: 1,
+            ..HttpLimits::default()
+        }
+    }
+
+    #[test]
+    fn the_oldest_unproven_connection_makes_room_and_proven_ones_are_never_evicted() {
+        let connections = Connections::new(limits());
+        let first = connections.accept();
+        let second = connections.accept();
+        first.prove(None).unwrap();
+        // The pool holds `second` only now: a third fits, a fourth evicts `second`.
+        let third = connections.accept();
+        assert!(!first.close.is_cancelled() && !second.close.is_cancelled());
+        let fourth = connections.accept();
+        assert!(second.close.is_cancelled(), "the oldest unproven one");
+        assert!(!first.close.is_cancelled() && !third.close.is_cancelled() && !fourth.close.is_cancelled());
+        // A closed connection leaves no trace: the pool has room for one more without evicting.
+        drop(third);
+        let _fifth = connections.accept();
+        assert!(!fourth.close.is_cancelled());
+    }
+
+    #[test]
+    fn a_tenant_holds_its_connections_and_requests_and_gives_them_back() {
+        let connections = Connections::new(limits());
+        let (a, b, c) = (connections.accept(), connections.accept(), connections.accept());
+        a.prove(Some("acme")).unwrap();
+        a.prove(Some("acme")).unwrap();
+        b.prove(Some("acme")).unwrap();
+        assert_eq!(c.prove(Some("acme")), Err(NoRoom::TenantConnections(2)));
+        c.prove(Some("beta")).expect("another tenant's share");
+        let d = connections.accept();
+        assert_eq!(d.prove(Some("gamma")), Err(NoRoom::Connections(3)), "every place is taken");
+        drop(a);
+        d.prove(Some("acme")).expect("acme's connection closed: its place and its share came back");
+        let request = connections.enter("acme", false).unwrap();
+        assert!(matches!(connections.enter("acme", false), Err(NoRoom::TenantInFlight(1))));
+        connections.enter("beta", true).expect("beta's own");
+        drop(request);
+        connections.enter("acme", false).expect("answered: its place came back");
+        drop((b, c, d));
+        assert!(connections.tenants.lock().unwrap().is_empty(), "nothing kept for tenants holding nothing");
+    }
+
+    #[test]
+    fn a_tenant_receives_at_most_two_uploads_at_once() {
+        let connections = Connections::new(HttpLimits::default());
+        let uploads: Vec<TenantRequest> = (0..2).map(|_| connections.enter("acme", true).unwrap()).collect();
+        assert!(matches!(connections.enter("acme", true), Err(NoRoom::TenantUploads(2))));
+        connections.enter("acme", false).expect("other requests still go");
+        connections.enter("beta", true).expect("another tenant's");
+        drop(uploads);
+        connections.enter("acme", true).expect("stored: room again");
+        assert!(connections.tenants.lock().unwrap().is_empty(), "nothing kept for tenants holding nothing");
+    }
+}
