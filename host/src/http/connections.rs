@@ -20,6 +20,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
@@ -35,7 +36,15 @@ pub(super) struct Connections {
     unproven: Mutex<VecDeque<Weak<Connection>>>,
     /// Per tenant: its proven connections and its requests being answered.
     tenants: Mutex<HashMap<String, Share>>,
+    /// Per tenant: when its next large body may be read ([`BODY_BYTES_PER_SECOND`]).
+    body_clocks: Mutex<HashMap<String, Instant>>,
 }
+
+/// Large request bodies (above [`super::BULK_BODY_BYTES`]) one client sends
+/// are read at this many bytes per second on average: the protocol thread
+/// reads every body, and a client sending megabyte bodies back to back would
+/// otherwise take most of it from everyone else. The first is read at once.
+pub(super) const BODY_BYTES_PER_SECOND: u64 = 32 << 20;
 
 /// What one tenant holds.
 #[derive(Default)]
@@ -61,6 +70,8 @@ pub(super) struct Connection {
     proven: AtomicBool,
     /// Its place among proven connections and the tenant that proved it.
     held: Mutex<Option<(OwnedSemaphorePermit, Option<String>)>>,
+    /// Without a tenant: when its next large body may be read.
+    body_clock: Mutex<Option<Instant>>,
 }
 
 /// Why a connection or a request gets no place.
@@ -103,6 +114,7 @@ impl Connections {
             proven: Arc::new(Semaphore::new(limits.max_connections)),
             unproven: Mutex::new(VecDeque::new()),
             tenants: Mutex::new(HashMap::new()),
+            body_clocks: Mutex::new(HashMap::new()),
         })
     }
 
@@ -114,6 +126,7 @@ impl Connections {
             close: CancellationToken::new(),
             proven: AtomicBool::new(false),
             held: Mutex::new(None),
+            body_clock: Mutex::new(None),
         });
         let mut unproven = self.unproven.lock().unwrap_or_else(|e| e.into_inner());
         let waiting = |c: &Weak<Connection>| {
@@ -158,6 +171,42 @@ impl Connections {
         share.in_flight += 1;
         share.uploads += usize::from(upload);
         Ok(TenantRequest { owner: Arc::clone(self), tenant: tenant.to_owned(), upload })
+    }
+
+    /// How long the client — `tenant`, or without one the connection — waits
+    /// before its next body is read: until the large bodies it sent before
+    /// are paid for at [`BODY_BYTES_PER_SECOND`].
+    pub(super) fn body_wait(&self, tenant: Option<&str>, connection: Option<&Connection>) -> Duration {
+        let now = Instant::now();
+        let next = match (tenant, connection) {
+            (Some(tenant), _) => self.body_clocks.lock().unwrap_or_else(|e| e.into_inner()).get(tenant).copied(),
+            (None, Some(connection)) => *connection.body_clock.lock().unwrap_or_else(|e| e.into_inner()),
+            (None, None) => None,
+        };
+        next.map_or(Duration::ZERO, |next| next.saturating_duration_since(now))
+    }
+
+    /// Count a body of `bytes` the client sent (only large ones cost).
+    pub(super) fn body_read(&self, tenant: Option<&str>, connection: Option<&Connection>, bytes: usize) {
+        if bytes <= super::BULK_BODY_BYTES {
+            return;
+        }
+        let now = Instant::now();
+        let cost = Duration::from_secs_f64(bytes as f64 / BODY_BYTES_PER_SECOND as f64);
+        let advance = |clock: &mut Option<Instant>| *clock = Some(clock.map_or(now, |c| c.max(now)) + cost);
+        match (tenant, connection) {
+            (Some(tenant), _) => {
+                let mut clocks = self.body_clocks.lock().unwrap_or_else(|e| e.into_inner());
+                if clocks.len() >= 1024 {
+                    clocks.retain(|_, next| *next > now);
+                }
+                let mut clock = clocks.get(tenant).copied();
+                advance(&mut clock);
+                clocks.insert(tenant.to_owned(), clock.unwrap_or(now));
+            }
+            (None, Some(connection)) => advance(&mut connection.body_clock.lock().unwrap_or_else(|e| e.into_inner())),
+            (None, None) => {}
+        }
     }
 
     fn leave(&self, tenant: &str, f: impl FnOnce(&mut Share)) {
@@ -289,6 +338,25 @@ mod tests {
         connections.enter("acme", false).expect("answered: its place came back");
         drop((b, c, d));
         assert!(connections.tenants.lock().unwrap().is_empty(), "nothing kept for tenants holding nothing");
+    }
+
+    #[test]
+    fn large_bodies_are_paced_per_client_and_small_ones_cost_nothing() {
+        let connections = Connections::new(limits());
+        let connection = connections.accept();
+        let (acme, none) = (Some("acme"), None);
+        assert_eq!(connections.body_wait(acme, Some(&connection)), Duration::ZERO, "the first is read at once");
+        connections.body_read(acme, Some(&connection), super::super::BULK_BODY_BYTES);
+        assert_eq!(connections.body_wait(acme, Some(&connection)), Duration::ZERO, "a small body costs nothing");
+        connections.body_read(acme, Some(&connection), 4 << 20);
+        let wait = connections.body_wait(acme, Some(&connection));
+        assert!(wait > Duration::from_millis(100) && wait <= Duration::from_millis(125), "{wait:?}");
+        assert_eq!(connections.body_wait(Some("beta"), Some(&connection)), Duration::ZERO, "another tenant's pace");
+        // Without a tenant, the connection is the client.
+        assert_eq!(connections.body_wait(none, Some(&connection)), Duration::ZERO);
+        connections.body_read(none, Some(&connection), 4 << 20);
+        assert!(connections.body_wait(none, Some(&connection)) > Duration::from_millis(100));
+        assert_eq!(connections.body_wait(none, Some(&connections.accept())), Duration::ZERO);
     }
 
     #[test]

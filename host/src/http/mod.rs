@@ -342,12 +342,20 @@ async fn edge(State(state): State<AppState>, mut request: Request, next: Next) -
                 return response;
             }
         };
-        // The body within the client timeout and the size limit, before anything parses it.
+        // The body within the client timeout and the size limit, before anything parses it;
+        // after the client's large bodies so far are paid for (`connections::BODY_BYTES_PER_SECOND`).
+        let wait = state.connections.body_wait(tenant, connection.as_deref());
+        if !wait.is_zero() {
+            tokio::time::sleep(wait).await;
+        }
         let (parts, body) = request.into_parts();
         let bytes = match tokio::time::timeout(state.limits.client_timeout, axum::body::to_bytes(body, MAX_BODY_BYTES))
             .await
         {
-            Ok(Ok(bytes)) => bytes,
+            Ok(Ok(bytes)) => {
+                state.connections.body_read(tenant, connection.as_deref(), bytes.len());
+                bytes
+            }
             Ok(Err(_)) => {
                 let message = format!("request bodies are limited to {MAX_BODY_BYTES} bytes");
                 return finish(

@@ -365,12 +365,50 @@ impl<P: schemars::JsonSchema> schemars::JsonSchema for Parameters<P> {
 impl<S, P> rmcp::handler::server::common::FromContextPart<rmcp::handler::server::tool::ToolCallContext<'_, S>>
     for Parameters<P>
 where
-    P: serde::de::DeserializeOwned + schemars::JsonSchema,
+    P: Arguments + schemars::JsonSchema,
 {
     fn from_context_part(context: &mut rmcp::handler::server::tool::ToolCallContext<S>) -> Result<Self, McpError> {
         let arguments = Value::Object(context.arguments.take().unwrap_or_default());
-        let read = crate::runtime::read_arguments::<P>(&arguments);
-        Ok(Parameters(read))
+        Ok(Parameters(P::read(arguments)))
+    }
+}
+
+/// A tool's request, read from its arguments (on the protocol thread, so
+/// never by copying a large part of them).
+pub trait Arguments: Sized {
+    /// The request the arguments make, or why they make none.
+    fn read(arguments: Value) -> Result<Self, Diagnostic>;
+}
+
+macro_rules! read_in_place {
+    ($($request:ty),*) => {$(
+        impl Arguments for $request {
+            fn read(arguments: Value) -> Result<Self, Diagnostic> {
+                crate::runtime::read_arguments(&arguments)
+            }
+        }
+    )*};
+}
+read_in_place!(DescribeRequest, OpenRequest, WriteRequest, QueryRequest);
+
+impl Arguments for InvokeRequest {
+    /// The input (which may be megabytes) is moved into the request rather
+    /// than copied out of the arguments: it is read as a `Value` whatever it
+    /// holds, so the rest of the arguments decides alone whether they fit.
+    fn read(mut arguments: Value) -> Result<Self, Diagnostic> {
+        let input = arguments.get_mut("input").map(Value::take);
+        match (crate::runtime::read_arguments::<InvokeRequest>(&arguments), input) {
+            (Ok(mut request), Some(input)) => {
+                request.input = input;
+                Ok(request)
+            }
+            (read, None) => read,
+            // Refused: judged on the arguments as sent.
+            (Err(_), Some(input)) => {
+                arguments["input"] = input;
+                crate::runtime::read_arguments(&arguments)
+            }
+        }
     }
 }
 
