@@ -210,7 +210,7 @@ pub fn judge(usage: &mut Usage, quota: &Quota, now_ms: i64, reserve: Reserve) ->
     if let Some(limit) = quota.stored_bytes
         && usage.stored_bytes.saturating_add(usage.reserved_bytes) >= limit
     {
-        return Err(stored_bytes_spent(limit));
+        return Err(stored_bytes_refusal(usage, limit));
     }
     if let Some(limit) = quota.fuel_per_day
         && usage.fuel.saturating_add(usage.reserved_fuel) >= limit
@@ -247,7 +247,7 @@ pub fn judge_storage(usage: &mut Usage, quota: &Quota, storing: Storing) -> Resu
             match storing {
                 Storing::Exactly(n) if n <= left && left > 0 => n,
                 Storing::AtMost(n) if left > 0 => n.min(left),
-                _ => return Err(stored_bytes_spent(limit)),
+                _ => return Err(stored_bytes_refusal(usage, limit)),
             }
         }
     };
@@ -258,6 +258,15 @@ pub fn judge_storage(usage: &mut Usage, quota: &Quota, storing: Storing) -> Resu
 /// The refusal of the stored-bytes quota `limit` (waiting does not help).
 pub fn stored_bytes_spent(limit: u64) -> Exceeded {
     Exceeded { limit: Limit::StoredBytes, value: limit, retry_after: None }
+}
+
+/// The refusal of the stored-bytes quota `limit` under `usage`: for good
+/// when what is stored reaches it, otherwise a retry in a second (calls,
+/// uploads or writes in flight hold the rest, and give back what they do
+/// not store).
+fn stored_bytes_refusal(usage: &Usage, limit: u64) -> Exceeded {
+    let retry_after = (usage.stored_bytes < limit).then_some(1);
+    Exceeded { retry_after, ..stored_bytes_spent(limit) }
 }
 
 /// Milliseconds since the epoch on this machine's clock.
@@ -331,15 +340,21 @@ mod tests {
         // A call reserves its input and output budget; calls are admitted while some is left.
         judge(&mut usage, &quota, 0, Reserve { fuel: 0, bytes: 60 }).expect("60 of 100 reserved");
         judge(&mut usage, &quota, 0, Reserve { fuel: 0, bytes: 60 }).expect("60 reserved is under 100");
-        assert_eq!(judge(&mut usage, &quota, 0, Reserve::default()).unwrap_err().limit, Limit::StoredBytes);
-        assert_eq!(judge_storage(&mut usage, &quota, Storing::AtMost(1)), Err(stored_bytes_spent(100)));
+        // Held by calls in flight, not stored: worth a retry in a second.
+        let held = Exceeded { retry_after: Some(1), ..stored_bytes_spent(100) };
+        assert_eq!(judge(&mut usage, &quota, 0, Reserve::default()), Err(held.clone()));
+        assert_eq!(judge_storage(&mut usage, &quota, Storing::AtMost(1)), Err(held.clone()));
         usage.reserved_bytes = 0;
         usage.spend(0, 0, 70);
         // 30 left: a declared 31 is refused whole, a declared 30 reserved, then nothing is left.
-        assert_eq!(judge_storage(&mut usage, &quota, Storing::Exactly(31)), Err(stored_bytes_spent(100)));
+        assert_eq!(judge_storage(&mut usage, &quota, Storing::Exactly(31)), Err(held));
         assert_eq!(judge_storage(&mut usage, &quota, Storing::Exactly(30)), Ok(30));
         assert!(judge_storage(&mut usage, &quota, Storing::AtMost(1_000)).is_err());
         assert!(judge_storage(&mut usage, &quota, Storing::Exactly(0)).is_err(), "a spent quota takes nothing");
+        usage.reserved_bytes = 0;
+        usage.spend(0, 0, 30);
+        assert_eq!(judge_storage(&mut usage, &quota, Storing::AtMost(1)), Err(stored_bytes_spent(100)), "for good");
+        usage.stored_bytes = 70;
         // A body of unknown length gets what is left.
         usage.reserved_bytes = 10;
         assert_eq!(judge_storage(&mut usage, &quota, Storing::AtMost(1_000)), Ok(20));

@@ -27,6 +27,14 @@ use tokio_util::sync::CancellationToken;
 
 use super::HttpLimits;
 
+/// Move a body clock past a body of `bytes` read from `now` on (only large bodies cost).
+fn advance(clock: &mut Option<Instant>, now: Instant, bytes: usize) {
+    if bytes > super::BULK_BODY_BYTES {
+        let cost = Duration::from_secs_f64(bytes as f64 / BODY_BYTES_PER_SECOND as f64);
+        *clock = Some(clock.map_or(now, |c| c.max(now)) + cost);
+    }
+}
+
 /// Every connection of a server, and each tenant's share of them and of its requests.
 pub(super) struct Connections {
     limits: HttpLimits,
@@ -132,11 +140,13 @@ impl Connections {
         let waiting = |c: &Weak<Connection>| {
             c.upgrade().is_some_and(|c| !c.proven.load(Ordering::Acquire) && !c.close.is_cancelled())
         };
-        if unproven.len() >= self.limits.max_unproven_connections {
+        let room = self.limits.max_unproven_connections.max(1);
+        if unproven.len() >= room {
             unproven.retain(waiting);
         }
-        while unproven.len() >= self.limits.max_unproven_connections {
-            if let Some(oldest) = unproven.pop_front().and_then(|c| c.upgrade()) {
+        while unproven.len() >= room {
+            // Proven meanwhile (on another thread), it is no longer the pool's to close.
+            if let Some(oldest) = unproven.pop_front().filter(waiting).and_then(|c| c.upgrade()) {
                 oldest.close.cancel();
             }
         }
@@ -173,39 +183,61 @@ impl Connections {
         Ok(TenantRequest { owner: Arc::clone(self), tenant: tenant.to_owned(), upload })
     }
 
-    /// How long the client — `tenant`, or without one the connection — waits
-    /// before its next body is read: until the large bodies it sent before
-    /// are paid for at [`BODY_BYTES_PER_SECOND`].
-    pub(super) fn body_wait(&self, tenant: Option<&str>, connection: Option<&Connection>) -> Duration {
+    /// The client's turn to have a body read — the client is `tenant`, or
+    /// without one the connection: how long it waits first (until the large
+    /// bodies it sent before are paid for at [`BODY_BYTES_PER_SECOND`]), or
+    /// `Err` with that wait when it is longer than `longest`. A large
+    /// `declared` length is paid for now, so bodies sent at once wait their
+    /// turns; one of unknown length is paid for once read ([`Connections::body_read`]).
+    pub(super) fn body_turn(
+        &self,
+        tenant: Option<&str>,
+        connection: Option<&Connection>,
+        declared: Option<usize>,
+        longest: Duration,
+    ) -> Result<Duration, Duration> {
         let now = Instant::now();
-        let next = match (tenant, connection) {
-            (Some(tenant), _) => self.body_clocks.lock().unwrap_or_else(|e| e.into_inner()).get(tenant).copied(),
-            (None, Some(connection)) => *connection.body_clock.lock().unwrap_or_else(|e| e.into_inner()),
-            (None, None) => None,
-        };
-        next.map_or(Duration::ZERO, |next| next.saturating_duration_since(now))
+        self.with_body_clock(tenant, connection, |clock| {
+            let wait = clock.map_or(Duration::ZERO, |next| next.saturating_duration_since(now));
+            if wait > longest {
+                return Err(wait);
+            }
+            if let Some(bytes) = declared {
+                advance(clock, now, bytes);
+            }
+            Ok(wait)
+        })
+        .unwrap_or(Ok(Duration::ZERO))
     }
 
-    /// Count a body of `bytes` the client sent (only large ones cost).
+    /// Pay for a body of unknown length once read.
     pub(super) fn body_read(&self, tenant: Option<&str>, connection: Option<&Connection>, bytes: usize) {
-        if bytes <= super::BULK_BODY_BYTES {
-            return;
-        }
-        let now = Instant::now();
-        let cost = Duration::from_secs_f64(bytes as f64 / BODY_BYTES_PER_SECOND as f64);
-        let advance = |clock: &mut Option<Instant>| *clock = Some(clock.map_or(now, |c| c.max(now)) + cost);
+        self.with_body_clock(tenant, connection, |clock| advance(clock, Instant::now(), bytes));
+    }
+
+    /// `f` over the client's body clock (`None` when there is no client to pace).
+    fn with_body_clock<T>(
+        &self,
+        tenant: Option<&str>,
+        connection: Option<&Connection>,
+        f: impl FnOnce(&mut Option<Instant>) -> T,
+    ) -> Option<T> {
         match (tenant, connection) {
             (Some(tenant), _) => {
                 let mut clocks = self.body_clocks.lock().unwrap_or_else(|e| e.into_inner());
                 if clocks.len() >= 1024 {
+                    let now = Instant::now();
                     clocks.retain(|_, next| *next > now);
                 }
                 let mut clock = clocks.get(tenant).copied();
-                advance(&mut clock);
-                clocks.insert(tenant.to_owned(), clock.unwrap_or(now));
+                let answer = f(&mut clock);
+                if let Some(clock) = clock {
+                    clocks.insert(tenant.to_owned(), clock);
+                }
+                Some(answer)
             }
-            (None, Some(connection)) => advance(&mut connection.body_clock.lock().unwrap_or_else(|e| e.into_inner())),
-            (None, None) => {}
+            (None, Some(connection)) => Some(f(&mut connection.body_clock.lock().unwrap_or_else(|e| e.into_inner()))),
+            (None, None) => None,
         }
     }
 
@@ -344,19 +376,27 @@ mod tests {
     fn large_bodies_are_paced_per_client_and_small_ones_cost_nothing() {
         let connections = Connections::new(limits());
         let connection = connections.accept();
-        let (acme, none) = (Some("acme"), None);
-        assert_eq!(connections.body_wait(acme, Some(&connection)), Duration::ZERO, "the first is read at once");
-        connections.body_read(acme, Some(&connection), super::super::BULK_BODY_BYTES);
-        assert_eq!(connections.body_wait(acme, Some(&connection)), Duration::ZERO, "a small body costs nothing");
-        connections.body_read(acme, Some(&connection), 4 << 20);
-        let wait = connections.body_wait(acme, Some(&connection));
-        assert!(wait > Duration::from_millis(100) && wait <= Duration::from_millis(125), "{wait:?}");
-        assert_eq!(connections.body_wait(Some("beta"), Some(&connection)), Duration::ZERO, "another tenant's pace");
-        // Without a tenant, the connection is the client.
-        assert_eq!(connections.body_wait(none, Some(&connection)), Duration::ZERO);
+        let (acme, none, long) = (Some("acme"), None, Duration::from_secs(10));
+        let turn = |tenant, connection: &Connection, declared| {
+            connections.body_turn(tenant, Some(connection), declared, long).unwrap()
+        };
+        assert_eq!(turn(acme, &connection, Some(4 << 20)), Duration::ZERO, "the first is read at once");
+        // Declared lengths are paid for before they are read: bodies sent at once wait their turns.
+        let second = turn(acme, &connection, Some(4 << 20));
+        assert!(second > Duration::from_millis(100) && second <= Duration::from_millis(125), "{second:?}");
+        let third = turn(acme, &connection, None);
+        assert!(third > Duration::from_millis(225) && third <= Duration::from_millis(250), "{third:?}");
+        // A wait beyond the longest is refused, and not paid for.
+        assert!(connections.body_turn(acme, Some(&connection), Some(4 << 20), Duration::from_millis(50)).is_err());
+        assert!(turn(acme, &connection, None) <= third);
+        assert_eq!(turn(Some("beta"), &connection, None), Duration::ZERO, "another tenant's pace");
+        // Without a tenant, the connection is the client; a body of unknown length is paid for once read.
+        assert_eq!(turn(none, &connection, None), Duration::ZERO);
+        connections.body_read(none, Some(&connection), super::super::BULK_BODY_BYTES);
+        assert_eq!(turn(none, &connection, None), Duration::ZERO, "a small body costs nothing");
         connections.body_read(none, Some(&connection), 4 << 20);
-        assert!(connections.body_wait(none, Some(&connection)) > Duration::from_millis(100));
-        assert_eq!(connections.body_wait(none, Some(&connections.accept())), Duration::ZERO);
+        assert!(turn(none, &connection, None) > Duration::from_millis(100));
+        assert_eq!(turn(none, &connections.accept(), None), Duration::ZERO);
     }
 
     #[test]

@@ -327,6 +327,26 @@ async fn edge(State(state): State<AppState>, mut request: Request, next: Next) -
         refusal
     } else {
         drop(_entered);
+        // The client's turn for its body, before it holds a place in flight: its large bodies
+        // so far paid for (`connections::BODY_BYTES_PER_SECOND`), or a 429 if that is far off.
+        let declared =
+            request.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
+        match state.connections.body_turn(tenant, connection.as_deref(), declared, state.limits.client_timeout) {
+            Ok(wait) if wait.is_zero() => {}
+            Ok(wait) => tokio::time::sleep(wait).await,
+            Err(wait) => {
+                let message = format!(
+                    "this client's large request bodies are read at {} MiB/s: the next in {} ms",
+                    connections::BODY_BYTES_PER_SECOND >> 20,
+                    wait.as_millis()
+                );
+                let mut response =
+                    envelope(StatusCode::TOO_MANY_REQUESTS, ErrorType::QuotaExceeded, message, &request_id);
+                let seconds = wait.as_secs() + 1;
+                response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+                return finish(response, &state, &method, route, value);
+            }
+        }
         let permit = match if exempt { None } else { Some(state.in_flight.clone().try_acquire_owned()) } {
             None => None,
             Some(Ok(permit)) => Some(permit),
@@ -342,18 +362,15 @@ async fn edge(State(state): State<AppState>, mut request: Request, next: Next) -
                 return response;
             }
         };
-        // The body within the client timeout and the size limit, before anything parses it;
-        // after the client's large bodies so far are paid for (`connections::BODY_BYTES_PER_SECOND`).
-        let wait = state.connections.body_wait(tenant, connection.as_deref());
-        if !wait.is_zero() {
-            tokio::time::sleep(wait).await;
-        }
+        // The body within the client timeout and the size limit, before anything parses it.
         let (parts, body) = request.into_parts();
         let bytes = match tokio::time::timeout(state.limits.client_timeout, axum::body::to_bytes(body, MAX_BODY_BYTES))
             .await
         {
             Ok(Ok(bytes)) => {
-                state.connections.body_read(tenant, connection.as_deref(), bytes.len());
+                if declared.is_none() {
+                    state.connections.body_read(tenant, connection.as_deref(), bytes.len());
+                }
                 bytes
             }
             Ok(Err(_)) => {
@@ -444,7 +461,15 @@ async fn edge(State(state): State<AppState>, mut request: Request, next: Next) -
         } else {
             next.run(request).await
         };
-        // The session exists now: other requests may open theirs while this answer is held.
+        // The session exists now, counted for its owner: other requests may
+        // open theirs while this answer is held.
+        if opens_session
+            && let Some(owner) = &owner
+            && let Some(id) = response.headers().get("mcp-session-id").and_then(|v| v.to_str().ok())
+        {
+            let live = state.sessions.sessions.read().await;
+            state.owners.record(id, owner, 2 * state.limits.max_sessions, |id| live.contains_key(id)).await;
+        }
         drop(_opening);
         // A quick call's answer in one write (`coalesce.rs`); a client gone meanwhile cancels its call.
         let response = if scoped {
@@ -456,13 +481,6 @@ async fn edge(State(state): State<AppState>, mut request: Request, next: Next) -
             response
         };
         let response = sessions::closed_plainly(response, &method, route);
-        if opens_session
-            && let Some(owner) = &owner
-            && let Some(id) = response.headers().get("mcp-session-id").and_then(|v| v.to_str().ok())
-        {
-            let live = state.sessions.sessions.read().await;
-            state.owners.record(id, owner, 2 * state.limits.max_sessions, |id| live.contains_key(id)).await;
-        }
         let response = response.map(|body| axum::body::Body::new(CancelOnDrop::new(body, gone.0, (permit, share))));
         let status = response.status();
         let is_envelope = response.extensions().get::<Enveloped>().is_some();

@@ -8,7 +8,8 @@
 //! With authentication on, the caller needs the `jacobian:invoke` scope, and
 //! the file counts against its tenant's stored-bytes quota (`429
 //! quota_exceeded` once spent).
-//! Each chunk must come within the client timeout. The answer is `201` with
+//! Each chunk must come within the client timeout, and the whole within 50
+//! minutes. The answer is `201` with
 //! `{uri, file, bytes, schema_uri}`; the `uri` is what capabilities take.
 
 use std::io;
@@ -33,6 +34,11 @@ pub(super) const UPLOADS_PATH: &str = "/artifacts";
 /// blocking thread and its partial file (at most the policy's bound) until
 /// it ends, and also counts among the requests in flight.
 pub(super) const MAX_UPLOADS: usize = 8;
+
+/// The longest an upload may take, whole: under the hour after which a
+/// shared store stops counting a hold (its reservation of stored bytes), so
+/// an upload never outlives what it reserved.
+pub(super) const UPLOAD_DEADLINE: std::time::Duration = std::time::Duration::from_secs(50 * 60);
 
 /// Answer an upload request (any method on the route: only `PUT` stores).
 pub(super) async fn put(
@@ -96,15 +102,21 @@ pub(super) async fn put(
         runtime.upload_as(tenant.as_deref(), &mut source, &schema, declared, Some(&expected))
     });
     let mut body = request.into_body();
+    let deadline = tokio::time::Instant::now() + UPLOAD_DEADLINE;
     loop {
         let frame = std::future::poll_fn(|cx| http_body::Body::poll_frame(std::pin::Pin::new(&mut body), cx));
-        let next = match tokio::time::timeout(state.limits.client_timeout, frame).await {
+        let within = state.limits.client_timeout.min(deadline.saturating_duration_since(tokio::time::Instant::now()));
+        let next = match tokio::time::timeout(within, frame).await {
             Ok(None) => break,
             Ok(Some(Ok(frame))) => match frame.into_data() {
                 Ok(data) => Ok(data),
                 Err(_) => continue,
             },
             Ok(Some(Err(e))) => Err(io::Error::other(e.to_string())),
+            Err(_) if tokio::time::Instant::now() >= deadline => Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("the upload did not end within {} minutes", UPLOAD_DEADLINE.as_secs() / 60),
+            )),
             Err(_) => Err(io::Error::new(
                 io::ErrorKind::TimedOut,
                 format!("no part of the body came within {} ms", state.limits.client_timeout.as_millis()),
