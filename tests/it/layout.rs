@@ -158,6 +158,7 @@ fn only_the_mcp_and_http_edge_knows_the_mcp_and_http_crates() {
         "host/src/http/mod.rs",
         "host/src/http/authn.rs",
         "host/src/http/coalesce.rs",
+        "host/src/http/connections.rs",
         "host/src/http/listener.rs",
         "host/src/http/sessions.rs",
         "host/src/http/uploads.rs",

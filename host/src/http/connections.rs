@@ -25,7 +25,56 @@ use std::time::{Duration, Instant};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
-use super::HttpLimits;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::Response;
+
+use super::envelope;
+use crate::contract::ErrorType;
+
+/// What one HTTP server takes on at once, and how long it waits for a client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HttpLimits {
+    /// Proven connections (a request on them passed the edge); a connection
+    /// proven beyond them is answered 503 and closed.
+    pub max_connections: usize,
+    /// Connections not proven yet; beyond them the oldest is closed to make room.
+    pub max_unproven_connections: usize,
+    /// Time a new connection has to be proven (send a request that passes
+    /// the edge: authenticated, when authentication is on); then it is closed.
+    pub first_request_timeout: Duration,
+    /// Requests being answered (an open SSE stream counts until it ends);
+    /// beyond them a 503 `unavailable` envelope at once.
+    pub max_in_flight: usize,
+    /// MCP sessions; an `initialize` beyond them is a 503 envelope.
+    pub max_sessions: usize,
+    /// Proven connections of one tenant; beyond them a 429 envelope and the connection closed.
+    pub max_connections_per_tenant: usize,
+    /// Requests of one tenant being answered (bodies being received
+    /// included); beyond them a 429 envelope.
+    pub max_in_flight_per_tenant: usize,
+    /// MCP sessions one tenant holds on this server; an `initialize` beyond them is a 429 envelope.
+    pub max_sessions_per_tenant: usize,
+    /// Time a client has to send a request's headers (then the connection is
+    /// closed; a kept-alive connection left idle too), and then its body
+    /// (then a 408 envelope).
+    pub client_timeout: Duration,
+}
+
+impl Default for HttpLimits {
+    fn default() -> Self {
+        HttpLimits {
+            max_connections: 1024,
+            max_unproven_connections: 64,
+            first_request_timeout: Duration::from_secs(2),
+            max_in_flight: 256,
+            max_sessions: 1024,
+            max_connections_per_tenant: 128,
+            max_in_flight_per_tenant: 32,
+            max_sessions_per_tenant: 64,
+            client_timeout: Duration::from_secs(10),
+        }
+    }
+}
 
 /// Move a body clock past a body of `bytes` read from `now` on (only large bodies cost).
 fn advance(clock: &mut Option<Instant>, now: Instant, bytes: usize) {
@@ -96,6 +145,18 @@ pub(super) enum NoRoom {
 }
 
 impl NoRoom {
+    /// The answer: 429 for a tenant's own share (retry after a second), 503 for the server's.
+    pub(super) fn response(&self, request_id: &str) -> Response {
+        let mut response = match self {
+            NoRoom::Connections(_) => {
+                envelope(StatusCode::SERVICE_UNAVAILABLE, ErrorType::Unavailable, self.message(), request_id)
+            }
+            _ => envelope(StatusCode::TOO_MANY_REQUESTS, ErrorType::QuotaExceeded, self.message(), request_id),
+        };
+        response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        response
+    }
+
     /// What the refusal says.
     pub(super) fn message(&self) -> String {
         match self {

@@ -46,7 +46,8 @@ mod listener;
 mod sessions;
 mod uploads;
 
-use connections::{Connection, Connections, NoRoom};
+pub use connections::HttpLimits;
+use connections::{Connection, Connections};
 use listener::CancelOnDrop;
 
 /// Longest caller request id echoed.
@@ -80,51 +81,6 @@ pub struct HttpConfig {
     /// Who may call (`None`: anyone who reaches the port; `serve` allows that
     /// on loopback addresses only, unless told `--insecure-no-auth`).
     pub auth: Option<Arc<Authenticator>>,
-}
-
-/// What one HTTP server takes on at once, and how long it waits for a client.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct HttpLimits {
-    /// Proven connections (a request on them passed the edge); a connection
-    /// proven beyond them is answered 503 and closed.
-    pub max_connections: usize,
-    /// Connections not proven yet; beyond them the oldest is closed to make room.
-    pub max_unproven_connections: usize,
-    /// Time a new connection has to be proven (send a request that passes
-    /// the edge: authenticated, when authentication is on); then it is closed.
-    pub first_request_timeout: Duration,
-    /// Requests being answered (an open SSE stream counts until it ends);
-    /// beyond them a 503 `unavailable` envelope at once.
-    pub max_in_flight: usize,
-    /// MCP sessions; an `initialize` beyond them is a 503 envelope.
-    pub max_sessions: usize,
-    /// Proven connections of one tenant; beyond them a 429 envelope and the connection closed.
-    pub max_connections_per_tenant: usize,
-    /// Requests of one tenant being answered (bodies being received
-    /// included); beyond them a 429 envelope.
-    pub max_in_flight_per_tenant: usize,
-    /// MCP sessions one tenant holds on this server; an `initialize` beyond them is a 429 envelope.
-    pub max_sessions_per_tenant: usize,
-    /// Time a client has to send a request's headers (then the connection is
-    /// closed; a kept-alive connection left idle too), and then its body
-    /// (then a 408 envelope).
-    pub client_timeout: Duration,
-}
-
-impl Default for HttpLimits {
-    fn default() -> Self {
-        HttpLimits {
-            max_connections: 1024,
-            max_unproven_connections: 64,
-            first_request_timeout: Duration::from_secs(2),
-            max_in_flight: 256,
-            max_sessions: 1024,
-            max_connections_per_tenant: 128,
-            max_in_flight_per_tenant: 32,
-            max_sessions_per_tenant: 64,
-            client_timeout: Duration::from_secs(10),
-        }
-    }
 }
 
 /// Whether a caller's request id may be echoed.
@@ -280,7 +236,7 @@ async fn edge(State(state): State<AppState>, mut request: Request, next: Next) -
         && (state.auth.is_none() || principal.is_some())
         && let Err(no_room) = connection.prove(tenant)
     {
-        let mut response = no_room_response(&no_room, &request_id);
+        let mut response = no_room.response(&request_id);
         response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
         tracing::info!(parent: &span, status = response.status().as_u16(), "http request");
         return finish(response, &state, &method, route, value);
@@ -295,7 +251,7 @@ async fn edge(State(state): State<AppState>, mut request: Request, next: Next) -
         Some(tenant) => match state.connections.enter(tenant, route == uploads::UPLOADS_PATH) {
             Ok(share) => Some(share),
             Err(no_room) => {
-                let response = no_room_response(&no_room, &request_id);
+                let response = no_room.response(&request_id);
                 tracing::info!(parent: &span, status = response.status().as_u16(), "http request");
                 return finish(response, &state, &method, route, value);
             }
@@ -510,78 +466,6 @@ fn finish(mut response: Response, state: &AppState, method: &str, route: &'stati
     response.headers_mut().insert(REQUEST_ID, id);
     state.runtime.metrics().request(method, route, response.status().as_u16());
     response
-}
-
-/// The answer to a connection or request beyond its share: 429 for a
-/// tenant's own share (retry after a second), 503 for the server's.
-fn no_room_response(no_room: &NoRoom, request_id: &str) -> Response {
-    let mut response = match no_room {
-        NoRoom::Connections(_) => {
-            envelope(StatusCode::SERVICE_UNAVAILABLE, ErrorType::Unavailable, no_room.message(), request_id)
-        }
-        _ => envelope(StatusCode::TOO_MANY_REQUESTS, ErrorType::QuotaExceeded, no_room.message(), request_id),
-    };
-    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-    response
-}
-
-impl AppState {
-    /// Refuse a new MCP session beyond the cap, or beyond its tenant's (an
-    /// `initialize`: a POST to `/mcp` without a session id). A first check,
-    /// before the body is read.
-    async fn admit(&self, opens_session: bool, tenant: Option<&str>, request_id: &str) -> Result<(), Response> {
-        if opens_session {
-            self.room_for_session(tenant, request_id).await?;
-        }
-        Ok(())
-    }
-
-    /// The exact check, once the body is here: the guard, held until the
-    /// request's session exists, makes the check and the session's creation
-    /// one step among all requests that open sessions. Waiting for another
-    /// request's handshake is bounded by the client timeout (a stalled
-    /// session store then answers 503, not a queue).
-    async fn open_session(
-        &self,
-        tenant: Option<&str>,
-        request_id: &str,
-    ) -> Result<tokio::sync::OwnedMutexGuard<()>, Response> {
-        let Ok(opening) = tokio::time::timeout(self.limits.client_timeout, self.opening.clone().lock_owned()).await
-        else {
-            let message = "another MCP session is still being opened; retry shortly".to_owned();
-            return Err(envelope(StatusCode::SERVICE_UNAVAILABLE, ErrorType::Unavailable, message, request_id));
-        };
-        self.room_for_session(tenant, request_id).await?;
-        Ok(opening)
-    }
-
-    /// Whether one more session fits: the server's cap, and the tenant's share of it.
-    async fn room_for_session(&self, tenant: Option<&str>, request_id: &str) -> Result<(), Response> {
-        let live = self.sessions.sessions.read().await;
-        if live.len() >= self.limits.max_sessions {
-            return Err(self.sessions_full(request_id));
-        }
-        let limit = self.limits.max_sessions_per_tenant;
-        if let Some(tenant) = tenant
-            && self.owners.held_by(tenant, |id| live.contains_key(id)) >= limit
-        {
-            let message = format!(
-                "the tenant holds its limit of {limit} MCP sessions on this server; close one (HTTP DELETE) or reuse it"
-            );
-            let mut response = envelope(StatusCode::TOO_MANY_REQUESTS, ErrorType::QuotaExceeded, message, request_id);
-            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-            return Err(response);
-        }
-        Ok(())
-    }
-
-    fn sessions_full(&self, request_id: &str) -> Response {
-        let message = format!(
-            "the server holds its limit of {} MCP sessions; close one (HTTP DELETE) or retry later",
-            self.limits.max_sessions
-        );
-        envelope(StatusCode::SERVICE_UNAVAILABLE, ErrorType::Unavailable, message, request_id)
-    }
 }
 
 /// Marks a response that is already an envelope.

@@ -5,7 +5,12 @@ use std::sync::Arc;
 
 use rmcp::transport::streamable_http_server::session::store::{SessionState, SessionStore, SessionStoreError};
 
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::Response;
+
+use super::{AppState, envelope};
 use crate::auth::Principal;
+use crate::contract::ErrorType;
 
 /// The deployment's shared session store, as rmcp's: a session's state
 /// crosses the core as the JSON rmcp serializes.
@@ -139,6 +144,70 @@ impl SessionOwners {
             (None, None) => None,
         };
         recorded.as_deref() == Some(owner)
+    }
+}
+
+impl AppState {
+    /// Refuse a new MCP session beyond the cap, or beyond its tenant's (an
+    /// `initialize`: a POST to `/mcp` without a session id). A first check,
+    /// before the body is read.
+    pub(super) async fn admit(
+        &self,
+        opens_session: bool,
+        tenant: Option<&str>,
+        request_id: &str,
+    ) -> Result<(), Response> {
+        if opens_session {
+            self.room_for_session(tenant, request_id).await?;
+        }
+        Ok(())
+    }
+
+    /// The exact check, once the body is here: the guard, held until the
+    /// request's session exists, makes the check and the session's creation
+    /// one step among all requests that open sessions. Waiting for another
+    /// request's handshake is bounded by the client timeout (a stalled
+    /// session store then answers 503, not a queue).
+    pub(super) async fn open_session(
+        &self,
+        tenant: Option<&str>,
+        request_id: &str,
+    ) -> Result<tokio::sync::OwnedMutexGuard<()>, Response> {
+        let Ok(opening) = tokio::time::timeout(self.limits.client_timeout, self.opening.clone().lock_owned()).await
+        else {
+            let message = "another MCP session is still being opened; retry shortly".to_owned();
+            return Err(envelope(StatusCode::SERVICE_UNAVAILABLE, ErrorType::Unavailable, message, request_id));
+        };
+        self.room_for_session(tenant, request_id).await?;
+        Ok(opening)
+    }
+
+    /// Whether one more session fits: the server's cap, and the tenant's share of it.
+    async fn room_for_session(&self, tenant: Option<&str>, request_id: &str) -> Result<(), Response> {
+        let live = self.sessions.sessions.read().await;
+        if live.len() >= self.limits.max_sessions {
+            return Err(self.sessions_full(request_id));
+        }
+        let limit = self.limits.max_sessions_per_tenant;
+        if let Some(tenant) = tenant
+            && self.owners.held_by(tenant, |id| live.contains_key(id)) >= limit
+        {
+            let message = format!(
+                "the tenant holds its limit of {limit} MCP sessions on this server; close one (HTTP DELETE) or reuse it"
+            );
+            let mut response = envelope(StatusCode::TOO_MANY_REQUESTS, ErrorType::QuotaExceeded, message, request_id);
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            return Err(response);
+        }
+        Ok(())
+    }
+
+    fn sessions_full(&self, request_id: &str) -> Response {
+        let message = format!(
+            "the server holds its limit of {} MCP sessions; close one (HTTP DELETE) or retry later",
+            self.limits.max_sessions
+        );
+        envelope(StatusCode::SERVICE_UNAVAILABLE, ErrorType::Unavailable, message, request_id)
     }
 }
 

@@ -39,6 +39,7 @@ use std::time::Duration;
 mod files;
 mod migrations;
 mod objects;
+mod quotas;
 mod records;
 mod sessions;
 mod tokens;
