@@ -23,6 +23,14 @@ fn call(runtime: &Runtime, tenant: &str, experiment: &str, capability_id: &str, 
     })
 }
 
+/// A runtime whose policy gives every tenant the quota `line` (TOML), and its directory.
+fn runtime_with_quota(line: &str) -> (std::sync::Arc<Runtime>, tempfile::TempDir) {
+    let (runtime, dir) = support::runtime();
+    drop(runtime);
+    crate::operations::write_policy_section(dir.path(), &format!("\n[quotas.default]\n{line}\n"));
+    (support::open(dir.path().to_path_buf()), dir)
+}
+
 fn example(name: &str) -> String {
     let path = support::testdata(&format!("sat/drat-trim-examples/{name}"));
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
@@ -210,10 +218,7 @@ fn the_upgrade_grants_each_tenant_the_outputs_of_its_stored_episodes() {
 
 #[test]
 fn reading_the_reference_pack_runs_a_component_so_it_is_admitted_under_the_tenants_quota() {
-    let (runtime, dir) = support::runtime();
-    drop(runtime);
-    crate::operations::write_policy_section(dir.path(), "\n[quotas.default]\ninvocations_per_minute = 2\n");
-    let runtime = support::open(dir.path().to_path_buf());
+    let (runtime, _dir) = runtime_with_quota("invocations_per_minute = 2");
     for _ in 0..2 {
         read_as(&runtime, "reference://catalog", Some("alice")).unwrap_or_else(|d| panic!("{}", d.message));
     }
@@ -229,10 +234,7 @@ fn reading_the_reference_pack_runs_a_component_so_it_is_admitted_under_the_tenan
 
 #[test]
 fn calls_at_once_under_fuel_per_day_reserve_their_budgets_and_one_runs() {
-    let (runtime, dir) = support::runtime();
-    drop(runtime);
-    crate::operations::write_policy_section(dir.path(), "\n[quotas.default]\nfuel_per_day = 1\n");
-    let runtime = support::open(dir.path().to_path_buf());
+    let (runtime, _dir) = runtime_with_quota("fuel_per_day = 1");
     let runtime = &runtime;
     // Eight at once (the finding: all eight ran, 3.5·10⁹ fuel against a day of 1).
     let results: Vec<CapabilityResult> = std::thread::scope(|scope| {
@@ -314,10 +316,7 @@ fn uploads_at_once_over_http_reserve_their_declared_length_and_none_passes_the_q
 /// store more than the quota, and what was refused left no file.
 #[test]
 fn uploads_of_unknown_length_at_once_are_cut_off_at_what_is_left() {
-    let (runtime, dir) = support::runtime();
-    drop(runtime);
-    crate::operations::write_policy_section(dir.path(), "\n[quotas.default]\nstored_bytes = 1000\n");
-    let runtime = support::open(dir.path().to_path_buf());
+    let (runtime, dir) = runtime_with_quota("stored_bytes = 1000");
     let runtime = &runtime;
     /// 400 bytes, the first of them after a pause (so that the uploads overlap).
     struct Slow(std::io::Cursor<Vec<u8>>, bool);
@@ -365,10 +364,7 @@ fn uploads_of_unknown_length_at_once_are_cut_off_at_what_is_left() {
 #[test]
 fn once_a_tenants_quota_is_spent_no_surface_runs_a_component_for_it() {
     use jacobian::resources::{self, Completing};
-    let (runtime, dir) = support::runtime();
-    drop(runtime);
-    crate::operations::write_policy_section(dir.path(), "\n[quotas.default]\ninvocations_per_minute = 1\n");
-    let runtime = support::open(dir.path().to_path_buf());
+    let (runtime, _dir) = runtime_with_quota("invocations_per_minute = 1");
     let made = call(&runtime, "alice", "spent", "sat.cnf.construct", json!({"dimacs": "p cnf 1 1\n1 0\n"}));
     assert_eq!(made.status, Status::Completed, "{:?}", made.diagnostic);
     let episode = made.transport.as_ref().and_then(|t| t.full_result_episode_uri.clone()).expect("an episode");
