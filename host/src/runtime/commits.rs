@@ -65,6 +65,9 @@ impl GroupCommit {
             // Dropped (the call cancelled) before it wrote, the leader still writes the queue.
             let lead = Lead { group: self, experiments, episodes };
             tokio::task::yield_now().await;
+            // Another thread's write (a workspace's, a long call's) would
+            // block this thread, and every request on it, until it is done.
+            episodes.writer_free().await;
             drop(lead);
         }
         written.await.unwrap_or_else(|_| {

@@ -342,12 +342,11 @@ impl Runtime {
             },
         };
         let reservation = reservation.as_ref();
+        let mut place = Place { runtime: self, hold, fuel: concluded.parts.run.fuel_consumed };
         let result = match self.record(&validated, concluded, reservation, started) {
             Recording::Done(result) => *result,
             Recording::Write(unwritten) => {
-                // A call under a tenant's quota writes alone: its place is
-                // released below, which a call dropped while waiting would skip.
-                let written = if grouped && reservation.is_none() && hold.is_none() {
+                let written = if grouped && reservation.is_none() {
                     let (experiments, episodes) = (&self.experiments, self.episodes.as_ref());
                     self.commits
                         .write(experiments, episodes, &validated.experiment, &unwritten.line, &unwritten.row())
@@ -358,7 +357,12 @@ impl Runtime {
                 self.record_written(&validated, *unwritten, written, reservation, started)
             }
         };
-        if let Some(hold) = hold {
+        if grouped && place.hold.is_some() {
+            // Its usage is written next: not while another thread's write
+            // would block this one.
+            self.episodes.writer_free().await;
+        }
+        if let Some(hold) = place.hold.take() {
             // What the tenant stored: the episode (its input and complete
             // result) and the artifacts the call wrote.
             let stored = result
@@ -370,7 +374,28 @@ impl Runtime {
         }
         Ok(result)
     }
+}
 
+/// A call's place under its tenant's quota once it has run: released with
+/// what it spent. Dropped with the call while its writes wait (they are
+/// written all the same), it is released here, charged the bytes it
+/// reserved: the most the call could have stored.
+struct Place<'r> {
+    runtime: &'r Runtime,
+    hold: Option<super::QuotaHold>,
+    fuel: u64,
+}
+
+impl Drop for Place<'_> {
+    fn drop(&mut self) {
+        if let Some(hold) = self.hold.take() {
+            let stored = hold.bytes();
+            self.runtime.release_quota(hold, self.fuel, stored, false);
+        }
+    }
+}
+
+impl Runtime {
     /// The answer to `capability.invoke` arguments that are no request (the
     /// edge could not read them): refused like any request, nothing written.
     pub fn refuse_arguments(&self, diagnostic: Diagnostic) -> CapabilityResult {

@@ -47,6 +47,12 @@ pub struct EpisodeWrite<'a> {
 /// shared PostgreSQL database of several hosts. Certificates' records are
 /// kept beside them.
 pub trait EpisodeStore: Send + Sync {
+    /// Ready when a write could begin without waiting for another writer of
+    /// this process (at once where writers do not wait for one another
+    /// here): an async caller waits here rather than blocking its thread.
+    fn writer_free(&self) -> std::pin::Pin<Box<dyn Future<Output = ()> + Send + '_>> {
+        Box::pin(std::future::ready(()))
+    }
     /// Store canonical episode bytes under `digest` (idempotent).
     fn put(&self, digest: &Digest, capability_id: &str, body: &[u8]) -> Result<(), DbError>;
     /// The episode's canonical bytes.

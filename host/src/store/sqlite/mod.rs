@@ -188,7 +188,7 @@ struct Inner {
     /// commit slept milliseconds. Writers of this process wait here instead
     /// and start the moment the previous write ends; the busy timeout still
     /// covers other processes on the same file.
-    writer: Arc<Mutex<()>>,
+    writer: Arc<WriteLock>,
     /// The database's write-ahead log, which a workspace write syncs itself.
     wal: PathBuf,
     /// Whether the log's directory entry has been synced by this process.
@@ -197,10 +197,73 @@ struct Inner {
     _checkpointer: std::sync::mpsc::Sender<()>,
 }
 
+/// The process's write lock ([`Inner::writer`]), which says when it is
+/// released: a writer on a protocol thread waits for it there
+/// ([`WriteLock::free`]) instead of blocking the thread, and every other
+/// client's request on it, until a writer on another thread is done.
+#[derive(Default)]
+struct WriteLock {
+    held: Mutex<()>,
+    /// The tasks waiting for the lock to be free, woken at its release.
+    waiting: Mutex<Vec<std::task::Waker>>,
+}
+
+impl WriteLock {
+    fn lock(&self) -> WriteGuard<'_> {
+        WriteGuard { held: Some(self.held.lock().unwrap_or_else(|e| e.into_inner())), lock: self }
+    }
+
+    fn is_held(&self) -> bool {
+        matches!(self.held.try_lock(), Err(std::sync::TryLockError::WouldBlock))
+    }
+
+    /// Ready when the lock is free (another writer may take it before the caller does).
+    fn free(&self) -> Free<'_> {
+        Free { lock: self }
+    }
+}
+
+/// [`WriteLock::free`].
+struct Free<'a> {
+    lock: &'a WriteLock,
+}
+
+impl std::future::Future for Free<'_> {
+    type Output = ();
+
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        // The lock is looked at while `waiting` is held, and a release frees
+        // the lock before it takes `waiting`: either this sees it free or
+        // the release sees this waker.
+        let mut waiting = self.lock.waiting.lock().unwrap_or_else(|e| e.into_inner());
+        if !self.lock.is_held() {
+            return std::task::Poll::Ready(());
+        }
+        if !waiting.iter().any(|w| w.will_wake(cx.waker())) {
+            waiting.push(cx.waker().clone());
+        }
+        std::task::Poll::Pending
+    }
+}
+
+/// The write lock, held; the tasks waiting for it are woken once it is free.
+struct WriteGuard<'a> {
+    held: Option<MutexGuard<'a, ()>>,
+    lock: &'a WriteLock,
+}
+
+impl Drop for WriteGuard<'_> {
+    fn drop(&mut self) {
+        drop(self.held.take());
+        let waiting = std::mem::take(&mut *self.lock.waiting.lock().unwrap_or_else(|e| e.into_inner()));
+        waiting.into_iter().for_each(std::task::Waker::wake);
+    }
+}
+
 /// A connection held for writing: the process's write lock, then the connection.
 pub(super) struct Writing<'a> {
     conn: MutexGuard<'a, Connection>,
-    writer: MutexGuard<'a, ()>,
+    writer: WriteGuard<'a>,
 }
 
 impl<'a> Writing<'a> {
@@ -233,7 +296,7 @@ impl Sqlite {
             tracing::info!(target = %report.target, applied = ?report.applied, "database schema migrated");
         }
         let normal = || connect(path, "NORMAL");
-        let writer = Arc::new(Mutex::new(()));
+        let writer = Arc::new(WriteLock::default());
         let inner = Inner {
             episodes: Mutex::new(normal()?),
             experiments: Mutex::new(normal()?),
@@ -299,8 +362,13 @@ impl Sqlite {
     /// cannot deadlock).
     fn write(&self, role: Role) -> Writing<'_> {
         let conn = self.lock(role);
-        let writer = self.inner.writer.lock().unwrap_or_else(|e| e.into_inner());
+        let writer = self.inner.writer.lock();
         Writing { conn, writer }
+    }
+
+    /// Ready when no writer of this process holds the write lock.
+    pub(crate) async fn writer_free(&self) {
+        self.inner.writer.free().await;
     }
 }
 
@@ -393,7 +461,7 @@ const CHECKPOINT_ABOVE: u64 = 4 << 20;
 /// that one). So a second pass follows, holding the process's `writer`
 /// lock: it copies only the frames added during the first, and the next
 /// commit starts the log over.
-fn checkpointer(path: &Path, writer: Arc<Mutex<()>>) -> Result<std::sync::mpsc::Sender<()>, DbError> {
+fn checkpointer(path: &Path, writer: Arc<WriteLock>) -> Result<std::sync::mpsc::Sender<()>, DbError> {
     let conn = connect(path, "NORMAL")?;
     let wal = beside(path, "-wal");
     let (stop, stopped) = std::sync::mpsc::channel::<()>();
@@ -406,7 +474,7 @@ fn checkpointer(path: &Path, writer: Arc<Mutex<()>>) -> Result<std::sync::mpsc::
             // What the first pass reports copied is only what the log held
             // when it began: commits made meanwhile are left for the second.
             let done = checkpoint().and_then(|()| {
-                let _writing = writer.lock().unwrap_or_else(|e| e.into_inner());
+                let _writing = writer.lock();
                 checkpoint()
             });
             if let Err(error) = done {
@@ -447,4 +515,63 @@ pub fn migrate_to(path: &Path, up_to: i32) -> Result<MigrationReport, OpenError>
     tx.commit().map_err(DbError::from)?;
     let schema_version = applied.last().copied().unwrap_or(from_version);
     Ok(MigrationReport { target, from_version, schema_version, applied })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::future::Future;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::task::{Context, Wake, Waker};
+
+    use super::{Role, Sqlite, WriteLock};
+    use crate::store::EpisodeStore;
+
+    /// A waker that remembers it was woken.
+    struct Woken(AtomicBool);
+
+    impl Wake for Woken {
+        fn wake(self: Arc<Self>) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn a_task_waiting_for_the_write_lock_is_woken_at_its_release_and_not_before() {
+        let lock = WriteLock::default();
+        let woken = Arc::new(Woken(AtomicBool::new(false)));
+        let waker = Waker::from(Arc::clone(&woken));
+        let mut cx = Context::from_waker(&waker);
+        assert!(std::pin::pin!(lock.free()).poll(&mut cx).is_ready(), "free at once when no one holds it");
+        let held = lock.lock();
+        let mut free = std::pin::pin!(lock.free());
+        assert!(free.as_mut().poll(&mut cx).is_pending());
+        assert!(free.as_mut().poll(&mut cx).is_pending(), "polled again, still waiting");
+        assert_eq!(lock.waiting.lock().unwrap().len(), 1, "one waker kept for one task");
+        assert!(!woken.0.load(Ordering::SeqCst));
+        drop(held);
+        assert!(woken.0.load(Ordering::SeqCst), "woken at the release");
+        assert!(free.as_mut().poll(&mut cx).is_ready());
+    }
+
+    #[test]
+    fn an_episode_write_on_an_async_thread_waits_for_a_workspace_write_without_blocking() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let db = Sqlite::open(&dir.path().join("jacobian.db")).expect("open");
+        let woken = Arc::new(Woken(AtomicBool::new(false)));
+        let waker = Waker::from(Arc::clone(&woken));
+        let mut cx = Context::from_waker(&waker);
+        let writing = db.write(Role::Workspaces);
+        let mut free = EpisodeStore::writer_free(&db);
+        assert!(free.as_mut().poll(&mut cx).is_pending(), "a write of another role holds the lock");
+        drop(writing);
+        assert!(woken.0.load(Ordering::SeqCst));
+        assert!(free.as_mut().poll(&mut cx).is_ready());
+        // Released by a workspace write's early release of the lock too.
+        let conn = db.write(Role::Workspaces);
+        let mut free = EpisodeStore::writer_free(&db);
+        assert!(free.as_mut().poll(&mut cx).is_pending());
+        let _conn = conn.release_writer();
+        assert!(free.as_mut().poll(&mut cx).is_ready());
+    }
 }

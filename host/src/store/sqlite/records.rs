@@ -60,6 +60,10 @@ fn append_line(conn: &rusqlite::Connection, experiment: &str, record: &Invocatio
 }
 
 impl EpisodeStore for Sqlite {
+    fn writer_free(&self) -> std::pin::Pin<Box<dyn Future<Output = ()> + Send + '_>> {
+        Box::pin(Sqlite::writer_free(self))
+    }
+
     fn put(&self, digest: &Digest, capability_id: &str, body: &[u8]) -> Result<(), DbError> {
         put_episode(&self.write(Role::Episodes), digest, capability_id, body)
     }
