@@ -99,6 +99,6 @@ fn step(title: &str) {
 }
 
 fn show(label: &str, value: &Value) {
-    let text = serde_json::to_string_pretty(value).unwrap_or_default();
+    let text = crate::json::pretty_text(&value);
     println!("{label}: {text}");
 }

@@ -22,6 +22,7 @@ pub mod experiments;
 pub mod fuzzing;
 #[cfg(feature = "sandbox")]
 pub mod http;
+pub mod json;
 #[cfg(feature = "sandbox")]
 pub mod lanes;
 pub mod limits;

@@ -98,8 +98,7 @@ impl Metrics {
         let _ = writeln!(out, "# HELP jacobian_checker_verdicts_total Verification outcomes.");
         let _ = writeln!(out, "# TYPE jacobian_checker_verdicts_total counter");
         for (verdict, n) in self.verdicts.lock().unwrap_or_else(|e| e.into_inner()).iter() {
-            let name =
-                serde_json::to_value(verdict).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
+            let name = crate::json::name(verdict);
             let _ = writeln!(out, "jacobian_checker_verdicts_total{{status=\"{name}\"}} {n}");
         }
         let _ = writeln!(out, "# HELP jacobian_quota_refusals_total Calls refused by a tenant's quota, by quota.");

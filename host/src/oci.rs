@@ -439,12 +439,11 @@ pub fn push(
     let layer = Digest::of(bytes);
     // Reproducible: the same bytes and signature make the same manifest digest.
     let created = "1970-01-01T00:00:00Z";
-    let config = serde_json::to_vec(&json!({
+    let config = crate::json::bytes(&json!({
         "created": created, "author": null, "architecture": "wasm", "os": "wasip2",
         "layerDigests": [layer.to_string()],
         "component": {"imports": interface.imports, "exports": interface.exports, "target": null},
-    }))
-    .unwrap_or_default();
+    }));
     upload_blob(&mut session, reference, &config)?;
     upload_blob(&mut session, reference, bytes)?;
     let mut manifest = json!({
@@ -457,7 +456,7 @@ pub fn push(
     if let Some(signature) = signature {
         manifest["annotations"] = json!({ SIGNATURE_ANNOTATION: signature });
     }
-    let body = serde_json::to_vec(&manifest).unwrap_or_default();
+    let body = crate::json::bytes(&manifest);
     let url = format!("{}/manifests/{tag}", reference.base());
     let mut response = session.send(&url, |agent, auth| {
         authorized(agent.put(&url).header("Content-Type", MANIFEST_MEDIA_TYPE), auth).send(&body[..])

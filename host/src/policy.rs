@@ -271,6 +271,8 @@ pub enum PolicyError {
     Publishers(String),
     #[error("policy file: checkers.quorum.\"{role}\" is {k}: a quorum is at least 1 and at most {MAX_QUORUM} checkers")]
     Quorum { role: String, k: u32 },
+    #[error("policy file: cannot be written: {0}")]
+    Unwritable(String),
 }
 
 /// The largest quorum a policy may ask of one role.
@@ -331,13 +333,14 @@ impl Policy {
         Ok(policy)
     }
 
-    /// The policy file text.
-    pub fn to_toml(&self) -> String {
-        let body = toml::to_string_pretty(self).unwrap_or_default();
-        format!(
+    /// The policy file text, or why TOML cannot hold it (an error, rather
+    /// than an empty file that would put the defaults in force).
+    pub fn to_toml(&self) -> Result<String, PolicyError> {
+        let body = toml::to_string_pretty(self).map_err(|e| PolicyError::Unwritable(e.to_string()))?;
+        Ok(format!(
             "# Jacobian operator policy. Edit by hand or with `jacobian checkers authorize|revoke`.\n\
              # A request may lower these budgets but never raise them.\n{body}"
-        )
+        ))
     }
 
     /// Stable digest of the policy's meaning (not its formatting), as
@@ -355,7 +358,7 @@ impl Policy {
     /// component's own signature instead), and without the upload bound,
     /// which only decides what may be stored (an upload is named by its digest).
     pub fn recorded(&self) -> serde_json::Value {
-        let mut value = serde_json::to_value(self).unwrap_or_default();
+        let mut value = crate::json::value(self);
         if let Some(map) = value.as_object_mut() {
             map.remove("quotas");
             map.remove("publishers");

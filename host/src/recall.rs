@@ -81,7 +81,7 @@ pub fn read_recalled(
             })
             .collect(),
     };
-    record.insert("status".into(), serde_json::to_value(VerificationStatus::NotConcluded).unwrap_or_default());
+    record.insert("status".into(), crate::json::value(&VerificationStatus::NotConcluded));
     record.insert(
         "reason".into(),
         Value::String(format!(
@@ -89,9 +89,9 @@ pub fn read_recalled(
             recall.digest, recall.reason, "re-check it with `jacobian recheck`"
         )),
     );
-    record.insert("recall".into(), serde_json::to_value(&note).unwrap_or_default());
+    record.insert("recall".into(), crate::json::value(&note));
     if let Some(assurance) = episode.get_mut("assurance") {
-        *assurance = serde_json::to_value(Assurance::None).unwrap_or_default();
+        *assurance = crate::json::value(&Assurance::None);
     }
     episode
 }

@@ -284,7 +284,7 @@ fn experiment(runtime: &Runtime, uri: &str, tenant: Option<&str>) -> Result<Reso
                     not_found(uri, e.to_string())
                 }
             })?;
-            serde_json::to_value(&archive).unwrap_or_default()
+            crate::json::value(&archive)
         }
         other => return Err(not_found(uri, format!("experiments have no view {other:?}"))),
     };

@@ -120,6 +120,34 @@ fn no_source_file_of_the_host_is_over_six_hundred_lines() {
 }
 
 #[test]
+fn no_serialization_has_a_default_standing_in_for_its_failure() {
+    // `json.rs` says once that our values serialize; a failure elsewhere is an error.
+    let mut silent = Vec::new();
+    for file in sources().into_iter().filter(|f| f != "host/src/json.rs") {
+        let code: String = code(&file).split_whitespace().collect();
+        for call in ["serde_json::to_", "toml::to_"] {
+            for (at, _) in code.match_indices(call) {
+                let Some(open) = code[at..].find('(').map(|i| at + i) else { continue };
+                let mut depth = 0usize;
+                let close = code[open..].char_indices().find_map(|(i, c)| {
+                    match c {
+                        '(' => depth += 1,
+                        ')' => depth -= 1,
+                        _ => {}
+                    }
+                    (depth == 0).then_some(open + i)
+                });
+                let after = close.map_or("", |close| &code[close + 1..]);
+                if [".unwrap_or_default()", ".ok()", ".unwrap_or("].iter().any(|s| after.starts_with(s)) {
+                    silent.push(format!("{file}: {}", &code[at..(close.unwrap_or(at) + 1).min(code.len())]));
+                }
+            }
+        }
+    }
+    assert!(silent.is_empty(), "return or report these errors (or use jacobian::json for our own values): {silent:#?}");
+}
+
+#[test]
 fn no_two_modules_import_each_other_at_any_level() {
     let files = sources();
     // The library's top-level modules (the binary's `cli/` imports the library, never the reverse).

@@ -377,7 +377,7 @@ impl Archive {
     }
 
     fn compute_pack_hash(&self) -> String {
-        let mut value = serde_json::to_value(self).unwrap_or_default();
+        let mut value = crate::json::value(&self);
         if let Some(map) = value.as_object_mut() {
             map.remove("pack_hash");
         }
@@ -480,7 +480,8 @@ impl Archive {
         for recalled in &self.recalled {
             policy.recall(recalled.checker_digest, &recalled.recall.reason);
         }
-        data.write_policy(&policy.to_toml()).map_err(|e| unavailable("policy", e.to_string()))?;
+        let text = policy.to_toml().map_err(|e| unavailable("policy", e.to_string()))?;
+        data.write_policy(&text).map_err(|e| unavailable("policy", e.to_string()))?;
         for (digest, bytes) in &unpacked.artifacts {
             data.put_canonical(bytes)
                 .map_err(|e| unavailable(format!("artifacts.{}", digest.to_hex()), e.to_string()))?;

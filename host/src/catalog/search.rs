@@ -175,7 +175,7 @@ pub fn search(catalog: &Catalog, binding: &Binding, request: &DescribeRequest) -
         Some(PortfolioFit::OnlyWeakLexicalMatches)
     };
 
-    let filters = serde_json::to_value(DescribeRequest { cursor: None, ..request.clone() }).unwrap_or_default();
+    let filters = crate::json::value(&DescribeRequest { cursor: None, ..request.clone() });
     let tag = Digest::of_json(&json!([filters, catalog.digest().to_string(), binding.policy_digest.to_string()]))
         .to_hex()[..16]
         .to_owned();

@@ -16,7 +16,7 @@ use crate::cli::args::TrustArgs;
 /// Print a diagnostic as the tools return it and exit with status 2.
 pub fn fail_with(diagnostic: &jacobian::contract::Diagnostic) -> ! {
     let body = serde_json::json!({"diagnostic": diagnostic});
-    println!("{}", serde_json::to_string_pretty(&body).unwrap_or_default());
+    println!("{}", jacobian::json::pretty_text(&body));
     std::process::exit(2)
 }
 
@@ -81,7 +81,7 @@ pub struct Unavailable(pub String);
 /// Print the error envelope (the shape HTTP failures use) on stderr.
 pub fn print_envelope(error_type: ErrorType, error: String) {
     let envelope = ErrorEnvelope { error, error_type, request_id: None };
-    eprintln!("{}", serde_json::to_string(&envelope).unwrap_or_default());
+    eprintln!("{}", jacobian::json::text(&envelope));
 }
 
 /// Run an offline archive command (`replay`, `verify`) in a scratch data

@@ -11,10 +11,10 @@ impl CapabilityResult {
     /// has them, so the edge does not serialize the result a second time.
     pub fn into_value(mut self) -> Value {
         let Some(mut members) = self.members.0.take() else {
-            return serde_json::to_value(&self).unwrap_or_default();
+            return crate::json::value(&self);
         };
-        members.insert("transport".into(), serde_json::to_value(&self.transport).unwrap_or_default());
-        members.insert("accounting".into(), serde_json::to_value(&self.accounting).unwrap_or_default());
+        members.insert("transport".into(), crate::json::value(&self.transport));
+        members.insert("accounting".into(), crate::json::value(&self.accounting));
         Value::Object(members)
     }
 

@@ -313,7 +313,7 @@ impl Diagnostic {
     /// Add one detail.
     pub fn with(mut self, key: &str, value: impl Serialize) -> Self {
         if let Value::Object(map) = &mut self.details {
-            map.insert(key.to_owned(), serde_json::to_value(value).unwrap_or(Value::Null));
+            map.insert(key.to_owned(), crate::json::value(&value));
         }
         self
     }

@@ -156,7 +156,7 @@ fn error_type_of(status: StatusCode) -> ErrorType {
 /// An envelope response.
 pub fn envelope(status: StatusCode, error_type: ErrorType, error: String, request_id: &str) -> Response {
     let body = ErrorEnvelope { error, error_type, request_id: Some(request_id.to_owned()) };
-    let mut response = (status, serde_json::to_string(&body).unwrap_or_default()).into_response();
+    let mut response = (status, crate::json::text(&body)).into_response();
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     response
 }

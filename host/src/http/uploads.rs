@@ -138,8 +138,7 @@ pub(super) async fn put(
     };
     match outcome {
         Ok(uploaded) => {
-            let mut response =
-                (StatusCode::CREATED, serde_json::to_string(&uploaded).unwrap_or_default()).into_response();
+            let mut response = (StatusCode::CREATED, crate::json::text(&uploaded)).into_response();
             response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
             response
         }

@@ -91,7 +91,7 @@ fn outcome(result: &CapabilityResult) -> serde_json::Value {
 
 /// A wire name (`COMPLETED`, `INVALID_INPUT`), as the result spells it.
 fn name(value: &impl serde::Serialize) -> String {
-    serde_json::to_value(value).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+    crate::json::name(value)
 }
 
 /// A guest's level name as MCP's (unknown names are `info`).

@@ -34,7 +34,7 @@ fn the_policy_file_round_trips_and_its_digest_ignores_formatting() {
     let mut policy = Policy::default();
     policy.authorize("role", digest(3));
     policy.revoke(digest(4));
-    let text = policy.to_toml();
+    let text = policy.to_toml().expect("a policy file");
     let parsed = Policy::parse(&text, CEILING).expect("parses its own output");
     assert_eq!(parsed, policy);
     let reformatted = format!("\n\n{}", text.replace(" = ", "="));

@@ -250,7 +250,7 @@ pub fn install(
     record.publisher = publisher;
     let data = setting.data;
     data.put_component(bytes)?;
-    data.put_record(&record.digest, &serde_json::to_value(&record).unwrap_or_default())?;
+    data.put_record(&record.digest, &crate::json::value(&record))?;
     Ok(Installed { record, loaded })
 }
 

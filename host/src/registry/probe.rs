@@ -217,7 +217,7 @@ impl<'a> Probe<'a> {
         let wall = self.deadline.checked_duration_since(std::time::Instant::now()).ok_or_else(spent)?;
         let budgets = CallBudgets { fuel, ..*self.budgets };
         let control = CallControl { wall_limit: Some(wall), ..CallControl::default() };
-        let request = serde_json::to_vec(request).unwrap_or_default();
+        let request = crate::json::bytes(&request);
         let report = self.sandbox.call(loaded, Entry::Run, &request, &budgets, access, &control);
         self.fuel += report.fuel_consumed;
         let bytes = report.result.map_err(|failure| (String::new(), format!("{failure}")))?;

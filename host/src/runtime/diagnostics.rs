@@ -254,7 +254,7 @@ fn decoded(arguments: &Value) -> Option<Value> {
 /// Why `arguments` (a tool's, or a CLI request file's) are not a `P`: the violations of `P`'s schema, with their
 /// paths; else the deserializer's reason (a rule the schema does not state).
 pub fn argument_error<P: schemars::JsonSchema>(arguments: &Value, error: &serde_json::Error) -> Diagnostic {
-    let schema = serde_json::to_value(schemars::schema_for!(P)).unwrap_or_default();
+    let schema = crate::json::value(&schemars::schema_for!(P));
     let mut errors: Vec<Value> = crate::descriptor::compile_schema(&schema)
         .map(|validator| {
             validator

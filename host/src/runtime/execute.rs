@@ -78,7 +78,7 @@ impl Runtime {
         let call = &prepared.call;
         let id = &call.entry.id;
         let request = GuestRequest { capability_id: id, input: &call.input, mode: call.mode };
-        let report = self.call_component(prepared, &serde_json::to_vec(&request).unwrap_or_default(), how)?;
+        let report = self.call_component(prepared, &crate::json::bytes(&request), how)?;
         let (run, bytes) = match facts(report, id, prepared) {
             (run, Ok(bytes)) => (run, bytes),
             (run, Err(failure)) => return Ok((run, Err(failure))),

@@ -148,7 +148,7 @@ impl Runtime {
         let ceiling = sandbox.config().max_memory_bytes;
         // Hosts starting together: the first writes the default, all read the same.
         if data.read_policy()?.is_none() {
-            data.create_policy(&Policy::default().to_toml())?;
+            data.create_policy(&Policy::default().to_toml()?)?;
         }
         // The stamp before the text: a change in between is seen at the first use.
         let stamp = data.policy_stamp();

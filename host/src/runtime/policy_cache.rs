@@ -56,7 +56,7 @@ impl Runtime {
                 None => Policy::default(),
             };
             change(&mut policy);
-            if self.data.write_policy_if(stamp, &policy.to_toml())? {
+            if self.data.write_policy_if(stamp, &policy.to_toml()?)? {
                 let mut guard = self.policy.lock().unwrap_or_else(|e| e.into_inner());
                 *guard = (None, Arc::new(policy.clone()));
                 return Ok(policy);

@@ -125,7 +125,7 @@ pub(super) fn judged_digest(verdict: &Verdict) -> Digest {
         "claim": Digest::of_json(&verdict.claim),
         "semantics": Digest::of_json(&verdict.semantics),
         "candidate": Digest::of_json(&verdict.candidate),
-        "scope": Digest::of_json(&serde_json::to_value(&verdict.scope).unwrap_or_default()),
+        "scope": Digest::of_json(&crate::json::value(&verdict.scope)),
     }))
 }
 

@@ -94,10 +94,7 @@ impl Runtime {
                     let reason = result.diagnostic.map(|d| d.message).unwrap_or_default();
                     return Err(RecheckError::NoVerdict { episode, reason });
                 };
-                let status = serde_json::to_value(verification.status)
-                    .ok()
-                    .and_then(|s| s.as_str().map(str::to_owned))
-                    .unwrap_or_default();
+                let status = crate::json::name(&verification.status);
                 let record = RecheckRecord {
                     episode,
                     recalled: recall.digest,

@@ -144,12 +144,12 @@ pub(crate) fn deliver(
 /// result itself, which is small, so it is complete in text whatever the
 /// view; the transport says so and that no episode holds it.
 pub(crate) fn unrecorded(result: &CapabilityResult, view: ResultView) -> (Option<Transport>, String) {
-    let mut value = serde_json::to_value(result).unwrap_or_default();
+    let mut value = crate::json::value(&result);
     if let Some(map) = value.as_object_mut() {
         map.remove("accounting");
         map.remove("transport");
     }
-    let text = serde_json::to_string(&value).unwrap_or_default();
+    let text = crate::json::text(&value);
     let canonical = crate::digest::canonical_json(&value);
     let transport = Transport {
         view,

@@ -121,7 +121,7 @@ impl Runtime {
             return Ok((RunFacts::default(), Ok(completed)));
         }
         let request = CheckRequest { role: role.clone(), input: prepared.call.input.as_ref().clone() };
-        let bytes = serde_json::to_vec(&request).unwrap_or_default();
+        let bytes = crate::json::bytes(&request);
         let report = self.call_component(prepared, &bytes, how)?;
         let (run, answer) = match facts(report, &entry.id, prepared) {
             (run, Ok(answer)) => (run, answer),
@@ -152,7 +152,7 @@ impl Runtime {
         record.reason = verdict.reason.clone();
         record.claim_digest = Some(Digest::of_json(&verdict.claim));
         record.candidate_digest = Some(Digest::of_json(&verdict.candidate));
-        record.scope_digest = Some(Digest::of_json(&serde_json::to_value(&verdict.scope).unwrap_or_default()));
+        record.scope_digest = Some(Digest::of_json(&crate::json::value(&verdict.scope)));
         record.semantics_digest = Some(Digest::of_json(&verdict.semantics));
         record.checked = verdict.checked.clone();
         record.remaining_obligations = verdict.remaining_obligations.clone();

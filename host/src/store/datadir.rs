@@ -270,7 +270,7 @@ impl ObjectStore for FileObjects {
     }
 
     fn put_record(&self, digest: &Digest, record: &serde_json::Value) -> Result<(), StoreError> {
-        let bytes = serde_json::to_vec_pretty(record).unwrap_or_default();
+        let bytes = crate::json::pretty_bytes(&record);
         write_replace(&self.root, &format!("{REGISTRY}/{}.json", digest.to_hex()), &bytes)
     }
 

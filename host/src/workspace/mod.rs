@@ -65,7 +65,7 @@ fn check_key(key: &str) -> Result<(), Diagnostic> {
 
 /// SHA-256 (hex) of a request without its idempotency key.
 fn payload_digest(request: &impl serde::Serialize) -> String {
-    let mut value = serde_json::to_value(request).unwrap_or_default();
+    let mut value = crate::json::value(&request);
     if let Some(map) = value.as_object_mut() {
         map.remove("idempotency_key");
     }
@@ -74,7 +74,7 @@ fn payload_digest(request: &impl serde::Serialize) -> String {
 
 /// Canonical JSON of a typed answer (strings, lists and numbers: it always serializes).
 fn canonical(answer: &impl serde::Serialize) -> Vec<u8> {
-    canonical_json(&serde_json::to_value(answer).unwrap_or_default())
+    canonical_json(&crate::json::value(&answer))
 }
 
 /// The answer remembered for an idempotency key, if the retry asks for the same thing.
@@ -236,7 +236,7 @@ impl Workspaces {
         };
         let row = RevisionRow {
             number: next.revision,
-            request: canonical_json(&serde_json::to_value(&request.entries).unwrap_or_default()),
+            request: canonical_json(&crate::json::value(&request.entries)),
             artifact: artifact_bytes.clone(),
         };
         let remember = Remembered { payload_digest: payload.clone(), response: canonical(&response) };

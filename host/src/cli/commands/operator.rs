@@ -47,7 +47,7 @@ pub fn policy(place: Place, args: PolicyArgs) -> anyhow::Result<()> {
     match action {
         PolicyAction::Show => match state.read_policy()? {
             Some(text) => print!("{text}"),
-            None => print!("{}", jacobian::policy::Policy::default().to_toml()),
+            None => print!("{}", jacobian::policy::Policy::default().to_toml()?),
         },
         PolicyAction::Set { file } => {
             let text = if file.as_os_str() == "-" {
@@ -59,7 +59,7 @@ pub fn policy(place: Place, args: PolicyArgs) -> anyhow::Result<()> {
             };
             let policy = jacobian::policy::Policy::parse(&text, config.engine.max_memory_bytes)
                 .with_context(|| format!("policy file {}", file.display()))?;
-            state.write_policy(&policy.to_toml())?;
+            state.write_policy(&policy.to_toml()?)?;
             println!("policy {} is in force", policy.digest());
         }
     }

@@ -79,7 +79,7 @@ impl ObjectStore for Postgres {
     }
 
     fn put_record(&self, digest: &Digest, record: &serde_json::Value) -> Result<(), StoreError> {
-        let (pool, hex, text) = (self.pool(), digest.to_hex(), serde_json::to_string(record).unwrap_or_default());
+        let (pool, hex, text) = (self.pool(), digest.to_hex(), crate::json::text(&record));
         self.block(async move {
             let client = pool.get().await.map_err(pg)?;
             client
