@@ -15,7 +15,7 @@ fn main() {
             let message = e.render().to_string();
             let message = message.trim().strip_prefix("error: ").unwrap_or(message.trim()).to_owned();
             cli::support::print_envelope(ErrorType::ValidationError, message);
-            std::process::exit(3);
+            cli::Exit::Error.exit();
         }
     };
     cli::init_logging(args.log_json);

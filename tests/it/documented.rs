@@ -119,3 +119,32 @@ fn a_command_the_parser_does_not_know_fails_the_check() {
         [vec!["policy", "show"], vec!["policy", "set", "policy.toml"]]
     );
 }
+
+#[test]
+fn the_exit_codes_help_lists_are_the_ones_commands_return() {
+    let help = String::from_utf8(Command::new(BIN).arg("--help").output().unwrap().stdout).unwrap();
+    let listed: Vec<&str> = help
+        .lines()
+        .skip_while(|l| *l != "Exit codes:")
+        .skip(1)
+        .filter_map(|l| l.trim_start().split_once("  ").map(|(code, _)| code))
+        .collect();
+    assert_eq!(listed, ["0", "1", "2", "3"], "{help}");
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_string_lossy().into_owned()
+    };
+    let (one, other) = (file("one.json", r#"{"a":1}"#), file("other.json", r#"{"a":2}"#));
+    let missing = dir.path().join("missing.json").to_string_lossy().into_owned();
+    let code =
+        |args: &[&str]| Command::new(BIN).arg("--data-dir").arg(dir.path()).args(args).output().unwrap().status.code();
+    assert_eq!(code(&["compare", &one, &one]), Some(0), "the same");
+    assert_eq!(code(&["compare", &one, &other]), Some(1), "an answer of no");
+    assert_eq!(code(&["verify", &one]), Some(2), "not an archive: refused");
+    assert_eq!(code(&["compare", &one, &missing]), Some(3), "an error");
+    let operating =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/operating.md")).unwrap();
+    assert!(operating.contains("Exit codes: 0 identical"), "docs/operating.md states them");
+}

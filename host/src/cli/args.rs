@@ -9,11 +9,19 @@ use jacobian::engine::EngineConfig;
 use jacobian::http::HttpLimits;
 use jacobian_guest::protocol::Mode;
 
+/// The exit codes, as `--help` lists them (`crate::cli::Exit`).
+pub const EXIT_CODES: &str = "Exit codes:
+  0  success
+  1  the answer is no: replay differs, verify did not conclude VERIFIED, a bundle check was not accepted
+  2  refused: an archive that is not a valid one, or an invocation that failed (its diagnostic on stdout)
+  3  any other error (a JSON envelope on stderr names its error_type)";
+
 #[derive(Parser)]
 #[command(
     name = "jacobian",
     version,
-    about = "WebAssembly-sandboxed capability runtime for agents that do mathematics"
+    about = "WebAssembly-sandboxed capability runtime for agents that do mathematics",
+    after_help = EXIT_CODES
 )]
 pub struct Cli {
     /// Data directory (components, artifacts, cache, policy). Default:

@@ -67,70 +67,95 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
+/// A command's exit status besides 0 (success), named; `jacobian --help`
+/// lists them ([`args::EXIT_CODES`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// The command ran and its answer is no: a replay that differs, a
+    /// verification not concluded `VERIFIED`, a bundle check not accepted.
+    Negative = 1,
+    /// Refused: an archive that is not a valid one, or an invocation
+    /// answered with a diagnostic (printed on stdout).
+    Refused = 2,
+    /// Any other error: the JSON envelope on stderr names its `error_type`.
+    Error = 3,
+}
+
+impl Exit {
+    /// End the process with this status.
+    pub fn exit(self) -> ! {
+        std::process::exit(self as i32)
+    }
+}
+
 /// Report a failed command: the error envelope on stderr, and the exit code
-/// (1 is an answer, "differs" or "not verified", and is not reported here;
-/// 2 a refused archive; 3 any other error).
+/// ([`Exit::Refused`] for an archive that is not one, [`Exit::Error`] for
+/// any other error; [`Exit::Negative`] is an answer and is not reported here).
 pub fn fail(error: anyhow::Error) -> ! {
+    let error_type = error_type_of(&error);
+    print_envelope(error_type, jacobian::errors::render(&*error));
+    let exit = if matches!(error_type, ErrorType::ArchiveInvalid) { Exit::Refused } else { Exit::Error };
+    exit.exit()
+}
+
+/// The envelope's `error_type` for a failed command's error.
+fn error_type_of(error: &anyhow::Error) -> ErrorType {
     use jacobian::archive::{ArchiveError, ArchiveErrorKind};
     use jacobian::store::SchemaTooNew;
     use jacobian::store::postgres::PgOpenError;
-    let (error_type, code) = match error.downcast_ref::<ArchiveError>().map(|e| e.kind) {
-        Some(ArchiveErrorKind::Invalid) => (ErrorType::ArchiveInvalid, 2),
-        Some(ArchiveErrorKind::NotFound) => (ErrorType::NotFound, 3),
-        Some(ArchiveErrorKind::Unavailable) => (ErrorType::Unavailable, 3),
-        Some(ArchiveErrorKind::TooLarge) => (ErrorType::PayloadTooLarge, 3),
-        None if error.downcast_ref::<Unavailable>().is_some() => (ErrorType::Unavailable, 3),
-        None if error.downcast_ref::<SchemaTooNew>().is_some() => (ErrorType::SchemaTooNew, 3),
+    match error.downcast_ref::<ArchiveError>().map(|e| e.kind) {
+        Some(ArchiveErrorKind::Invalid) => ErrorType::ArchiveInvalid,
+        Some(ArchiveErrorKind::NotFound) => ErrorType::NotFound,
+        Some(ArchiveErrorKind::Unavailable) => ErrorType::Unavailable,
+        Some(ArchiveErrorKind::TooLarge) => ErrorType::PayloadTooLarge,
+        None if error.downcast_ref::<Unavailable>().is_some() => ErrorType::Unavailable,
+        None if error.downcast_ref::<SchemaTooNew>().is_some() => ErrorType::SchemaTooNew,
         None if let Some(e) = error.downcast_ref::<PgOpenError>() => match e {
-            PgOpenError::InvalidUrl(_) => (ErrorType::ValidationError, 3),
-            PgOpenError::NewerSchema { .. } => (ErrorType::SchemaTooNew, 3),
-            PgOpenError::Unreachable { .. } | PgOpenError::Failed { .. } => (ErrorType::Unavailable, 3),
+            PgOpenError::InvalidUrl(_) => ErrorType::ValidationError,
+            PgOpenError::NewerSchema { .. } => ErrorType::SchemaTooNew,
+            PgOpenError::Unreachable { .. } | PgOpenError::Failed { .. } => ErrorType::Unavailable,
         },
-        None if error.downcast_ref::<jacobian::limits::MessageTooLarge>().is_some() => (ErrorType::PayloadTooLarge, 3),
+        None if error.downcast_ref::<jacobian::limits::MessageTooLarge>().is_some() => ErrorType::PayloadTooLarge,
         None if let Some(e) = error.downcast_ref::<jacobian::registry::InstallError>() => install_error_type(e),
         None if let Some(e) = error.downcast_ref::<jacobian::oci::OciError>() => match e {
-            jacobian::oci::OciError::DigestMismatch { .. } => (ErrorType::DigestMismatch, 3),
-            jacobian::oci::OciError::Refused { status: 404, .. } => (ErrorType::NotFound, 3),
-            jacobian::oci::OciError::Refused { status: 401 | 403, .. } => (ErrorType::Unauthorized, 3),
+            jacobian::oci::OciError::DigestMismatch { .. } => ErrorType::DigestMismatch,
+            jacobian::oci::OciError::Refused { status: 404, .. } => ErrorType::NotFound,
+            jacobian::oci::OciError::Refused { status: 401 | 403, .. } => ErrorType::Unauthorized,
             jacobian::oci::OciError::Unreachable { .. } | jacobian::oci::OciError::Refused { .. } => {
-                (ErrorType::Unavailable, 3)
+                ErrorType::Unavailable
             }
-            _ => (ErrorType::ValidationError, 3),
+            _ => ErrorType::ValidationError,
         },
         None if let Some(e) = error.downcast_ref::<jacobian::runtime::UploadError>() => match e {
-            jacobian::runtime::UploadError::TooLarge { .. } => (ErrorType::PayloadTooLarge, 3),
-            jacobian::runtime::UploadError::Mismatch { .. } => (ErrorType::DigestMismatch, 3),
-            jacobian::runtime::UploadError::Store(_) => (ErrorType::Unavailable, 3),
-            jacobian::runtime::UploadError::Quota(_) => (ErrorType::QuotaExceeded, 3),
-            _ => (ErrorType::ValidationError, 3),
+            jacobian::runtime::UploadError::TooLarge { .. } => ErrorType::PayloadTooLarge,
+            jacobian::runtime::UploadError::Mismatch { .. } => ErrorType::DigestMismatch,
+            jacobian::runtime::UploadError::Store(_) => ErrorType::Unavailable,
+            jacobian::runtime::UploadError::Quota(_) => ErrorType::QuotaExceeded,
+            _ => ErrorType::ValidationError,
         },
         None if let Some(e) = error.downcast_ref::<jacobian::auth::SetupError>() => match e {
-            jacobian::auth::SetupError::Invalid { .. } => (ErrorType::ValidationError, 3),
-            jacobian::auth::SetupError::Unreachable { .. } => (ErrorType::Unavailable, 3),
+            jacobian::auth::SetupError::Invalid { .. } => ErrorType::ValidationError,
+            jacobian::auth::SetupError::Unreachable { .. } => ErrorType::Unavailable,
         },
         None if error
             .chain()
             .any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::NotFound)) =>
         {
-            (ErrorType::NotFound, 3)
+            ErrorType::NotFound
         }
-        None => (ErrorType::ValidationError, 3),
-    };
-    print_envelope(error_type, jacobian::errors::render(&*error));
-    std::process::exit(code);
+        None => ErrorType::ValidationError,
+    }
 }
 
-fn install_error_type(error: &jacobian::registry::InstallError) -> (ErrorType, i32) {
+fn install_error_type(error: &jacobian::registry::InstallError) -> ErrorType {
     use jacobian::publishers::SignatureRefusal;
     use jacobian::registry::InstallError;
     match error {
-        InstallError::DigestMismatch { .. } => (ErrorType::DigestMismatch, 3),
-        InstallError::Signature { refusal: SignatureRefusal::Required, .. } => (ErrorType::SignatureRequired, 3),
-        InstallError::Signature { refusal: SignatureRefusal::Invalid(_), .. } => (ErrorType::SignatureInvalid, 3),
-        InstallError::Signature { refusal: SignatureRefusal::Untrusted { .. }, .. } => {
-            (ErrorType::UntrustedPublisher, 3)
-        }
-        InstallError::Store(_) => (ErrorType::Unavailable, 3),
-        _ => (ErrorType::ValidationError, 3),
+        InstallError::DigestMismatch { .. } => ErrorType::DigestMismatch,
+        InstallError::Signature { refusal: SignatureRefusal::Required, .. } => ErrorType::SignatureRequired,
+        InstallError::Signature { refusal: SignatureRefusal::Invalid(_), .. } => ErrorType::SignatureInvalid,
+        InstallError::Signature { refusal: SignatureRefusal::Untrusted { .. }, .. } => ErrorType::UntrustedPublisher,
+        InstallError::Store(_) => ErrorType::Unavailable,
+        _ => ErrorType::ValidationError,
     }
 }

@@ -13,11 +13,11 @@ use jacobian::{Runtime, RuntimeConfig};
 
 use crate::cli::args::TrustArgs;
 
-/// Print a diagnostic as the tools return it and exit with status 2.
+/// Print a diagnostic as the tools return it and exit [`crate::cli::Exit::Refused`].
 pub fn fail_with(diagnostic: &jacobian::contract::Diagnostic) -> ! {
     let body = serde_json::json!({"diagnostic": diagnostic});
     println!("{}", jacobian::json::pretty_text(&body));
-    std::process::exit(2)
+    crate::cli::Exit::Refused.exit()
 }
 
 /// Read a JSON request from a file or stdin (`-`), naming the file in errors.

@@ -155,7 +155,7 @@ pub fn invoke(place: Place, args: InvokeArgs) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string_pretty(&result)?);
     }
     if result.status == Status::Failed {
-        std::process::exit(2);
+        crate::cli::Exit::Refused.exit();
     }
     Ok(())
 }

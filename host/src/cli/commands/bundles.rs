@@ -187,7 +187,7 @@ pub fn check(place: Place, args: InstallArgs) -> anyhow::Result<()> {
     }
     println!("{}", serde_json::to_string_pretty(&report)?);
     if !accepted {
-        std::process::exit(1);
+        crate::cli::Exit::Negative.exit();
     }
     Ok(())
 }

@@ -29,7 +29,7 @@ pub fn replay(place: Place, args: ReplayArgs) -> anyhow::Result<()> {
     let ReplayArgs { archive, trust } = args;
     let report = offline(&archive, &trust, "replay", jacobian::archive::replay)?;
     if !report.identical {
-        std::process::exit(1);
+        crate::cli::Exit::Negative.exit();
     }
     Ok(())
 }
@@ -43,7 +43,7 @@ pub fn verify(place: Place, args: VerifyArgs) -> anyhow::Result<()> {
         v.status == Some(jacobian::contract::VerificationStatus::Verified) && v.matches_archive != Some(false)
     });
     if !all_verified {
-        std::process::exit(1);
+        crate::cli::Exit::Negative.exit();
     }
     Ok(())
 }
@@ -58,7 +58,7 @@ pub fn compare(place: Place, args: CompareArgs) -> anyhow::Result<()> {
     let comparison = jacobian::archive::compare(&parse(&left)?, &parse(&right)?);
     println!("{}", serde_json::to_string_pretty(&comparison)?);
     if !comparison.identical {
-        std::process::exit(1);
+        crate::cli::Exit::Negative.exit();
     }
     Ok(())
 }
