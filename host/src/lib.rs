@@ -35,6 +35,7 @@ pub mod policy;
 pub mod projection;
 pub mod publishers;
 pub mod quotas;
+pub mod readable;
 pub mod recall;
 #[cfg(feature = "sandbox")]
 pub mod registry;

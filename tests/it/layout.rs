@@ -204,6 +204,45 @@ fn only_the_mcp_and_http_edge_knows_the_mcp_and_http_crates() {
     assert!(code("host/src/mcp/mod.rs").contains("rmcp::") && code("host/src/http/mod.rs").contains("axum::"));
 }
 
+/// Modules that may not import others: the files under each prefix, and
+/// the top-level modules of the crate they may not name.
+const FORBIDDEN: &[(&str, &[&str])] = &[
+    // The sandbox runs components; storage, stages and edges sit above it.
+    ("host/src/engine/", &["store", "runtime", "workspace", "http", "mcp"]),
+    // The stages answer requests; the protocol edges call them, never the reverse.
+    ("host/src/runtime/", &["http", "mcp"]),
+];
+
+/// `file`'s imports that [`FORBIDDEN`] refuses.
+fn forbidden_imports(file: &str, code: &str) -> Vec<String> {
+    FORBIDDEN
+        .iter()
+        .filter(|(prefix, _)| file.starts_with(prefix))
+        .flat_map(|(_, banned)| {
+            segments_after(code, "crate::")
+                .into_iter()
+                .filter(|module| banned.contains(&module.as_str()))
+                .map(|module| format!("{file} imports crate::{module}"))
+        })
+        .collect()
+}
+
+#[test]
+fn the_sandbox_never_imports_the_stores_and_the_stages_never_the_edges() {
+    let found: Vec<String> = sources().iter().flat_map(|file| forbidden_imports(file, &code(file))).collect();
+    assert!(found.is_empty(), "{found:#?}");
+    // The rules bite: a deliberate violation of each is found (engine/state.rs imported the store until #50).
+    assert_eq!(
+        forbidden_imports("host/src/engine/state.rs", "use crate::store::StoredFile;"),
+        ["host/src/engine/state.rs imports crate::store"]
+    );
+    assert_eq!(
+        forbidden_imports("host/src/runtime/pipeline.rs", "use crate::{digest::Digest, mcp::Server};"),
+        ["host/src/runtime/pipeline.rs imports crate::mcp"]
+    );
+    assert!(forbidden_imports("host/src/http/mod.rs", "use crate::runtime::Runtime;").is_empty());
+}
+
 #[test]
 fn the_codemap_names_every_module_and_only_paths_that_exist() {
     let architecture = std::fs::read_to_string(root().join("ARCHITECTURE.md")).unwrap();

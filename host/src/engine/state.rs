@@ -8,7 +8,7 @@ use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use crate::digest::Digest;
-use crate::store::StoredFile;
+use crate::readable::StoredFile;
 
 use super::LogLine;
 
@@ -60,7 +60,7 @@ impl FileAccess {
     /// once a call; `Err((message, corrupt))` otherwise).
     pub(super) fn intact(&self) -> Result<(), (String, bool)> {
         self.checked
-            .get_or_init(|| match crate::store::hash_file(self.file.as_ref()) {
+            .get_or_init(|| match crate::readable::hash_file(self.file.as_ref()) {
                 Ok(actual) if actual == self.digest => Ok(()),
                 Ok(actual) => Err((format!("file {} is corrupt: its bytes hash to {actual}", self.digest), true)),
                 Err(e) => Err((format!("file {} could not be read: {e}", self.digest), false)),

@@ -10,20 +10,7 @@ use crate::digest::Digest;
 
 use super::StoreError;
 
-/// Bytes moved at a time, in and out.
-pub const FILE_CHUNK: usize = 1 << 20;
-
-/// A stored file, read by offset (not re-hashed: the caller does that).
-pub trait StoredFile: Send + Sync {
-    /// Its length in bytes.
-    fn len(&self) -> u64;
-    /// Whether it is empty.
-    fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-    /// Read into `buf` from `offset`; fewer bytes only at the end.
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize>;
-}
+pub use crate::readable::{FILE_CHUNK, StoredFile, hash_file};
 
 /// Why a file was not stored. Nothing of it is visible in any case.
 #[derive(Debug, thiserror::Error)]
@@ -105,21 +92,4 @@ impl StoredFile for LocalFile {
         }
         Ok(done)
     }
-}
-
-/// Re-hash a stored file from its start (a read of every byte).
-pub fn hash_file(file: &dyn StoredFile) -> io::Result<Digest> {
-    use sha2::Digest as _;
-    let mut hasher = sha2::Sha256::new();
-    let mut buffer = vec![0u8; FILE_CHUNK];
-    let mut offset = 0;
-    while offset < file.len() {
-        let n = file.read_at(offset, &mut buffer)?;
-        if n == 0 {
-            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the file is shorter than recorded"));
-        }
-        hasher.update(&buffer[..n]);
-        offset += n as u64;
-    }
-    Ok(Digest::from_bytes(hasher.finalize().into()))
 }
