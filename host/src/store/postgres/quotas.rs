@@ -101,23 +101,47 @@ async fn hold_row(
     Ok(id)
 }
 
-impl QuotaLedger for Postgres {
-    fn admit(&self, tenant: &str, quota: &Quota, reserve: Reserve) -> Result<Result<String, Exceeded>, DbError> {
-        let (pool, tenant, quota) = (self.pool(), tenant.to_owned(), quota.clone());
+impl Postgres {
+    /// One judgement under the tenant's row lock, across hosts: `judge`
+    /// looks at its usage (with what is in flight) and says what to reserve,
+    /// or why not; a hold row is written for what it reserves. A call's
+    /// judgement also spends a token of its bucket, so its usage is written back.
+    fn judged_hold<T: Send + 'static>(
+        &self,
+        tenant: &str,
+        is_call: bool,
+        judge: impl FnOnce(&mut Usage, i64) -> Result<(Reserve, T), Exceeded> + Send + 'static,
+    ) -> Result<Result<(String, T), Exceeded>, DbError> {
+        let (pool, tenant) = (self.pool(), tenant.to_owned());
         self.block(async move {
             let mut client = pool.get().await.map_err(pg)?;
             let tx = begin(&mut client).await?;
             lock_tenant(&tx, &tenant).await?;
             let (mut usage, now) = usage_in_flight(&tx, &tenant).await?;
-            if let Err(exceeded) = judge_quota(&mut usage, &quota, now, reserve) {
-                tx.rollback().await.map_err(query_error)?;
-                return Ok(Err(exceeded));
+            let (reserve, judged) = match judge(&mut usage, now) {
+                Ok(judged) => judged,
+                Err(exceeded) => {
+                    tx.rollback().await.map_err(query_error)?;
+                    return Ok(Err(exceeded));
+                }
+            };
+            if is_call {
+                put_tenant_usage(&tx, &tenant, &usage).await?;
             }
-            put_tenant_usage(&tx, &tenant, &usage).await?;
-            let id = hold_row(&tx, &tenant, reserve, true).await?;
+            let id = hold_row(&tx, &tenant, reserve, is_call).await?;
             tx.commit().await.map_err(query_error)?;
-            Ok(Ok(id))
+            Ok(Ok((id, judged)))
         })
+    }
+}
+
+impl QuotaLedger for Postgres {
+    fn admit(&self, tenant: &str, quota: &Quota, reserve: Reserve) -> Result<Result<String, Exceeded>, DbError> {
+        let quota = quota.clone();
+        let judged = self.judged_hold(tenant, true, move |usage, now| {
+            judge_quota(usage, &quota, now, reserve).map(|()| (reserve, ()))
+        })?;
+        Ok(judged.map(|(id, ())| id))
     }
 
     fn reserve_storage(
@@ -126,22 +150,9 @@ impl QuotaLedger for Postgres {
         quota: &Quota,
         storing: Storing,
     ) -> Result<Result<(String, u64), Exceeded>, DbError> {
-        let (pool, tenant, quota) = (self.pool(), tenant.to_owned(), quota.clone());
-        self.block(async move {
-            let mut client = pool.get().await.map_err(pg)?;
-            let tx = begin(&mut client).await?;
-            lock_tenant(&tx, &tenant).await?;
-            let (mut usage, _) = usage_in_flight(&tx, &tenant).await?;
-            let bytes = match judge_storage(&mut usage, &quota, storing) {
-                Ok(bytes) => bytes,
-                Err(exceeded) => {
-                    tx.rollback().await.map_err(query_error)?;
-                    return Ok(Err(exceeded));
-                }
-            };
-            let id = hold_row(&tx, &tenant, Reserve { fuel: 0, bytes }, false).await?;
-            tx.commit().await.map_err(query_error)?;
-            Ok(Ok((id, bytes)))
+        let quota = quota.clone();
+        self.judged_hold(tenant, false, move |usage, _| {
+            judge_storage(usage, &quota, storing).map(|bytes| (Reserve { fuel: 0, bytes }, bytes))
         })
     }
 
