@@ -76,12 +76,13 @@ passed=$(awk '/^test result:/ { for (i = 1; i < NF; i++) if ($(i+1) ~ /^passed/)
 failed=$(awk '/^test result:/ { for (i = 1; i < NF; i++) if ($(i+1) ~ /^failed/) f += $i } END { print f + 0 }' "$log")
 rm -f "$log"
 cargo clippy --release --locked --all-targets -- -D warnings
-# Guests: one run per SDK feature set (a bundle is a capability or a checker bundle).
-guest_clippy() {
-  cargo clippy --profile guest --locked --target wasm32-wasip2 --target-dir target/guests "$@" -- -D warnings
-}
-guest_clippy -p jacobian-claim -p jacobian-graph -p jacobian-knowledge -p jacobian-polynomial -p jacobian-sat -p jacobian-universal-algebra -p jacobian-test-bloated -p jacobian-test-catalog -p jacobian-test-echo -p jacobian-test-forger -p jacobian-test-hostile -p jacobian-test-overreach -p jacobian-test-recipe -p jacobian-test-sneaky
-guest_clippy -p jacobian-graph-enumeration-checker -p jacobian-graph-induced-tree-checker -p jacobian-groebner-checker -p jacobian-sat-checker -p jacobian-sat-plain-checker -p jacobian-universal-algebra-checker -p jacobian-test-no-checker -p jacobian-test-yes-checker
+# Guests: one run per SDK feature set (a bundle is a capability or a checker
+# bundle), over the packages host/build.rs found and built for each.
+for world in capability checker; do
+  # shellcheck disable=SC2046 # one word per line: "-p" and a package name
+  cargo clippy --profile guest --locked --target wasm32-wasip2 --target-dir target/guests \
+    $(cat "target/guests/$world.packages") -- -D warnings
+done
 # The crate without the sandbox, as the fuzz targets link it.
 cargo clippy --release --locked -p jacobian --no-default-features --lib -- -D warnings
 scripts/fuzz.sh

@@ -1,6 +1,7 @@
 //! The source layout keeps its promises: small files, no import cycles,
 //! the MCP and HTTP crates only at the edge, and an ARCHITECTURE.md codemap
-//! that names every module of `host/src` and nothing that is not there.
+//! that names every module of `host/src` and nothing that is not there,
+//! guest components found rather than listed.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -106,9 +107,40 @@ fn cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
     graph.keys().find_map(|node| visit(node, graph, &mut Vec::new(), &mut done))
 }
 
+/// Every `.rs` file of the workspace (the host, the SDK, the guests, the
+/// tests and benches), skipping build output and installed packages.
+fn workspace_sources() -> Vec<String> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy();
+            if path.is_dir() {
+                if !["target", "node_modules", ".git"].contains(&name.as_ref()) && !name.starts_with('.') {
+                    walk(&path, out);
+                }
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(&root(), &mut files);
+    let root = root().canonicalize().unwrap();
+    let mut names: Vec<String> = files
+        .iter()
+        .map(|p| p.canonicalize().unwrap().strip_prefix(&root).unwrap().to_string_lossy().replace('\\', "/"))
+        .collect();
+    names.sort();
+    names
+}
+
 #[test]
-fn no_source_file_of_the_host_is_over_six_hundred_lines() {
-    let long: Vec<(String, usize)> = sources()
+fn no_source_file_of_the_workspace_is_over_six_hundred_lines() {
+    let sources = workspace_sources();
+    for part in ["host/src/runtime/pipeline.rs", "host/benches/runtime.rs", "tests/it/main.rs", "fuzz/fuzz_targets"] {
+        assert!(sources.iter().any(|file| file.starts_with(part)), "the walk reaches {part}");
+    }
+    let long: Vec<(String, usize)> = sources
         .into_iter()
         .map(|file| {
             let lines = std::fs::read_to_string(root().join(&file)).unwrap().lines().count();
@@ -117,6 +149,31 @@ fn no_source_file_of_the_host_is_over_six_hundred_lines() {
         .filter(|(_, lines)| *lines > 600)
         .collect();
     assert!(long.is_empty(), "split these: {long:?}");
+}
+
+#[test]
+fn every_component_crate_is_built_and_those_under_tests_guests_are_the_test_guests() {
+    // host/build.rs finds the guests in `cargo metadata`; nothing lists them.
+    let components = |dir: &str| -> BTreeSet<String> {
+        std::fs::read_dir(root().join(dir))
+            .unwrap()
+            .map(|entry| std::fs::read_to_string(entry.unwrap().path().join("Cargo.toml")).unwrap_or_default())
+            .filter(|manifest| manifest.lines().any(|l| l.starts_with("crate-type") && l.contains(r#""cdylib""#)))
+            .map(|manifest| {
+                let name = manifest.lines().find_map(|l| l.strip_prefix("name = ")).expect("a package name");
+                name.trim_matches('"').to_owned()
+            })
+            .collect()
+    };
+    let test_guests: BTreeSet<String> = std::fs::read_dir(jacobian::bundled::TEST_GUESTS_DIR)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().trim_end_matches(".wasm").replace('_', "-"))
+        .collect();
+    assert_eq!(test_guests, components("tests/guests"), "one test guest per component crate under tests/guests");
+    assert!(test_guests.len() >= 10, "{test_guests:?}");
+    let bundled: BTreeSet<String> = jacobian::bundled::BUNDLED.iter().map(|c| c.package.to_owned()).collect();
+    let shipped: BTreeSet<String> = components("capabilities").union(&components("checkers")).cloned().collect();
+    assert_eq!(bundled, shipped, "every component crate under capabilities/ and checkers/ is bundled");
 }
 
 #[test]
