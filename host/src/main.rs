@@ -25,6 +25,6 @@ fn main() {
 }
 
 /// mimalloc: a fifth of the server's time went to glibc's malloc and free
-/// (see ARCHITECTURE.md, "Allocator").
+/// (see docs/decisions/0014-mimalloc-for-the-server.md).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -148,3 +148,132 @@ fn the_exit_codes_help_lists_are_the_ones_commands_return() {
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/operating.md")).unwrap();
     assert!(operating.contains("Exit codes: 0 identical"), "docs/operating.md states them");
 }
+
+/// The project root.
+fn root() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Every backticked path in `text` under one of the project's folders, and
+/// every relative Markdown link target, as paths from `base`.
+fn paths_named(text: &str) -> (Vec<String>, Vec<String>) {
+    let folders = ["host", "guest-sdk", "capabilities", "checkers", "tests", "wit", "scripts", "fuzz", "docs"];
+    let backticked = text
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(|s| s.trim_end_matches(['.', ',', ':']))
+        // A placeholder (`fuzz/seeds/<target>`, `checkers/*`) names no one path.
+        .filter(|s| s.contains('/') && !s.contains([' ', '<', '*', '{']) && !s.contains("://"))
+        .filter(|s| folders.contains(&s.split('/').next().unwrap_or_default()))
+        .map(str::to_owned)
+        .collect();
+    let mut links = Vec::new();
+    for piece in text.split("](").skip(1).chain(text.lines().filter_map(|l| l.split_once("]: ").map(|(_, t)| t))) {
+        let target = piece.split([')', ' ', '#']).next().unwrap_or_default();
+        if !target.is_empty() && !target.contains("://") && !target.starts_with("mailto:") {
+            links.push(target.to_owned());
+        }
+    }
+    (backticked, links)
+}
+
+#[test]
+fn the_architecture_and_performance_pages_are_short_and_every_path_and_link_in_the_documents_exists() {
+    let architecture = std::fs::read_to_string(root().join("ARCHITECTURE.md")).unwrap();
+    let performance = std::fs::read_to_string(root().join("docs/performance.md")).unwrap();
+    assert!(
+        architecture.len() <= 30_000,
+        "ARCHITECTURE.md is {} bytes: decisions go to docs/decisions/",
+        architecture.len()
+    );
+    assert!(
+        performance.len() <= 15_000,
+        "docs/performance.md is {} bytes: history goes to docs/decisions/",
+        performance.len()
+    );
+
+    let mut documents = vec![root().join("ARCHITECTURE.md"), root().join("README.md")];
+    for dir in ["docs", "docs/decisions"] {
+        let mut pages: Vec<_> = std::fs::read_dir(root().join(dir))
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .filter(|path| path.extension().is_some_and(|e| e == "md"))
+            .collect();
+        pages.sort();
+        documents.extend(pages);
+    }
+    let decisions: Vec<_> = documents.iter().filter(|p| p.parent().unwrap().ends_with("decisions")).collect();
+    assert!(decisions.len() > 40, "{decisions:?}");
+    let mut wrong = Vec::new();
+    for document in &documents {
+        let text = std::fs::read_to_string(document).unwrap();
+        let name = document.strip_prefix(root()).unwrap().display().to_string();
+        let (backticked, links) = paths_named(&text);
+        for path in backticked {
+            if !root().join(&path).exists() {
+                wrong.push(format!("{name} names {path}"));
+            }
+        }
+        for link in links {
+            if !document.parent().unwrap().join(&link).exists() {
+                wrong.push(format!("{name} links to {link}"));
+            }
+        }
+        let file = document.file_name().unwrap().to_string_lossy();
+        if decisions.contains(&document) && file != "README.md" {
+            let number = &file[..4];
+            for heading in [
+                &format!("# {number}. ")[..],
+                "\n## Context\n",
+                "\n## Decision\n",
+                "\n## Consequences\n",
+                "\n## Measurement\n",
+            ] {
+                if !text.contains(heading) {
+                    wrong.push(format!("{name} has no {:?}", heading.trim()));
+                }
+            }
+            let index = std::fs::read_to_string(root().join("docs/decisions/README.md")).unwrap();
+            if !index.contains(&format!("]({file})")) {
+                wrong.push(format!("docs/decisions/README.md does not list {file}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+    // The check bites: a path that is not there is found.
+    assert_eq!(paths_named("see `host/src/nowhere.rs` and [x](gone.md)").0, ["host/src/nowhere.rs"]);
+    assert_eq!(paths_named("see `host/src/nowhere.rs` and [x](gone.md)").1, ["gone.md"]);
+}
+
+#[test]
+fn every_test_the_invariants_point_at_exists() {
+    let architecture = std::fs::read_to_string(root().join("ARCHITECTURE.md")).unwrap();
+    let invariants = architecture.split("## Invariants").nth(1).expect("an Invariants section");
+    let invariants = invariants.split("\n## ").next().unwrap_or_default();
+    // A test's name: a backticked snake_case identifier of five words or more.
+    let named: Vec<&str> = invariants
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|s| {
+            s.matches('_').count() >= 4 && s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        })
+        .collect();
+    assert!(named.len() >= 15, "each invariant points at its tests: {named:?}");
+    let mut code = String::new();
+    let mut stack =
+        vec![root().join("tests/it"), root().join("host/src"), root().join("checkers"), root().join("capabilities")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() && !path.ends_with("node_modules") {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                code += &std::fs::read_to_string(&path).unwrap();
+            }
+        }
+    }
+    let missing: Vec<&&str> = named.iter().filter(|name| !code.contains(&format!("fn {name}("))).collect();
+    assert!(missing.is_empty(), "ARCHITECTURE.md's invariants point at tests that do not exist: {missing:?}");
+}

@@ -1,6 +1,6 @@
 //! A second checker of LRAT refutations and models, written apart from
 //! `jacobian-lrat-core` so that a policy can ask two checkers that share no
-//! checking code to agree (a quorum, see ARCHITECTURE.md). It is plain on
+//! checking code to agree (a quorum, see docs/decisions/0008-a-quorum-needs-acceptances-and-no-rejection.md). It is plain on
 //! purpose: clauses in an ordered map as sorted sets of literals, the proof
 //! read token by token, each lemma judged from the definitions below with a
 //! fresh look-up of every clause, no arena, no pages, no candidate cursor.

@@ -209,7 +209,7 @@ value.",
         let span = tracing::info_span!("invoke", request_id = %request_id,
             capability_id = %crate::limits::clip(&request.capability_id, crate::limits::MAX_ID_BYTES));
         // A quick call is answered right here: handing it to a blocking
-        // thread and back would cost more than the call (see ARCHITECTURE.md).
+        // thread and back would cost more than the call (see docs/decisions/0012-quick-calls-are-answered-on-the-protocol-thread.md).
         // A request with a large body is validated on a blocking thread: it is CPU work of its size.
         let bulk = context
             .extensions

@@ -76,7 +76,7 @@ pub fn serve(place: Place, args: ServeArgs) -> anyhow::Result<()> {
     let blocking = (max_concurrent_calls + max_queued_calls + 64) as usize;
     // Quick calls run on the async thread that received them, slow ones
     // on blocking threads; one async thread avoids every hand-off
-    // between threads (see ARCHITECTURE.md, "Threads").
+    // between threads (see docs/decisions/0012-quick-calls-are-answered-on-the-protocol-thread.md).
     let mut builder = if http.is_none() || async_threads == 1 {
         tokio::runtime::Builder::new_current_thread()
     } else {
