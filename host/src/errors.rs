@@ -1,23 +1,28 @@
 //! Error text for people: one renderer for every error chain the host
-//! reports (the CLI's envelope, install refusals, store and engine failures).
+//! reports (the CLI's envelope, diagnostics, install refusals, logs).
 //!
-//! An error type here either says its cause in its own message or reports it
-//! as its `source`, and often both (`thiserror` with `{source}` in the
-//! message): rendered naively, the cause then appears twice. [`render`]
-//! gives each cause once, and on one line.
+//! An error type says its own context in its message and reports its cause as
+//! its `source`, never both (a wrapper that adds nothing is `transparent`);
+//! the layout test holds every type to that. [`render`] joins the chain, each
+//! part once, on one line; `to_string()` alone would drop the causes.
 
 use std::error::Error;
 
 /// `outer: cause: deeper cause`, each part once, on one line.
+///
+/// A cause whose text is the very text before it is not repeated: a foreign
+/// type may say its source's message as its own (ours never do).
 pub fn render(error: &(dyn Error + 'static)) -> String {
     let mut text = one_line(&error.to_string());
+    let mut last = text.clone();
     let mut source = error.source();
     while let Some(cause) = source {
         let next = one_line(&cause.to_string());
-        if !next.is_empty() && !text.contains(&next) {
+        if !next.is_empty() && next != last {
             text.push_str(": ");
             text.push_str(&next);
         }
+        last = next;
         source = cause.source();
     }
     text
@@ -36,7 +41,7 @@ mod tests {
     use super::*;
 
     #[derive(Debug, thiserror::Error)]
-    #[error("component x: {source}")]
+    #[error("component x")]
     struct Outer {
         source: Inner,
     }

@@ -185,10 +185,10 @@ pub fn read_as(runtime: &Runtime, uri: &str, tenant: Option<&str>) -> Result<Res
             let digest = Digest::from_artifact_uri(uri).map_err(|e| not_found(uri, e.to_string()))?;
             runtime.read_artifact_as(tenant, &digest).map(json_text).map_err(|e| {
                 if e.is_unavailable() {
-                    Diagnostic::new(Code::StorageFailed, Stage::Storage, e.to_string(), "retry the read")
+                    Diagnostic::new(Code::StorageFailed, Stage::Storage, crate::errors::render(&e), "retry the read")
                         .with("uri", uri.chars().take(200).collect::<String>())
                 } else {
-                    not_found(uri, e.to_string())
+                    not_found(uri, crate::errors::render(&e))
                 }
             })
         }
@@ -200,7 +200,7 @@ pub fn read_as(runtime: &Runtime, uri: &str, tenant: Option<&str>) -> Result<Res
             match runtime.episode_as(tenant, &digest) {
                 Ok(Some(bytes)) => Ok(json_text(bytes)),
                 Ok(None) => Err(not_found(uri, format!("no episode {digest}"))),
-                Err(e) => Err(not_found(uri, e.to_string())),
+                Err(e) => Err(not_found(uri, crate::errors::render(&e))),
             }
         }
         _ if uri.starts_with(EXPERIMENT_URI_PREFIX) => experiment(runtime, uri, tenant),
@@ -230,7 +230,7 @@ fn experiment(runtime: &Runtime, uri: &str, tenant: Option<&str>) -> Result<Reso
         return Err(not_found(uri, "experiment ids are 1-64 characters of A-Z a-z 0-9 . _ -".into()));
     };
     // Another tenant's experiment is not found, exactly as one never made.
-    let records = runtime.experiments().invocations(&key).map_err(|e| not_found(uri, e.to_string()))?;
+    let records = runtime.experiments().invocations(&key).map_err(|e| not_found(uri, crate::errors::render(&e)))?;
     if records.is_empty() {
         return Err(not_found(uri, format!("no invocations are recorded for experiment {id}")));
     }
@@ -411,8 +411,8 @@ pub fn complete(
     tenant: Option<&str>,
     experiment: &str,
 ) -> Result<(Vec<String>, bool), Diagnostic> {
-    let unavailable = |e: &dyn std::fmt::Display| {
-        Diagnostic::new(Code::StorageFailed, Stage::Storage, e.to_string(), "retry the completion")
+    let unavailable = |e: &(dyn std::error::Error + 'static)| {
+        Diagnostic::new(Code::StorageFailed, Stage::Storage, crate::errors::render(e), "retry the completion")
     };
     let mut values: Vec<String> = match (completing, argument) {
         (Completing::Template(uri), "id") if uri.starts_with("experiment://{id}") => {

@@ -142,7 +142,7 @@ fn hostile_bundles_are_refused_at_install_with_the_component_named() {
     let (runtime, dir) = support::runtime();
     // A describe answer of 64 MiB: cut off at the output budget, typed.
     let bloated = support::test_guest("bloated");
-    let error = runtime.install(&bloated, None).expect_err("bloated describe").to_string();
+    let error = jacobian::errors::render(&runtime.install(&bloated, None).expect_err("bloated describe"));
     let digest = jacobian::digest::Digest::of(&bloated).to_string();
     assert!(
         error.ends_with(&format!(
@@ -153,7 +153,7 @@ fn hostile_bundles_are_refused_at_install_with_the_component_named() {
     );
     // A bundle written against std::net imports wasi:sockets: refused before any of its code runs.
     let overreach = support::test_guest("overreach");
-    let error = runtime.install(&overreach, None).expect_err("sockets import").to_string();
+    let error = jacobian::errors::render(&runtime.install(&overreach, None).expect_err("sockets import"));
     assert!(error.contains("wasi:sockets/"), "{error}");
     assert!(error.contains("allowlist"), "{error}");
     // Neither left anything behind, and the runtime still serves.

@@ -18,7 +18,10 @@ fn a_component_importing_outside_the_allowlist_is_refused_and_nothing_is_recorde
     let error = runtime.install(&support::test_guest("sneaky"), None).expect_err("refused");
     match &error {
         InstallError::Prepare { source, .. } => {
-            assert!(error.to_string().contains("evil:net/exfiltrate"), "{error}");
+            // The refusal says its context once and the cause once.
+            let said = jacobian::errors::render(&error);
+            assert_eq!(said.matches("evil:net/exfiltrate").count(), 1, "{said}");
+            assert!(said.starts_with(&format!("component {}: ", Digest::of(&support::test_guest("sneaky")))), "{said}");
             assert!(matches!(source, jacobian::engine::PrepareError::ForbiddenImport(_)));
         }
         other => panic!("expected a forbidden import, got {other}"),

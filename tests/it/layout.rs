@@ -386,3 +386,31 @@ fn no_checker_depends_on_a_producer_and_no_producer_on_a_checker() {
         }
     }
 }
+
+/// The error types of `code` that say a cause in their message and also
+/// report it as their source: `{source}` in a message, or `{0}` in the message
+/// of a `#[from]` / `#[source]` field.
+fn causes_said_twice(file: &str, code: &str) -> Vec<String> {
+    let lines: Vec<&str> = code.lines().collect();
+    let mut found = Vec::new();
+    for (at, line) in lines.iter().enumerate() {
+        let Some(message) = line.trim().strip_prefix("#[error(\"") else { continue };
+        let field = lines[at + 1..].iter().take(2).copied().collect::<Vec<_>>().join(" ");
+        let source_field = field.contains("#[from]") || field.contains("#[source]");
+        if message.contains("{source}") || (message.contains("{0}") && source_field) {
+            found.push(format!("{file}:{}: {}", at + 1, line.trim()));
+        }
+    }
+    found
+}
+
+#[test]
+fn no_error_type_says_its_cause_twice() {
+    let found: Vec<String> = sources().iter().flat_map(|file| causes_said_twice(file, &code(file))).collect();
+    assert!(found.is_empty(), "say the context only; errors::render adds the cause: {found:#?}");
+    // The rule bites on both shapes (store/error.rs and runtime/experiments.rs had them until #50).
+    let twice = "    #[error(\"data directory {path}: {source}\")]\n    Open { path: PathBuf, source: io::Error },\n\
+                 #[error(\"experiment store: {0}\")]\npub struct ExperimentError(#[from] DbError);";
+    assert_eq!(causes_said_twice("x.rs", twice).len(), 2);
+    assert!(causes_said_twice("x.rs", "#[error(\"policy file: {0}\")]\n    Parse(String),").is_empty());
+}

@@ -232,8 +232,10 @@ impl Archive {
             }
             Ok(())
         };
-        let records =
-            runtime.experiments().invocations(experiment).map_err(|e| unavailable("experiment", e.to_string()))?;
+        let records = runtime
+            .experiments()
+            .invocations(experiment)
+            .map_err(|e| unavailable("experiment", crate::errors::render(&e)))?;
         if records.is_empty() {
             return Err(missing("experiment", format!("no invocations are recorded for experiment {experiment}")));
         }
@@ -248,7 +250,7 @@ impl Archive {
         let policy: Policy = runtime
             .experiments()
             .policy(&policy_digest)
-            .map_err(|e| unavailable("policy", e.to_string()))?
+            .map_err(|e| unavailable("policy", crate::errors::render(&e)))?
             .and_then(|body| serde_json::from_str(&body).ok())
             .ok_or_else(|| missing("policy", format!("policy {policy_digest} is not recorded")))?;
         let mut episodes = Vec::new();
@@ -289,7 +291,10 @@ impl Archive {
             }
             let field = format!("artifacts.{}", digest.to_hex());
             // One the reader may not read is absent, as one never stored.
-            if !runtime.tag_may_read(owner, &digest.artifact_uri()).map_err(|e| unavailable(&field, e.to_string()))? {
+            if !runtime
+                .tag_may_read(owner, &digest.artifact_uri())
+                .map_err(|e| unavailable(&field, crate::errors::render(&e)))?
+            {
                 continue;
             }
             // Inputs that never existed (a failed call's bad reference) are absent, not corrupt.
@@ -299,13 +304,14 @@ impl Archive {
             let bytes = match runtime.data().read_artifact(&digest) {
                 Ok(bytes) => bytes,
                 Err(crate::store::StoreError::NotFound { .. }) => continue,
-                Err(e) => return Err(unavailable(field, e.to_string())),
+                Err(e) => return Err(unavailable(field, crate::errors::render(&e))),
             };
             named_artifacts(&bytes, &mut pending);
             // An upload: the file it names travels too, whole.
             if let Some((file, _)) = crate::runtime::carried_file(&bytes) {
                 let field = format!("files.{}", file.to_hex());
-                let stored = runtime.data().open_file(&file).map_err(|e| unavailable(&field, e.to_string()))?;
+                let stored =
+                    runtime.data().open_file(&file).map_err(|e| unavailable(&field, crate::errors::render(&e)))?;
                 carry(field.clone(), stored.len())?;
                 let mut whole = vec![0u8; stored.len() as usize];
                 let read = stored.read_at(0, &mut whole).map_err(|e| unavailable(&field, e.to_string()))?;
@@ -341,7 +347,7 @@ impl Archive {
             }
             let bytes = runtime
                 .component_bytes(&digest)
-                .map_err(|e| unavailable(format!("components.{}", digest.to_hex()), e.to_string()))?;
+                .map_err(|e| unavailable(format!("components.{}", digest.to_hex()), crate::errors::render(&e)))?;
             if runtime.installed_as_bundled(&digest) {
                 bundled.insert(digest);
             }
@@ -472,7 +478,7 @@ impl Archive {
     /// authorizations come from [`Trust`] (the archive's are dropped; its
     /// revocations stay), and experiment budgets do not apply.
     fn runtime(&self, unpacked: &Unpacked, dir: &Path, trust: &Trust) -> Result<Runtime, ArchiveError> {
-        let data = crate::store::DataDir::open(dir).map_err(|e| unavailable("data_dir", e.to_string()))?;
+        let data = crate::store::DataDir::open(dir).map_err(|e| unavailable("data_dir", crate::errors::render(&e)))?;
         let mut policy = self.policy.clone();
         policy.checkers.authorized = trust.authorized.clone();
         policy.experiments = Default::default();
@@ -481,14 +487,14 @@ impl Archive {
             policy.recall(recalled.checker_digest, &recalled.recall.reason);
         }
         let text = policy.to_toml().map_err(|e| unavailable("policy", e.to_string()))?;
-        data.write_policy(&text).map_err(|e| unavailable("policy", e.to_string()))?;
+        data.write_policy(&text).map_err(|e| unavailable("policy", crate::errors::render(&e)))?;
         for (digest, bytes) in &unpacked.artifacts {
             data.put_canonical(bytes)
-                .map_err(|e| unavailable(format!("artifacts.{}", digest.to_hex()), e.to_string()))?;
+                .map_err(|e| unavailable(format!("artifacts.{}", digest.to_hex()), crate::errors::render(&e)))?;
         }
         for (digest, bytes) in &unpacked.files {
             data.put_file(&mut bytes.as_slice(), u64::MAX, Some(digest))
-                .map_err(|e| unavailable(format!("files.{}", digest.to_hex()), e.to_string()))?;
+                .map_err(|e| unavailable(format!("files.{}", digest.to_hex()), crate::errors::render(&e)))?;
         }
         // What the pack records as bundled keeps that tier (its episodes name
         // it); only what this binary bundles too is trusted as bundled.
@@ -503,14 +509,14 @@ impl Archive {
                 portfolio: Portfolio::Given(bundled.clone()),
                 ..RuntimeConfig::new(dir.to_path_buf())
             })
-            .map_err(|e| unavailable("components", e.to_string()))
+            .map_err(|e| unavailable("components", crate::errors::render(&e)))
         };
         let runtime = open()?;
         let mut installed_any = false;
         for (digest, bytes) in unpacked.components.iter().filter(|(d, _)| !self.bundled.contains(d)) {
             let (_, new) = runtime
                 .install_replayed(bytes, Some(*digest), self.publishers.get(&digest.to_hex()).cloned())
-                .map_err(|e| refuse(format!("components.{}", digest.to_hex()), e.to_string()))?;
+                .map_err(|e| refuse(format!("components.{}", digest.to_hex()), crate::errors::render(&e)))?;
             installed_any |= new;
         }
         let runtime = if installed_any {

@@ -97,7 +97,7 @@ pub struct Installed {
 pub enum InstallError {
     #[error("digest mismatch: expected {expected}, the bytes hash to {actual}")]
     DigestMismatch { expected: Digest, actual: Digest },
-    #[error("component {digest}: {source}")]
+    #[error("component {digest}")]
     Prepare { digest: Digest, source: PrepareError },
     #[error("component {digest}: describe() {failure}")]
     Describe { digest: Digest, failure: CallFailure },

@@ -162,7 +162,7 @@ impl Runtime {
     /// that cannot be written is logged (the call's answer stands).
     pub(super) fn release_quota(&self, hold: QuotaHold, fuel: u64, stored_bytes: u64, refund: bool) {
         if let Err(e) = self.experiments.release(hold, fuel, stored_bytes, refund) {
-            tracing::warn!(error = %e, "quota usage not recorded");
+            tracing::warn!(error = %crate::errors::render(&e), "quota usage not recorded");
         }
     }
 }

@@ -33,7 +33,7 @@ impl Runtime {
     /// role, checker and format, and the certificate's content, where it
     /// names a format, names the same one.
     pub fn adopt_certificate(&self, digest: &Digest, record: &CertificateRecord) -> Result<(), String> {
-        let bytes = self.data.read_artifact(digest).map_err(|e| e.to_string())?;
+        let bytes = self.data.read_artifact(digest).map_err(|e| crate::errors::render(&e))?;
         let envelope: Value = serde_json::from_slice(&bytes).map_err(|e| format!("not an artifact: {e}"))?;
         let lineage: Lineage = serde_json::from_value(envelope["lineage"].clone())
             .map_err(|e| format!("the certificate's lineage is unreadable: {e}"))?;
@@ -101,7 +101,7 @@ impl Runtime {
         let mut named = BTreeSet::new();
         for c in &found {
             let digest = Digest::from_artifact_uri(&c.uri).map_err(|e| e.to_string())?;
-            let bytes = self.data.read_artifact(&digest).map_err(|e| e.to_string())?;
+            let bytes = self.data.read_artifact(&digest).map_err(|e| crate::errors::render(&e))?;
             named.extend(named_in_content(&bytes));
         }
         if let Some(stray) = references.iter().find(|r| found.iter().all(|c| &c.uri != *r) && !named.contains(*r)) {

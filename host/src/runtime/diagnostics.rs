@@ -119,7 +119,7 @@ pub(super) fn diagnose(
              /artifacts/sha256/<hex>)",
         )),
         CallFailure::FileUnavailable { message, corrupt: false } => {
-            (storage_failed(format!("{id} was stopped: {message}")), StopReason::Unavailable)
+            (storage_failed_text(format!("{id} was stopped: {message}")), StopReason::Unavailable)
         }
         CallFailure::Instantiation { message } => (
             Diagnostic::new(
@@ -143,9 +143,15 @@ pub(super) fn malformed(id: &str, message: String) -> Diagnostic {
     )
 }
 
-/// A store that failed while the call was recorded or its artifacts stored.
-pub(super) fn storage_failed(error: impl std::fmt::Display) -> Diagnostic {
-    Diagnostic::new(Code::StorageFailed, Stage::Storage, error.to_string(), "retry the call")
+/// A store that failed while the call was recorded or its artifacts stored,
+/// said with its causes ([`crate::errors::render`]).
+pub(super) fn storage_failed(error: impl std::error::Error + 'static) -> Diagnostic {
+    Diagnostic::new(Code::StorageFailed, Stage::Storage, crate::errors::render(&error), "retry the call")
+}
+
+/// The same, for a failure already said in words.
+pub(super) fn storage_failed_text(message: String) -> Diagnostic {
+    Diagnostic::new(Code::StorageFailed, Stage::Storage, message, "retry the call")
 }
 
 /// Every violation of an input schema (up to 20), the first one's path as `path`.

@@ -20,7 +20,7 @@ pub enum RecordFailure {
 
 /// A failure of the experiment store.
 #[derive(Debug, thiserror::Error)]
-#[error("experiment store: {0}")]
+#[error("experiment store")]
 pub struct ExperimentError(#[from] DbError);
 
 /// The experiment service: admission against the operator's budgets, and

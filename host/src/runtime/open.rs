@@ -81,7 +81,7 @@ pub enum OpenError {
     Policy(#[from] PolicyError),
     #[error("engine: {0}")]
     Engine(String),
-    #[error("bundled component {package}: {source}")]
+    #[error("bundled component {package}")]
     Bundled { package: String, source: Box<InstallError> },
 }
 
@@ -241,7 +241,7 @@ impl Runtime {
             let result = match (reserved, clash) {
                 (Some(id), _) => Err(format!("capability id {id} is reserved by the host")),
                 (None, Some(id)) => Err(format!("capability id {id} is already provided by another component")),
-                (None, None) => registry::reload(&sandbox, &data, record).map_err(|e| e.to_string()),
+                (None, None) => registry::reload(&sandbox, &data, record).map_err(|e| crate::errors::render(&e)),
             };
             match result {
                 Ok(installed) => present.add(Arc::new(installed)),

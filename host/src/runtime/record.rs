@@ -17,7 +17,7 @@ use crate::experiments::{InvocationRecord, Reservation, StopReason};
 use crate::projection::Canonical;
 
 use super::Runtime;
-use super::diagnostics::storage_failed;
+use super::diagnostics::storage_failed_text;
 use super::experiments::RecordFailure;
 use super::pipeline::{Concluded, Recording, Unwritten, Validated};
 use super::result::{ResultParts, build, deliver, unrecorded};
@@ -81,10 +81,15 @@ impl Runtime {
         let Unwritten { mut result, stop, .. } = unwritten;
         match written {
             Ok(ordinal) => result.accounting.ordinal = Some(ordinal),
-            Err(RecordFailure::Line(e)) => tracing::warn!(error = %e, "experiment record not written"),
+            Err(RecordFailure::Line(e)) => {
+                tracing::warn!(error = %crate::errors::render(&e), "experiment record not written")
+            }
             Err(RecordFailure::Episode(e)) => {
                 // An answer without its durable record is no answer.
-                let failed = storage_failed(format!("episode store (the episode and its experiment line): {e}"));
+                let failed = storage_failed_text(format!(
+                    "episode store (the episode and its experiment line): {}",
+                    crate::errors::render(&e)
+                ));
                 let result = build(ResultParts::failed(&result.capability_id, result.mode, failed));
                 return self.record_unstored(validated, result, StopReason::Unavailable, reservation, started);
             }
@@ -106,7 +111,7 @@ impl Runtime {
         let line = self.account(validated, &mut result, transport, text, stop, started);
         match self.experiments.record(&validated.experiment, &line, reservation) {
             Ok(ordinal) => result.accounting.ordinal = Some(ordinal),
-            Err(e) => tracing::warn!(error = %e, "experiment record not written"),
+            Err(e) => tracing::warn!(error = %crate::errors::render(&e), "experiment record not written"),
         }
         self.count(&result, stop);
         result
@@ -147,7 +152,7 @@ impl Runtime {
         };
         let body = || policy.recorded().to_string();
         if let Err(e) = self.experiments.remember_policy(&line.policy_digest, body) {
-            tracing::warn!(error = %e, "policy not remembered");
+            tracing::warn!(error = %crate::errors::render(&e), "policy not remembered");
         }
         line
     }

@@ -65,7 +65,7 @@ impl Runtime {
         let digest = Digest::from_artifact_uri(&uri).map_err(|e| unreadable(Code::ArtifactNotFound, e.to_string()))?;
         let bytes = self.read_artifact_as(request.tenant.as_deref(), &digest).map_err(|e| {
             let code = if e.is_unavailable() { Code::StorageFailed } else { Code::ArtifactNotFound };
-            unreadable(code, e.to_string())
+            unreadable(code, crate::errors::render(&e))
         })?;
         let envelope: Value =
             serde_json::from_slice(&bytes).map_err(|e| unreadable(Code::ArtifactNotFound, e.to_string()))?;

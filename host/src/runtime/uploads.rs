@@ -152,7 +152,7 @@ impl Runtime {
                 let reserved =
                     self.experiments.reserve_storage(tenant, quota, storing).map_err(|e| StoreError::Io {
                         what: format!("the stored bytes of tenant {tenant}"),
-                        source: std::io::Error::other(e.to_string()),
+                        source: std::io::Error::other(crate::errors::render(&e)),
                     })?;
                 match reserved {
                     Ok(hold) => Some(hold),

@@ -91,7 +91,11 @@ impl Runtime {
                 continue;
             }
             let size = self.artifact_size_as(tenant, &digest).map_err(|e| {
-                if e.is_unavailable() { storage_failed(e).with("path", &path) } else { not_found(e.to_string()) }
+                if e.is_unavailable() {
+                    storage_failed(e).with("path", &path)
+                } else {
+                    not_found(crate::errors::render(&e))
+                }
             })?;
             total = total.saturating_add(size);
             if total > MAX_ARTIFACT_BYTES {
@@ -124,7 +128,12 @@ impl Runtime {
                 let d = if e.is_unavailable() {
                     storage_failed(e)
                 } else {
-                    Diagnostic::new(Code::ArtifactNotFound, Stage::Validation, format!("{context}{e}"), suggestion)
+                    Diagnostic::new(
+                        Code::ArtifactNotFound,
+                        Stage::Validation,
+                        format!("{context}{}", crate::errors::render(&e)),
+                        suggestion,
+                    )
                 };
                 d.with("path", &path)
             };

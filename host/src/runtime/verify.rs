@@ -17,7 +17,7 @@ use crate::experiments::StopReason;
 use crate::policy::Policy;
 
 use super::Runtime;
-use super::diagnostics::{malformed, storage_failed};
+use super::diagnostics::{malformed, storage_failed_text};
 use super::execute::{Answer, facts};
 use super::pipeline::{Abandoned, Certificate, Prepared, Run};
 use super::result::{Completed, RunFacts, not_concluded};
@@ -34,7 +34,7 @@ impl Runtime {
         let own_role = entry.checker_roles.first().cloned().unwrap_or_default();
         let judged = match self.judging(&prepared.references, prepared.call.routed.as_ref()) {
             Ok(judged) => judged,
-            Err(e) => return Ok((RunFacts::default(), Err((storage_failed(e), StopReason::Unavailable)))),
+            Err(e) => return Ok((RunFacts::default(), Err((storage_failed_text(e), StopReason::Unavailable)))),
         };
         let (role, format) = match &judged {
             Judging::Certificate(c) => (c.record.checker_role.clone(), c.record.certificate_format.clone()),

@@ -9,15 +9,15 @@ use crate::digest::Digest;
 /// Storage failures.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("data directory {path}: {source}")]
+    #[error("data directory {path}")]
     Open { path: PathBuf, source: io::Error },
     #[error("{what} {digest} not found")]
     NotFound { what: &'static str, digest: Digest },
     #[error("{what} {expected} is corrupt: its bytes hash to {actual}")]
     DigestMismatch { what: &'static str, expected: Digest, actual: Digest },
-    #[error("{what}: {source}")]
+    #[error("{what}")]
     Io { what: String, source: io::Error },
-    #[error("{what}: {source}")]
+    #[error("{what}")]
     Database { what: String, source: DbError },
 }
 
@@ -33,7 +33,7 @@ impl StoreError {
 #[derive(Debug, thiserror::Error)]
 pub enum DbError {
     /// The embedded SQLite database.
-    #[error("{0}")]
+    #[error(transparent)]
     Sqlite(#[from] rusqlite::Error),
     /// The shared PostgreSQL database.
     #[error("postgres: {0}")]
@@ -73,7 +73,7 @@ impl From<rusqlite::Error> for StoreFailure {
 
 /// A database failure seen by a workspace, episode or experiment store.
 #[derive(Debug, thiserror::Error)]
-#[error("workspace store: {0}")]
+#[error("workspace store")]
 pub struct StoreFailure(#[from] pub DbError);
 
 /// A database written by a newer Jacobian: nothing was changed.

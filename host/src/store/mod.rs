@@ -72,7 +72,7 @@ pub enum OpenError {
     #[error(transparent)]
     Files(#[from] StoreError),
     /// The data directory's database.
-    #[error("{0}")]
+    #[error(transparent)]
     Database(#[from] DbError),
     /// A database written by a newer binary.
     #[error(transparent)]

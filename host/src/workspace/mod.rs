@@ -47,7 +47,7 @@ fn from_write(error: WriteError) -> Diagnostic {
 }
 
 fn storage(error: StoreFailure) -> Diagnostic {
-    Diagnostic::new(Code::StorageFailed, Stage::Storage, error.to_string(), "retry; nothing was written")
+    Diagnostic::new(Code::StorageFailed, Stage::Storage, crate::errors::render(&error), "retry; nothing was written")
 }
 
 fn check_key(key: &str) -> Result<(), Diagnostic> {
@@ -172,7 +172,7 @@ impl Workspaces {
         let remember = Remembered { payload_digest: payload.clone(), response: canonical(&response) };
         // The artifact first: once the revision commits, any host may hand out its URI.
         data.put_canonical(&artifact_bytes)
-            .map_err(|e| Diagnostic::new(Code::StorageFailed, Stage::Storage, e.to_string(), "retry"))?;
+            .map_err(|e| Diagnostic::new(Code::StorageFailed, Stage::Storage, crate::errors::render(&e), "retry"))?;
         if let Some(earlier) = self.store.create(&workspace_id, &row, &key, &remember).map_err(storage)? {
             return replay(earlier, &payload, "workspace.open");
         }
@@ -244,7 +244,7 @@ impl Workspaces {
         // race leaves only an unreferenced copy): a committed revision's URI
         // always resolves, on every host, even if this process dies next.
         data.put_canonical(&artifact_bytes)
-            .map_err(|e| Diagnostic::new(Code::StorageFailed, Stage::Storage, e.to_string(), "retry"))?;
+            .map_err(|e| Diagnostic::new(Code::StorageFailed, Stage::Storage, crate::errors::render(&e), "retry"))?;
         match self.store.append(ws, base, &row, &request.idempotency_key, &remember).map_err(storage)? {
             Appended::Done => {
                 self.cache_put(ws, Arc::new(next));
@@ -362,7 +362,7 @@ impl Workspaces {
         let mut state = start.map(|s| (*s).clone());
         for row in rows {
             data.put_canonical(&row.artifact)
-                .map_err(|e| Diagnostic::new(Code::StorageFailed, Stage::Storage, e.to_string(), ""))?;
+                .map_err(|e| Diagnostic::new(Code::StorageFailed, Stage::Storage, crate::errors::render(&e), ""))?;
             let folded = fold(state, &row).map_err(|message| {
                 Diagnostic::new(
                     Code::StorageFailed,
