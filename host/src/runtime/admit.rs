@@ -1,20 +1,92 @@
-//! Stage 3, `admit`: a validated request joins its experiment, within the
-//! experiment's budgets. The first stage that may write (a reservation in a
+//! Stage 3, `admit`: a validated request takes its place under its tenant's
+//! quota and joins its experiment, within the experiment's budgets. The first stage that may write (a reservation in a
 //! shared store), and it runs only for requests that passed validation.
 
 use crate::contract::{Code, Diagnostic, Stage};
-use crate::experiments::Admission;
-use crate::quotas::{Exceeded, Reserve, Storing};
+use crate::experiments::{Admission, ExperimentBudgets};
+use crate::quotas::{Exceeded, Quota, Reserve};
 
 use super::diagnostics::storage_failed;
-use super::pipeline::{Admitted, Concluded, Refusal, Validated};
+use super::experiments::ExperimentError;
+use super::pipeline::{Admitted, Concluded, Refusal, Validated, Work};
 use super::result::ResultParts;
 use super::{QuotaHold, Runtime};
 
+/// What `admit` reads and writes: the server's state, the experiments'
+/// budgets and the tenants' quotas.
+pub(super) trait Ledger {
+    /// Whether the server is shutting down.
+    fn draining(&self) -> bool;
+    /// The call joins its experiment, or is refused by a spent budget.
+    fn admit(
+        &self,
+        experiment: &str,
+        capability_id: &str,
+        budgets: &ExperimentBudgets,
+    ) -> Result<Admission, ExperimentError>;
+    /// A place under a tenant's quota, or the quota it would exceed.
+    fn hold(
+        &self,
+        tenant: &str,
+        quota: &Quota,
+        reserve: Reserve,
+    ) -> Result<Result<QuotaHold, Exceeded>, ExperimentError>;
+    /// A place released with what was spent (`refund`: the call never ran).
+    fn release(&self, hold: QuotaHold, fuel: u64, stored_bytes: u64, refund: bool);
+}
+
+impl Ledger for Runtime {
+    fn draining(&self) -> bool {
+        self.draining.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn admit(
+        &self,
+        experiment: &str,
+        capability_id: &str,
+        budgets: &ExperimentBudgets,
+    ) -> Result<Admission, ExperimentError> {
+        self.experiments.admit(experiment, capability_id, budgets)
+    }
+
+    fn hold(
+        &self,
+        tenant: &str,
+        quota: &Quota,
+        reserve: Reserve,
+    ) -> Result<Result<QuotaHold, Exceeded>, ExperimentError> {
+        let judged = self.experiments.admit_quota(tenant, quota, reserve)?;
+        if let Err(exceeded) = &judged {
+            self.metrics.quota_refusal(exceeded.limit);
+        }
+        Ok(judged)
+    }
+
+    fn release(&self, hold: QuotaHold, fuel: u64, stored_bytes: u64, refund: bool) {
+        self.release_quota(hold, fuel, stored_bytes, refund);
+    }
+}
+
 impl Runtime {
     pub(super) fn admit(&self, validated: &Validated<'_>) -> Result<Admitted, Refusal> {
+        Admit { ledger: self }.admit(validated)
+    }
+
+    /// A tenant's call's place under its quota (`None`: the operator's, or no quotas).
+    pub(super) fn hold_quota(&self, validated: &Validated<'_>) -> Result<Option<QuotaHold>, Refusal> {
+        Admit { ledger: self }.hold_quota(validated)
+    }
+}
+
+/// Stage 3, as a value holding exactly what it reads and writes.
+pub(super) struct Admit<'r> {
+    pub ledger: &'r dyn Ledger,
+}
+
+impl Admit<'_> {
+    pub fn admit(&self, validated: &Validated<'_>) -> Result<Admitted, Refusal> {
         let request = validated.request;
-        if self.draining.load(std::sync::atomic::Ordering::SeqCst) {
+        if self.ledger.draining() {
             let d = Diagnostic::new(
                 Code::ComponentUnavailable,
                 Stage::Request,
@@ -24,25 +96,22 @@ impl Runtime {
             return Err(Refusal::new(request.mode, d));
         }
         let hold = self.hold_quota(validated)?;
-        let admission = match self.experiments.admit(
-            &validated.experiment,
-            &request.capability_id,
-            &validated.policy.experiments,
-        ) {
-            Ok(admission) => admission,
-            Err(e) => {
-                if let Some(hold) = hold {
-                    self.release_quota(hold, 0, 0, true);
+        let admission =
+            match self.ledger.admit(&validated.experiment, &request.capability_id, &validated.policy.experiments) {
+                Ok(admission) => admission,
+                Err(e) => {
+                    if let Some(hold) = hold {
+                        self.ledger.release(hold, 0, 0, true);
+                    }
+                    return Err(Refusal::new(request.mode, storage_failed(e)));
                 }
-                return Err(Refusal::new(request.mode, storage_failed(e)));
-            }
-        };
+            };
         Ok(match admission {
             Admission::Admitted { reservation } => Admitted::Run { reservation, hold },
             Admission::Refused { stop, message } => {
                 // It does not run: its place in flight is free again (its token stays spent).
                 if let Some(hold) = hold {
-                    self.release_quota(hold, 0, 0, false);
+                    self.ledger.release(hold, 0, 0, false);
                 }
                 let d = Diagnostic::new(
                     Code::ExperimentBudgetSpent,
@@ -58,11 +127,9 @@ impl Runtime {
             }
         })
     }
-}
 
-impl Runtime {
     /// A tenant's call's place under its quota (`None`: the operator's, or no quotas).
-    pub(super) fn hold_quota(&self, validated: &Validated<'_>) -> Result<Option<QuotaHold>, Refusal> {
+    pub fn hold_quota(&self, validated: &Validated<'_>) -> Result<Option<QuotaHold>, Refusal> {
         let request = validated.request;
         let Some(tenant) = request.tenant.as_deref().filter(|_| !validated.policy.quotas.is_unlimited()) else {
             return Ok(None);
@@ -71,20 +138,15 @@ impl Runtime {
         // The call's fuel budget, its input and its output budget are
         // reserved until it is released with what it spent.
         let reserve = match &validated.work {
-            super::pipeline::Work::Run(prepared) => Reserve {
+            Work::Run(prepared) => Reserve {
                 fuel: prepared.budgets.fuel,
                 bytes: prepared.input_bytes.saturating_add(prepared.budgets.output_bytes),
             },
-            super::pipeline::Work::Unrouted(_) => Reserve::default(),
+            Work::Unrouted(_) => Reserve::default(),
         };
-        let judged = self
-            .experiments
-            .admit_quota(tenant, quota, reserve)
-            .map_err(|e| Refusal::new(request.mode, storage_failed(e)))?;
-        judged.map(Some).map_err(|exceeded| {
-            self.metrics.quota_refusal(exceeded.limit);
-            Refusal::new(request.mode, quota_exceeded(&exceeded))
-        })
+        let judged =
+            self.ledger.hold(tenant, quota, reserve).map_err(|e| Refusal::new(request.mode, storage_failed(e)))?;
+        judged.map(Some).map_err(|exceeded| Refusal::new(request.mode, quota_exceeded(&exceeded)))
     }
 }
 
@@ -104,65 +166,153 @@ pub(super) fn quota_exceeded(exceeded: &Exceeded) -> Diagnostic {
 }
 
 impl Runtime {
-    /// `workspace.open` for `tenant` (`None`: the operator), under the
-    /// tenant's stored-bytes quota (see [`Runtime::storing_as`]).
-    pub fn open_workspace_as(
-        &self,
-        tenant: Option<&str>,
-        request: &crate::workspace::wire::OpenRequest,
-    ) -> Result<crate::workspace::wire::Opened, Diagnostic> {
-        let opened =
-            self.storing_as(tenant, request, |tenant| self.workspaces().open_as(self.data(), tenant, request))?;
-        self.grant_to(tenant, std::slice::from_ref(&opened.revision_artifact_uri)).map_err(storage_failed)?;
-        Ok(opened)
-    }
-
-    /// `workspace.write` for `tenant` (`None`: the operator), under the
-    /// tenant's stored-bytes quota (see [`Runtime::storing_as`]).
-    pub fn write_workspace_as(
-        &self,
-        tenant: Option<&str>,
-        request: &crate::workspace::wire::WriteRequest,
-    ) -> Result<crate::workspace::wire::Written, Diagnostic> {
-        let written =
-            self.storing_as(tenant, request, |tenant| self.workspaces().write_as(self.data(), tenant, request))?;
-        // The tenant reads its revisions (see `grants.rs`).
-        self.grant_to(tenant, std::slice::from_ref(&written.revision_artifact_uri)).map_err(storage_failed)?;
-        Ok(written)
-    }
-
-    /// A workspace request of `tenant`: its size reserved under the tenant's
-    /// stored-bytes quota first (refused with `QUOTA_EXCEEDED` when it has
-    /// not that much left), and counted once it is done.
-    fn storing_as<T>(
-        &self,
-        tenant: Option<&str>,
-        request: &impl serde::Serialize,
-        store: impl FnOnce(Option<&str>) -> Result<T, Diagnostic>,
-    ) -> Result<T, Diagnostic> {
-        let policy = self.policy();
-        let Some(tenant) = tenant.filter(|_| policy.quotas.of_any_storage()) else {
-            return store(tenant);
-        };
-        let bytes = serde_json::to_vec(request).map_or(0, |b| b.len() as u64);
-        let hold = self
-            .experiments
-            .reserve_storage(tenant, policy.quotas.of(tenant), Storing::Exactly(bytes))
-            .map_err(storage_failed)?
-            .map_err(|e| {
-                self.metrics.quota_refusal(e.limit);
-                quota_exceeded(&e)
-            })?;
-        let done = store(Some(tenant));
-        self.release_quota(hold, 0, if done.is_ok() { bytes } else { 0 }, false);
-        done
-    }
-
     /// Release a hold under its tenant's quota with what was spent; a store
     /// that cannot be written is logged (the call's answer stands).
     pub(super) fn release_quota(&self, hold: QuotaHold, fuel: u64, stored_bytes: u64, refund: bool) {
         if let Err(e) = self.experiments.release(hold, fuel, stored_bytes, refund) {
             tracing::warn!(error = %crate::errors::render(&e), "quota usage not recorded");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! `admit` on a fake ledger that records what it was asked: no runtime,
+    //! no store.
+
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+    use crate::contract::InvokeRequest;
+    use crate::experiments::StopReason;
+    use crate::policy::Policy;
+    use crate::store::CertificateRecord;
+
+    use super::super::pipeline::Unrouted;
+
+    /// What the fake ledger answers, and what it was asked.
+    #[derive(Default)]
+    struct Fake {
+        draining: bool,
+        /// The experiment's answer: `None` is a store that fails.
+        admission: Option<fn() -> Admission>,
+        exceeded: Option<Exceeded>,
+        asked: Mutex<Vec<String>>,
+    }
+
+    impl Ledger for Fake {
+        fn draining(&self) -> bool {
+            self.draining
+        }
+
+        fn admit(&self, experiment: &str, _: &str, _: &ExperimentBudgets) -> Result<Admission, ExperimentError> {
+            self.asked.lock().unwrap().push(format!("admit {experiment}"));
+            let failed = || ExperimentError::from(crate::store::DbError::Corrupt("row".into()));
+            self.admission.map(|admission| admission()).ok_or_else(failed)
+        }
+
+        fn hold(
+            &self,
+            tenant: &str,
+            _: &Quota,
+            reserve: Reserve,
+        ) -> Result<Result<QuotaHold, Exceeded>, ExperimentError> {
+            self.asked.lock().unwrap().push(format!("hold {tenant}"));
+            Ok(self.exceeded.clone().map_or_else(|| Ok(QuotaHold::fake(tenant, reserve)), Err))
+        }
+
+        fn release(&self, _: QuotaHold, _: u64, _: u64, refund: bool) {
+            self.asked.lock().unwrap().push(format!("release refund={refund}"));
+        }
+    }
+
+    fn admitted() -> Admission {
+        Admission::Admitted { reservation: None }
+    }
+
+    fn spent() -> Admission {
+        Admission::Refused { stop: StopReason::ExperimentFuelSpent, message: "the experiment's fuel is spent".into() }
+    }
+
+    /// `admit` of a validated request of `tenant` (nothing to run: an
+    /// unrouted certificate) under a policy with or without quotas, and
+    /// what the ledger was asked.
+    fn admit(fake: &Fake, tenant: Option<&str>, quotas: bool) -> (Result<Admitted, Refusal>, Vec<String>) {
+        let mut policy = Policy::default();
+        if quotas {
+            policy.quotas.default.fuel_per_day = Some(1_000);
+        }
+        let request = InvokeRequest { tenant: tenant.map(str::to_owned), ..InvokeRequest::default() };
+        let record = CertificateRecord {
+            checker_role: "sat".into(),
+            certificate_format: "lrat".into(),
+            verify_capability_id: String::new(),
+            capability_id: String::new(),
+            producer: crate::digest::Digest::of(b""),
+        };
+        let unrouted = Unrouted { certificate: String::new(), schema_uri: String::new(), record };
+        let validated = Validated {
+            request: &request,
+            experiment: "e".into(),
+            policy: Arc::new(policy),
+            work: Work::Unrouted(unrouted),
+        };
+        let answer = Admit { ledger: fake }.admit(&validated);
+        (answer, fake.asked.lock().unwrap().clone())
+    }
+
+    fn code(answer: &Result<Admitted, Refusal>) -> Option<Code> {
+        match answer {
+            Err(refusal) => Some(refusal.diagnostic.code),
+            Ok(Admitted::Stopped(concluded)) => match &concluded.parts.body {
+                super::super::result::Body::Failed(d) => Some(d.code),
+                _ => None,
+            },
+            Ok(Admitted::Run { .. }) => None,
+        }
+    }
+
+    #[test]
+    fn a_draining_server_admits_nothing_and_asks_nothing() {
+        let fake = Fake { draining: true, admission: Some(admitted), ..Fake::default() };
+        let (answer, asked) = admit(&fake, Some("alice"), true);
+        assert_eq!((code(&answer), asked), (Some(Code::ComponentUnavailable), Vec::<String>::new()));
+    }
+
+    #[test]
+    fn a_tenant_under_quotas_holds_a_place_first_and_the_operator_none() {
+        let fake = Fake { admission: Some(admitted), ..Fake::default() };
+        let (answer, asked) = admit(&fake, Some("alice"), true);
+        assert!(matches!(answer, Ok(Admitted::Run { hold: Some(_), .. })));
+        assert_eq!(asked, ["hold alice", "admit e"]);
+        let fake = Fake { admission: Some(admitted), ..Fake::default() };
+        let (answer, asked) = admit(&fake, None, true);
+        assert!(matches!(answer, Ok(Admitted::Run { hold: None, .. })));
+        assert_eq!(asked, ["admit e"]);
+        let fake = Fake { admission: Some(admitted), ..Fake::default() };
+        assert_eq!(admit(&fake, Some("alice"), false).1, ["admit e"], "no quotas: no place to hold");
+    }
+
+    #[test]
+    fn a_spent_quota_refuses_before_the_experiment_is_asked() {
+        let exceeded = Exceeded { limit: crate::quotas::Limit::FuelPerDay, value: 1_000, retry_after: Some(60) };
+        let fake = Fake { admission: Some(admitted), exceeded: Some(exceeded), ..Fake::default() };
+        let (answer, asked) = admit(&fake, Some("alice"), true);
+        assert_eq!(code(&answer), Some(Code::QuotaExceeded));
+        let Err(refusal) = answer else { unreachable!() };
+        assert_eq!(refusal.diagnostic.details["retry_after"], 60);
+        assert_eq!(asked, ["hold alice"]);
+    }
+
+    #[test]
+    fn a_spent_experiment_stops_the_call_and_frees_its_place_and_a_failing_store_refunds_it() {
+        let fake = Fake { admission: Some(spent), ..Fake::default() };
+        let (answer, asked) = admit(&fake, Some("alice"), true);
+        assert_eq!(code(&answer), Some(Code::ExperimentBudgetSpent), "recorded, not run");
+        assert_eq!(asked, ["hold alice", "admit e", "release refund=false"], "its token stays spent");
+        let fake = Fake::default();
+        let (answer, asked) = admit(&fake, Some("alice"), true);
+        assert_eq!(code(&answer), Some(Code::StorageFailed));
+        assert_eq!(asked, ["hold alice", "admit e", "release refund=true"]);
     }
 }

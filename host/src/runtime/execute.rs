@@ -21,7 +21,7 @@ use crate::store::CertificateRecord;
 
 use super::Runtime;
 use super::diagnostics::{diagnose, malformed, storage_failed};
-use super::pipeline::{Abandoned, Concluded, NOT_QUICK_FOR, Prepared, Run, Unrouted, Validated, Work};
+use super::pipeline::{Concluded, NOT_QUICK_FOR, Prepared, Run, Unrouted, Validated, Work};
 use super::result::{Body, Completed, ResultParts, RunFacts};
 
 /// What a producer's `invoke` is given. Its members are in sorted order:
@@ -39,7 +39,7 @@ pub(super) struct GuestRequest<'a> {
 pub(super) type Answer = Result<Completed, (Diagnostic, StopReason)>;
 
 impl Runtime {
-    pub(super) fn execute(&self, validated: &Validated<'_>, how: Run<'_>) -> Result<Concluded, Abandoned> {
+    pub(super) fn execute<A: Copy>(&self, validated: &Validated<'_>, how: Run<'_, A>) -> Result<Concluded, A> {
         let request = validated.request;
         let prepared = match &validated.work {
             Work::Unrouted(unrouted) => return Ok(unrouted_answer(request, unrouted)),
@@ -74,7 +74,7 @@ impl Runtime {
     }
 
     /// Run a producer and check its outcome against its descriptor.
-    fn produce(&self, prepared: &Prepared<'_>, how: Run<'_>) -> Result<(RunFacts, Answer), Abandoned> {
+    fn produce<A: Copy>(&self, prepared: &Prepared<'_>, how: Run<'_, A>) -> Result<(RunFacts, Answer), A> {
         let call = &prepared.call;
         let id = &call.entry.id;
         let request = GuestRequest { capability_id: id, input: &call.input, mode: call.mode };
@@ -100,8 +100,10 @@ impl Runtime {
         // Storing artifacts syncs files: not on a thread that must not be held
         // (an attempt's). The call runs again as an ordinary call, which,
         // being deterministic, answers the same.
-        if matches!(how, Run::Attempt(_)) && !outcome.artifacts.is_empty() {
-            return Err(Abandoned);
+        if let Run::Attempt(_, abandoned) = how
+            && !outcome.artifacts.is_empty()
+        {
+            return Err(abandoned);
         }
         let lineage = Lineage {
             capability_id: id.clone(),
@@ -180,12 +182,12 @@ impl Runtime {
     }
 
     /// One call of the prepared component, in a fresh store, under its budgets.
-    pub(super) fn call_component(
+    pub(super) fn call_component<A: Copy>(
         &self,
         prepared: &Prepared<'_>,
         request: &[u8],
-        how: Run<'_>,
-    ) -> Result<CallReport, Abandoned> {
+        how: Run<'_, A>,
+    ) -> Result<CallReport, A> {
         let span = tracing::info_span!(
             "component_call",
             capability_id = %prepared.call.entry.id,
@@ -199,21 +201,21 @@ impl Runtime {
                 let control = CallControl { wall_limit: Some(prepared.wall), ..control.clone() };
                 self.sandbox.call(loaded, Entry::Run, request, budgets, access, &control)
             }
-            Run::Attempt(limits) => {
+            Run::Attempt(limits, abandoned) => {
                 let id = &prepared.call.entry.id;
                 let not_quick = |map: &std::collections::BTreeMap<String, Instant>| {
                     map.get(id).is_some_and(|abandoned| abandoned.elapsed() < NOT_QUICK_FOR)
                 };
                 if not_quick(&self.not_quick.lock().unwrap_or_else(|e| e.into_inner())) {
-                    return Err(Abandoned);
+                    return Err(abandoned);
                 }
                 match self.sandbox.attempt(loaded, Entry::Run, request, budgets, access, limits) {
                     Attempt::Answered(report) => report,
-                    Attempt::Busy => return Err(Abandoned),
+                    Attempt::Busy => return Err(abandoned),
                     Attempt::Beyond => {
                         // Only an installed capability's attempt runs: the map is bounded by the catalog.
                         self.not_quick.lock().unwrap_or_else(|e| e.into_inner()).insert(id.clone(), Instant::now());
-                        return Err(Abandoned);
+                        return Err(abandoned);
                     }
                 }
             }

@@ -53,6 +53,12 @@ pub struct QuotaHold {
 }
 
 impl QuotaHold {
+    /// A call's hold as a fake ledger hands it out (stage unit tests).
+    #[cfg(test)]
+    pub(super) fn fake(tenant: &str, reserved: Reserve) -> QuotaHold {
+        QuotaHold { tenant: tenant.to_owned(), row: None, call: true, reserved }
+    }
+
     /// The bytes it reserved: what an upload may store under it.
     pub fn bytes(&self) -> u64 {
         self.reserved.bytes

@@ -32,6 +32,7 @@ mod route;
 mod uploads;
 mod validate;
 mod verify;
+mod workspace_quota;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -2,6 +2,10 @@
 //!
 //! Each stage is a function from one typed value to the next, or to a
 //! [`Refusal`] that carries its stage and dot-path in its diagnostic.
+//! `resolve`, `validate` and `admit` are values holding exactly what they
+//! read (`resolve::Resolve`, `validate::Validate`, `admit::Admit`), each
+//! unit-tested on fakes; the stages run synchronously, and only the quick
+//! path on the protocol thread awaits, for its group commit.
 //!
 //! **Invariant: a request is validated completely before anything is
 //! written.** A request refused by `resolve` or `validate` is admitted to no
@@ -16,7 +20,7 @@
 //! ([`super::result::build`]), at the end.
 
 use std::borrow::Cow;
-use std::future::Future as _;
+use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -34,6 +38,7 @@ use crate::store::{CertificateRecord, EpisodeRow};
 
 use super::Runtime;
 use super::diagnostics::names_an_artifact;
+use super::experiments::RecordFailure;
 use super::result::{ResultParts, build, deliver, unrecorded};
 
 /// How long a capability whose inline attempt went beyond its bounds is not
@@ -146,17 +151,28 @@ pub(super) struct Prepared<'a> {
 }
 
 /// How a component call runs: to its end, or as a quick attempt on a thread
-/// that must not be held long.
+/// that must not be held long. `A` is what an abandoned call answers:
+/// [`Abandoned`] for an attempt; for an ordinary call [`Infallible`], so
+/// that a call that cannot be abandoned says so in its type (an
+/// `Attempt` cannot be made without an `A`).
 #[derive(Clone, Copy)]
-pub(super) enum Run<'c> {
+pub(super) enum Run<'c, A> {
     /// Waits for a slot, runs to its end; the caller may cancel it.
     Ordinary(&'c CallControl),
     /// Runs within these bounds, or is abandoned with nothing of it kept.
-    Attempt(InlineLimits),
+    Attempt(InlineLimits, A),
 }
 
+/// A call that runs to its end.
+pub(super) fn ordinary(control: &CallControl) -> Run<'_, Infallible> {
+    Run::Ordinary(control)
+}
+
+/// A quick attempt within the default inline bounds.
+const ATTEMPT: Run<'static, Abandoned> = Run::Attempt(InlineLimits::DEFAULT, Abandoned);
+
 /// A quick attempt went beyond its bounds: nothing of it was kept.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 pub(super) struct Abandoned;
 
 /// How an invocation ended: its parts and its stop reason.
@@ -228,10 +244,8 @@ impl Runtime {
     /// [`Runtime::invoke`] under the caller's control: `control` cancels the
     /// call (then nothing is stored) and receives progress reports.
     pub fn invoke_cancellable(&self, request: &InvokeRequest, control: &CallControl) -> CapabilityResult {
-        match self.answer(request, Run::Ordinary(control)) {
-            Ok(result) => result,
-            Err(Abandoned) => unreachable!("only a quick attempt is abandoned"),
-        }
+        let Ok(result) = self.answer(request, ordinary(control));
+        result
     }
 
     /// Answer `capability.invoke` on the calling thread if it is quick: a
@@ -253,7 +267,7 @@ impl Runtime {
         if !self.quick(request) {
             return None;
         }
-        self.answer(request, Run::Attempt(InlineLimits::DEFAULT)).ok()
+        self.answer(request, ATTEMPT).ok()
     }
 
     /// [`Runtime::try_invoke_quick`] on the MCP edge's async thread: the
@@ -264,7 +278,7 @@ impl Runtime {
         if !self.quick(request) {
             return None;
         }
-        self.answer_with(request, Run::Attempt(InlineLimits::DEFAULT), true).await.ok()
+        self.answer_grouped(request).await.ok()
     }
 
     /// Whether a request may be tried as a quick call.
@@ -292,79 +306,105 @@ impl Runtime {
             Ok(hold) => hold,
             Err(refusal) => return refused(refusal),
         };
-        let result = match self.execute(&validated, Run::Ordinary(&CallControl::default())) {
-            Ok(concluded) => build(concluded.parts),
-            Err(Abandoned) => unreachable!("only a quick attempt is abandoned"),
-        };
+        let Ok(concluded) = self.execute(&validated, ordinary(&CallControl::default()));
+        let result = build(concluded.parts);
         if let Some(hold) = hold {
             self.release_quota(hold, result.fuel_consumed, 0, false);
         }
         result
     }
 
-    /// The pipeline. [`Abandoned`] only for a quick attempt that went beyond
-    /// its bounds (then nothing was stored or counted).
-    fn answer(&self, request: &InvokeRequest, run: Run<'_>) -> Result<CapabilityResult, Abandoned> {
-        // Written on this thread, the answer is ready at the first poll.
-        let answer = std::pin::pin!(self.answer_with(request, run, false));
-        match answer.poll(&mut std::task::Context::from_waker(std::task::Waker::noop())) {
-            std::task::Poll::Ready(answer) => answer,
-            std::task::Poll::Pending => unreachable!("an answer written on its own thread never waits"),
-        }
-    }
-
-    /// [`Runtime::answer`], its writes in a group commit when `grouped`.
-    async fn answer_with(
-        &self,
-        request: &InvokeRequest,
-        run: Run<'_>,
-        grouped: bool,
-    ) -> Result<CapabilityResult, Abandoned> {
+    /// The pipeline, its writes made on this thread. `Err` only for a quick
+    /// attempt that went beyond its bounds (then nothing was stored or counted).
+    fn answer<A: Copy>(&self, request: &InvokeRequest, how: Run<'_, A>) -> Result<CapabilityResult, A> {
         let _in_flight = InFlight::enter(&self.in_flight);
-        let started = Instant::now();
-        let policy = self.policy();
-        let validated = match self.resolve(request, policy).and_then(|resolved| self.validate(resolved)) {
-            Ok(validated) => validated,
-            Err(refusal) => return Ok(self.refused(request, refusal, started)),
-        };
-        let (concluded, reservation, hold) = match self.admit(&validated) {
-            Err(refusal) => return Ok(self.refused(request, refusal, started)),
-            Ok(Admitted::Stopped(concluded)) => (*concluded, None, None),
-            Ok(Admitted::Run { reservation, hold }) => match self.execute(&validated, run) {
-                Ok(concluded) => (concluded, reservation, hold),
-                Err(Abandoned) => {
-                    self.experiments.withdraw(&validated.experiment, &request.capability_id);
-                    if let Some(hold) = hold {
-                        self.release_quota(hold, 0, 0, true);
-                    }
-                    return Err(Abandoned);
-                }
-            },
-        };
-        let reservation = reservation.as_ref();
-        let mut place = Place { runtime: self, hold, fuel: concluded.parts.run.fuel_consumed };
-        let result = match self.record(&validated, concluded, reservation, started) {
-            Recording::Done(result) => *result,
-            Recording::Write(unwritten) => {
-                let written = if grouped && reservation.is_none() {
-                    let (experiments, episodes) = (&self.experiments, self.episodes.as_ref());
-                    self.commits
-                        .write(experiments, episodes, &validated.experiment, &unwritten.line, &unwritten.row())
-                        .await
-                } else {
-                    self.write_now(&validated, &unwritten, reservation)
-                };
-                self.record_written(&validated, *unwritten, written, reservation, started)
+        let (result, place) = match self.stages(request, how, Instant::now())? {
+            Staged::Answered(result) => return Ok(*result),
+            Staged::Recorded(result, place) => (*result, place),
+            Staged::Writing(writing) => {
+                let written = self.write_now(&writing.validated, &writing.unwritten, writing.reservation.as_ref());
+                self.written(*writing, written)
             }
         };
-        if grouped && place.hold.is_some() {
+        Ok(self.settle(place, result))
+    }
+
+    /// [`Runtime::answer`] of a quick attempt on the MCP edge's async thread:
+    /// its writes join a group commit, and its usage waits, as a future, for
+    /// the write lock to be free rather than blocking the thread.
+    async fn answer_grouped(&self, request: &InvokeRequest) -> Result<CapabilityResult, Abandoned> {
+        let _in_flight = InFlight::enter(&self.in_flight);
+        let (result, place) = match self.stages(request, ATTEMPT, Instant::now())? {
+            Staged::Answered(result) => return Ok(*result),
+            Staged::Recorded(result, place) => (*result, place),
+            Staged::Writing(writing) => {
+                let Writing { validated, unwritten, reservation, .. } = &*writing;
+                let written = match reservation {
+                    None => {
+                        let (experiments, episodes) = (&self.experiments, self.episodes.as_ref());
+                        let row = unwritten.row();
+                        self.commits.write(experiments, episodes, &validated.experiment, &unwritten.line, &row).await
+                    }
+                    Some(_) => self.write_now(validated, unwritten, reservation.as_ref()),
+                };
+                self.written(*writing, written)
+            }
+        };
+        if place.hold.is_some() {
             // Its usage is written next: not while another thread's write
             // would block this one.
             self.episodes.writer_free().await;
         }
+        Ok(self.settle(place, result))
+    }
+
+    /// `resolve → validate → admit → execute → record` up to the writes.
+    fn stages<'a, A: Copy>(
+        &'a self,
+        request: &'a InvokeRequest,
+        how: Run<'_, A>,
+        started: Instant,
+    ) -> Result<Staged<'a>, A> {
+        let refused = |refusal| Ok(Staged::Answered(Box::new(self.refused(request, refusal, started))));
+        let policy = self.policy();
+        let validated = match self.resolve(request, policy).and_then(|resolved| self.validate(resolved)) {
+            Ok(validated) => validated,
+            Err(refusal) => return refused(refusal),
+        };
+        let (concluded, reservation, hold) = match self.admit(&validated) {
+            Err(refusal) => return refused(refusal),
+            Ok(Admitted::Stopped(concluded)) => (*concluded, None, None),
+            Ok(Admitted::Run { reservation, hold }) => match self.execute(&validated, how) {
+                Ok(concluded) => (concluded, reservation, hold),
+                Err(abandoned) => {
+                    self.experiments.withdraw(&validated.experiment, &request.capability_id);
+                    if let Some(hold) = hold {
+                        self.release_quota(hold, 0, 0, true);
+                    }
+                    return Err(abandoned);
+                }
+            },
+        };
+        let place = Place { runtime: self, hold, fuel: concluded.parts.run.fuel_consumed };
+        Ok(match self.record(&validated, concluded, reservation.as_ref(), started) {
+            Recording::Done(result) => Staged::Recorded(result, place),
+            Recording::Write(unwritten) => {
+                Staged::Writing(Box::new(Writing { validated, unwritten: *unwritten, reservation, place, started }))
+            }
+        })
+    }
+
+    /// The answer of a call whose writes were made (or failed), and its quota place.
+    fn written<'a>(&self, writing: Writing<'a>, written: Result<u64, RecordFailure>) -> (CapabilityResult, Place<'a>) {
+        let Writing { validated, unwritten, reservation, place, started } = writing;
+        (self.record_written(&validated, unwritten, written, reservation.as_ref(), started), place)
+    }
+
+    /// The tenant's quota place released with what the call spent: its fuel,
+    /// and what it stored (the episode, its input and complete result, and
+    /// the artifacts the call wrote).
+    fn settle(&self, mut place: Place<'_>, result: CapabilityResult) -> CapabilityResult {
         if let Some(hold) = place.hold.take() {
-            // What the tenant stored: the episode (its input and complete
-            // result) and the artifacts the call wrote.
             let stored = result
                 .transport
                 .as_ref()
@@ -372,8 +412,27 @@ impl Runtime {
                 .map_or(0, |t| result.artifacts.iter().fold(t.logical_bytes, |sum, a| sum.saturating_add(a.bytes)));
             self.release_quota(hold, result.fuel_consumed, stored, false);
         }
-        Ok(result)
+        result
     }
+}
+
+/// A request through its stages up to its writes.
+enum Staged<'a> {
+    /// Refused: answered, nothing written, no quota place.
+    Answered(Box<CapabilityResult>),
+    /// Recorded without an episode to write (or only a line, written).
+    Recorded(Box<CapabilityResult>, Place<'a>),
+    /// Its episode and line to write.
+    Writing(Box<Writing<'a>>),
+}
+
+/// A call whose episode and line are still to be written.
+struct Writing<'a> {
+    validated: Validated<'a>,
+    unwritten: Unwritten,
+    reservation: Option<Reservation>,
+    place: Place<'a>,
+    started: Instant,
 }
 
 /// A call's place under its tenant's quota once it has run: released with

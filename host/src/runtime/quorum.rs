@@ -30,7 +30,7 @@ use crate::policy::Policy;
 use super::Runtime;
 use super::diagnostics::malformed;
 use super::execute::facts;
-use super::pipeline::{Abandoned, Call, Prepared, Run};
+use super::pipeline::{Call, Prepared, Run};
 use super::result::RunFacts;
 
 /// What the other checkers of a quorum said, and what they spent.
@@ -68,16 +68,16 @@ impl Runtime {
     /// Ask the rest of the quorum: the same request, to each other checker.
     /// A call the caller cancelled, or that found nothing to run on, ends the
     /// whole check with its failure.
-    pub(super) fn ask_quorum<'a>(
+    pub(super) fn ask_quorum<'a, A: Copy>(
         &'a self,
         prepared: &Prepared<'_>,
         policy: &Policy,
         (role, format): (&str, &str),
         request: &[u8],
-        how: Run<'_>,
-    ) -> Result<Result<Asked<'a>, (RunFacts, super::execute::Answer)>, Abandoned> {
-        if matches!(how, Run::Attempt(_)) {
-            return Err(Abandoned);
+        how: Run<'_, A>,
+    ) -> Result<Result<Asked<'a>, (RunFacts, super::execute::Answer)>, A> {
+        if let Run::Attempt(_, abandoned) = how {
+            return Err(abandoned);
         }
         let mut asked = Asked { run: RunFacts::default(), answers: Vec::new() };
         for entry in self.panel(policy, role, format, prepared.call.entry, &prepared.call.input) {

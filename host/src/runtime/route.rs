@@ -29,7 +29,7 @@ use super::resolve::hidden;
 
 impl Runtime {
     /// Resolve `certificate.verify` (`router`) to the checker call it stands for.
-    pub(super) fn route<'a>(
+    pub(super) fn route_certificate<'a>(
         &'a self,
         request: &'a InvokeRequest,
         router: &'a CatalogEntry,

@@ -19,17 +19,17 @@ use crate::policy::Policy;
 use super::Runtime;
 use super::diagnostics::{malformed, storage_failed_text};
 use super::execute::{Answer, facts};
-use super::pipeline::{Abandoned, Certificate, Prepared, Run};
+use super::pipeline::{Certificate, Prepared, Run};
 use super::result::{Completed, RunFacts, not_concluded};
 
 impl Runtime {
     /// Run a checker if the policy authorizes it, and bind its verdict.
-    pub(super) fn check(
+    pub(super) fn check<A: Copy>(
         &self,
         prepared: &Prepared<'_>,
         policy: &Policy,
-        how: Run<'_>,
-    ) -> Result<(RunFacts, Answer), Abandoned> {
+        how: Run<'_, A>,
+    ) -> Result<(RunFacts, Answer), A> {
         let entry = prepared.call.entry;
         let own_role = entry.checker_roles.first().cloned().unwrap_or_default();
         let judged = match self.judging(&prepared.references, prepared.call.routed.as_ref()) {
