@@ -11,8 +11,23 @@ use crate::contract::{DescribeRequest, InvokeRequest, View};
 use crate::digest::Digest;
 use crate::runtime::Runtime;
 
+/// Why the walkthrough stopped: an answer without what the next step needs,
+/// or the policy could not be changed.
+#[derive(Debug, thiserror::Error)]
+pub enum DemoError {
+    /// An answer lacks what the next step reads.
+    #[error("the demo's step {step}: the answer has no {missing}")]
+    Missing { step: u8, missing: &'static str },
+    /// A value could not be shown as JSON.
+    #[error("showing the demo's values")]
+    Json(#[from] serde_json::Error),
+    /// Revoking or authorizing the checker failed.
+    #[error("changing the policy")]
+    Policy(#[from] crate::runtime::OpenError),
+}
+
 /// Run the walkthrough, printing to stdout.
-pub fn run(runtime: Arc<Runtime>) -> anyhow::Result<()> {
+pub fn run(runtime: Arc<Runtime>) -> Result<(), DemoError> {
     println!("Jacobian demo — data directory {}", runtime.data().path().display());
     println!("Installed components:");
     for record in runtime.components() {
@@ -58,8 +73,9 @@ pub fn run(runtime: Arc<Runtime>) -> anyhow::Result<()> {
     for field in ["status", "output", "artifacts", "scope", "assurance", "obligations", "check_with", "transport"] {
         show(field, &found_value[field]);
     }
-    let route = found.check_with.clone().ok_or_else(|| anyhow::anyhow!("no check_with route"))?;
-    let certificate = route.certificate_artifact.clone().ok_or_else(|| anyhow::anyhow!("no certificate artifact"))?;
+    let route = found.check_with.clone().ok_or(DemoError::Missing { step: 3, missing: "check_with route" })?;
+    let certificate =
+        route.certificate_artifact.clone().ok_or(DemoError::Missing { step: 3, missing: "certificate artifact" })?;
 
     step("4. capability.invoke (VERIFY) — the independent checker judges the countermodel");
     let verify = InvokeRequest {
@@ -77,7 +93,10 @@ pub fn run(runtime: Arc<Runtime>) -> anyhow::Result<()> {
     show("verification", &verified["verification"]);
 
     step("5. the operator revokes the checker — the same call can no longer verify");
-    let checker: Digest = verified["verification"]["checker_digest"].as_str().unwrap_or_default().parse()?;
+    let checker: Digest = verified["verification"]["checker_digest"]
+        .as_str()
+        .and_then(|digest| digest.parse().ok())
+        .ok_or(DemoError::Missing { step: 4, missing: "verification.checker_digest" })?;
     runtime.update_policy(|p| p.revoke(checker))?;
     let unverified = serde_json::to_value(runtime.invoke(&verify))?;
     show("assurance", &unverified["assurance"]);

@@ -33,6 +33,14 @@ pub fn pretty_bytes<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
     serde_json::to_vec_pretty(value).unwrap_or_else(|e| unserializable::<T>(&e))
 }
 
+/// The members of a value that is a JSON object (a struct of this crate).
+pub fn members<T: Serialize + ?Sized>(value: &T) -> serde_json::Map<String, Value> {
+    match self::value(value) {
+        Value::Object(members) => members,
+        other => panic!("a {} serialized to JSON that is not an object: {other}", std::any::type_name::<T>()),
+    }
+}
+
 /// The wire name of a unit variant (`COMPLETED`, `INVALID_INPUT`), as a
 /// result spells it; empty for a value that is not a string in JSON.
 pub fn name<T: Serialize + ?Sized>(value: &T) -> String {
@@ -59,5 +67,7 @@ mod tests {
         assert!(message.contains("BTreeMap<(u8, u8), u8>"), "{message}");
         assert_eq!(super::name(&"COMPLETED"), "COMPLETED");
         assert_eq!(super::name(&7), "");
+        assert_eq!(super::members(&serde_json::json!({"a": 1}))["a"], 1);
+        assert!(std::panic::catch_unwind(|| super::members(&[1])).is_err());
     }
 }

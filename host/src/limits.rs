@@ -66,6 +66,17 @@ pub fn json_size(value: &impl serde::Serialize) -> usize {
     count.0
 }
 
+/// Why [`copy_bounded_lines`] stopped before the end of its input.
+#[derive(Debug, thiserror::Error)]
+pub enum CopyError {
+    /// A message above the limit.
+    #[error(transparent)]
+    TooLarge(#[from] MessageTooLarge),
+    /// Reading the input or writing the output failed.
+    #[error("copying stdin to the MCP session")]
+    Io(#[from] std::io::Error),
+}
+
 /// A stdio message above [`MAX_MESSAGE_BYTES`].
 #[derive(Debug, thiserror::Error)]
 #[error(
@@ -86,7 +97,7 @@ pub async fn copy_bounded_lines(
     input: impl tokio::io::AsyncRead + Unpin,
     mut output: impl tokio::io::AsyncWrite + Unpin,
     limit: usize,
-) -> anyhow::Result<()> {
+) -> Result<(), CopyError> {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
     let mut reader = tokio::io::BufReader::with_capacity(64 << 10, input);
     let mut line = 0usize;
@@ -164,7 +175,8 @@ mod tests {
         let mut out = Vec::new();
         match copy_bounded_lines(input, &mut out, limit).await {
             Ok(()) => Ok(out),
-            Err(e) => Err(e.downcast_ref::<MessageTooLarge>().expect("typed").bytes),
+            Err(CopyError::TooLarge(e)) => Err(e.bytes),
+            Err(CopyError::Io(e)) => panic!("copying from memory: {e}"),
         }
     }
 

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context;
+use crate::cli::error::Context;
 use clap::{Parser, Subcommand};
 use jacobian::digest::Digest;
 use jacobian::engine::EngineConfig;
@@ -480,7 +480,7 @@ pub struct TrustArgs {
 }
 
 impl TrustArgs {
-    pub fn trust(&self) -> anyhow::Result<jacobian::archive::Trust> {
+    pub fn trust(&self) -> crate::cli::error::Result<jacobian::archive::Trust> {
         let mut authorized = Vec::new();
         for entry in &self.authorize {
             let (role, digest) =

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context;
+use crate::cli::error::Context;
 use jacobian::store::StoreConfig;
 
 /// The host configuration file: where the data directory and the store are,
@@ -24,7 +24,7 @@ pub struct HostConfig {
 impl HostConfig {
     /// Read the file named by `--config`/`$JACOBIAN_CONFIG` (it must exist), else
     /// the default location if a file is there, else nothing.
-    pub fn load(explicit: Option<&std::path::Path>) -> anyhow::Result<HostConfig> {
+    pub fn load(explicit: Option<&std::path::Path>) -> crate::cli::error::Result<HostConfig> {
         let path = match explicit {
             Some(path) => path.to_owned(),
             None => {
@@ -38,7 +38,9 @@ impl HostConfig {
             }
         };
         let text = std::fs::read_to_string(&path).with_context(|| format!("config file {}", path.display()))?;
-        toml::from_str(&text).map_err(|e| anyhow::anyhow!("config file {}: {}", path.display(), e.message()))
+        toml::from_str(&text).map_err(|e| {
+            crate::cli::error::CliError::Invalid(format!("config file {}: {}", path.display(), e.message()))
+        })
     }
 }
 

@@ -5,17 +5,18 @@
 pub mod args;
 mod commands;
 mod config;
+pub mod error;
 pub mod support;
 
 use std::path::PathBuf;
 
-use jacobian::contract::ErrorType;
 use jacobian::store::StoreConfig;
 
 use args::{Cli, Command};
 use commands::{agent, bundles, offline, operator, scaffold, serve};
 use config::{HostConfig, default_data_dir, store_config};
-use support::{Unavailable, print_envelope};
+use error::CliError;
+use support::print_envelope;
 
 pub use config::init_logging;
 
@@ -28,7 +29,7 @@ pub struct Place {
 }
 
 /// Run one command.
-pub fn run(cli: Cli) -> anyhow::Result<()> {
+pub fn run(cli: Cli) -> crate::cli::error::Result<()> {
     let config = HostConfig::load(cli.config.as_deref())?;
     // Flags and environment variables, then the config file, then the defaults.
     let data_dir = match (cli.data_dir.clone(), std::env::var_os("JACOBIAN_DATA_DIR"), config.data_dir) {
@@ -91,71 +92,7 @@ impl Exit {
 /// Report a failed command: the error envelope on stderr, and the exit code
 /// ([`Exit::Refused`] for an archive that is not one, [`Exit::Error`] for
 /// any other error; [`Exit::Negative`] is an answer and is not reported here).
-pub fn fail(error: anyhow::Error) -> ! {
-    let error_type = error_type_of(&error);
-    print_envelope(error_type, jacobian::errors::render(&*error));
-    let exit = if matches!(error_type, ErrorType::ArchiveInvalid) { Exit::Refused } else { Exit::Error };
-    exit.exit()
-}
-
-/// The envelope's `error_type` for a failed command's error.
-fn error_type_of(error: &anyhow::Error) -> ErrorType {
-    use jacobian::archive::{ArchiveError, ArchiveErrorKind};
-    use jacobian::store::SchemaTooNew;
-    use jacobian::store::postgres::PgOpenError;
-    match error.downcast_ref::<ArchiveError>().map(|e| e.kind) {
-        Some(ArchiveErrorKind::Invalid) => ErrorType::ArchiveInvalid,
-        Some(ArchiveErrorKind::NotFound) => ErrorType::NotFound,
-        Some(ArchiveErrorKind::Unavailable) => ErrorType::Unavailable,
-        Some(ArchiveErrorKind::TooLarge) => ErrorType::PayloadTooLarge,
-        None if error.downcast_ref::<Unavailable>().is_some() => ErrorType::Unavailable,
-        None if error.downcast_ref::<SchemaTooNew>().is_some() => ErrorType::SchemaTooNew,
-        None if let Some(e) = error.downcast_ref::<PgOpenError>() => match e {
-            PgOpenError::InvalidUrl(_) => ErrorType::ValidationError,
-            PgOpenError::NewerSchema { .. } => ErrorType::SchemaTooNew,
-            PgOpenError::Unreachable { .. } | PgOpenError::Failed { .. } => ErrorType::Unavailable,
-        },
-        None if error.downcast_ref::<jacobian::limits::MessageTooLarge>().is_some() => ErrorType::PayloadTooLarge,
-        None if let Some(e) = error.downcast_ref::<jacobian::registry::InstallError>() => install_error_type(e),
-        None if let Some(e) = error.downcast_ref::<jacobian::oci::OciError>() => match e {
-            jacobian::oci::OciError::DigestMismatch { .. } => ErrorType::DigestMismatch,
-            jacobian::oci::OciError::Refused { status: 404, .. } => ErrorType::NotFound,
-            jacobian::oci::OciError::Refused { status: 401 | 403, .. } => ErrorType::Unauthorized,
-            jacobian::oci::OciError::Unreachable { .. } | jacobian::oci::OciError::Refused { .. } => {
-                ErrorType::Unavailable
-            }
-            _ => ErrorType::ValidationError,
-        },
-        None if let Some(e) = error.downcast_ref::<jacobian::runtime::UploadError>() => match e {
-            jacobian::runtime::UploadError::TooLarge { .. } => ErrorType::PayloadTooLarge,
-            jacobian::runtime::UploadError::Mismatch { .. } => ErrorType::DigestMismatch,
-            jacobian::runtime::UploadError::Store(_) => ErrorType::Unavailable,
-            jacobian::runtime::UploadError::Quota(_) => ErrorType::QuotaExceeded,
-            _ => ErrorType::ValidationError,
-        },
-        None if let Some(e) = error.downcast_ref::<jacobian::auth::SetupError>() => match e {
-            jacobian::auth::SetupError::Invalid { .. } => ErrorType::ValidationError,
-            jacobian::auth::SetupError::Unreachable { .. } => ErrorType::Unavailable,
-        },
-        None if error
-            .chain()
-            .any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::NotFound)) =>
-        {
-            ErrorType::NotFound
-        }
-        None => ErrorType::ValidationError,
-    }
-}
-
-fn install_error_type(error: &jacobian::registry::InstallError) -> ErrorType {
-    use jacobian::publishers::SignatureRefusal;
-    use jacobian::registry::InstallError;
-    match error {
-        InstallError::DigestMismatch { .. } => ErrorType::DigestMismatch,
-        InstallError::Signature { refusal: SignatureRefusal::Required, .. } => ErrorType::SignatureRequired,
-        InstallError::Signature { refusal: SignatureRefusal::Invalid(_), .. } => ErrorType::SignatureInvalid,
-        InstallError::Signature { refusal: SignatureRefusal::Untrusted { .. }, .. } => ErrorType::UntrustedPublisher,
-        InstallError::Store(_) => ErrorType::Unavailable,
-        _ => ErrorType::ValidationError,
-    }
+pub fn fail(error: CliError) -> ! {
+    print_envelope(error.error_type(), jacobian::errors::render(&error));
+    error.exit().exit()
 }

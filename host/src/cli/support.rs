@@ -5,13 +5,14 @@ use std::io::Read as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use anyhow::Context;
+use crate::cli::error::Context;
 use jacobian::contract::{ErrorEnvelope, ErrorType};
 use jacobian::runtime::OpenError;
 use jacobian::store::StoreConfig;
 use jacobian::{Runtime, RuntimeConfig};
 
 use crate::cli::args::TrustArgs;
+use crate::cli::error::CliError;
 
 /// Print a diagnostic as the tools return it and exit [`crate::cli::Exit::Refused`].
 pub fn fail_with(diagnostic: &jacobian::contract::Diagnostic) -> ! {
@@ -25,7 +26,7 @@ pub fn fail_with(diagnostic: &jacobian::contract::Diagnostic) -> ! {
 /// it: the diagnostic with the field's dot-path (`entries.3.method`), exit 2.
 pub fn read_request<T: serde::de::DeserializeOwned + schemars::JsonSchema>(
     file: &std::path::Path,
-) -> anyhow::Result<T> {
+) -> crate::cli::error::Result<T> {
     let text = if file.as_os_str() == "-" {
         let mut text = String::new();
         std::io::stdin().read_to_string(&mut text)?;
@@ -42,41 +43,44 @@ pub fn read_request<T: serde::de::DeserializeOwned + schemars::JsonSchema>(
 }
 
 /// Parse an upper-case vocabulary name (e.g. CONTRACT) into its enum.
-pub fn from_name<T: serde::de::DeserializeOwned>(name: &str, flag: &str) -> anyhow::Result<T> {
+pub fn from_name<T: serde::de::DeserializeOwned>(name: &str, flag: &str) -> crate::cli::error::Result<T> {
     serde_json::from_value(serde_json::Value::String(name.to_ascii_uppercase()))
         .with_context(|| format!("--{flag}: unknown value {name}"))
 }
 
-pub fn open(data_dir: PathBuf, store: &StoreConfig) -> anyhow::Result<Arc<Runtime>> {
+pub fn open(data_dir: PathBuf, store: &StoreConfig) -> crate::cli::error::Result<Arc<Runtime>> {
     open_with(RuntimeConfig { store: store.clone(), ..RuntimeConfig::new(data_dir) })
 }
 
-pub fn open_with(config: RuntimeConfig) -> anyhow::Result<Arc<Runtime>> {
+pub fn open_with(config: RuntimeConfig) -> crate::cli::error::Result<Arc<Runtime>> {
     let dir = config.data_dir.display().to_string();
     let shared = matches!(config.store, StoreConfig::Postgres(_));
     let runtime = Runtime::open(config).map_err(|e| match e {
         OpenError::Store(e) => store_failure(e, &dir, shared),
-        e if shared => Unavailable(format!("--store (PostgreSQL) or data directory {dir}: {e}")).into(),
-        e => Unavailable(format!("data directory {dir} (it must exist or be creatable, and be writable): {e}")).into(),
+        e => unavailable(e, &dir, shared),
     })?;
     Ok(Arc::new(runtime))
 }
 
 /// A store that could not be opened, typed as it is: a bad --store, an
 /// unreachable database, a newer schema; anything else is unavailable.
-pub fn store_failure(error: jacobian::store::OpenError, dir: &str, shared: bool) -> anyhow::Error {
+pub fn store_failure(error: jacobian::store::OpenError, dir: &str, shared: bool) -> CliError {
     match error {
-        jacobian::store::OpenError::Postgres(e) => anyhow::Error::new(e),
-        jacobian::store::OpenError::SchemaTooNew(e) => anyhow::Error::new(e),
-        e if shared => Unavailable(format!("--store (PostgreSQL) or data directory {dir}: {e}")).into(),
-        e => Unavailable(format!("data directory {dir} (it must exist or be creatable, and be writable): {e}")).into(),
+        jacobian::store::OpenError::Postgres(e) => e.into(),
+        jacobian::store::OpenError::SchemaTooNew(e) => e.into(),
+        e => unavailable(e, dir, shared),
     }
 }
 
-/// A store or runtime that could not be opened.
-#[derive(Debug, thiserror::Error)]
-#[error("opening the runtime: {0}")]
-pub struct Unavailable(pub String);
+/// A runtime or store that could not be opened, said with where it is.
+fn unavailable(error: impl std::error::Error + 'static, dir: &str, shared: bool) -> CliError {
+    let error = jacobian::errors::render(&error);
+    if shared {
+        CliError::Unavailable(format!("--store (PostgreSQL) or data directory {dir}: {error}"))
+    } else {
+        CliError::Unavailable(format!("data directory {dir} (it must exist or be creatable, and be writable): {error}"))
+    }
+}
 
 /// Print the error envelope (the shape HTTP failures use) on stderr.
 pub fn print_envelope(error_type: ErrorType, error: String) {
@@ -86,12 +90,12 @@ pub fn print_envelope(error_type: ErrorType, error: String) {
 
 /// Run an offline archive command (`replay`, `verify`) in a scratch data
 /// directory and print its report.
-pub fn offline<R: serde::Serialize, E: Into<anyhow::Error>>(
+pub fn offline<R: serde::Serialize, E: Into<CliError>>(
     archive: &std::path::Path,
     trust: &TrustArgs,
     purpose: &str,
     run: impl FnOnce(&[u8], &std::path::Path, &jacobian::archive::Trust) -> Result<R, E>,
-) -> anyhow::Result<R> {
+) -> crate::cli::error::Result<R> {
     let trust = trust.trust()?;
     let bytes = read_file(archive)?;
     let scratch = ScratchDir::new(purpose)?;
@@ -104,7 +108,7 @@ pub fn offline<R: serde::Serialize, E: Into<anyhow::Error>>(
 pub struct ScratchDir(pub PathBuf);
 
 impl ScratchDir {
-    pub fn new(purpose: &str) -> anyhow::Result<Self> {
+    pub fn new(purpose: &str) -> crate::cli::error::Result<Self> {
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
         let path = std::env::temp_dir().join(format!("jacobian-{purpose}-{}-{nanos}", std::process::id()));
         std::fs::create_dir_all(&path)?;
@@ -118,6 +122,6 @@ impl Drop for ScratchDir {
     }
 }
 
-pub fn read_file(path: &std::path::Path) -> anyhow::Result<Vec<u8>> {
+pub fn read_file(path: &std::path::Path) -> crate::cli::error::Result<Vec<u8>> {
     std::fs::read(path).with_context(|| format!("reading {}", path.display()))
 }

@@ -40,7 +40,7 @@ impl Level {
     }
 }
 
-pub(super) fn add_host_interface(linker: &mut Linker<CallState>) -> anyhow::Result<()> {
+pub(super) fn add_host_interface(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
     let mut host = linker.instance(HOST_INTERFACE)?;
     // Strings are taken as views of the guest's memory (`WasmStr`; lifting
     // one charges the guest fuel per byte) and only what is kept is copied:

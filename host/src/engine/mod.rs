@@ -202,7 +202,7 @@ pub fn import_allowed(name: &str) -> bool {
 
 impl Sandbox {
     /// Configure the engine and the linker.
-    pub fn new(config: EngineConfig) -> anyhow::Result<Self> {
+    pub fn new(config: EngineConfig) -> wasmtime::Result<Self> {
         let mut wasm = Config::new();
         wasm.wasm_component_model(true)
             .consume_fuel(true)
@@ -277,8 +277,8 @@ impl Sandbox {
     }
 
     /// Serialize compiled code for the precompiled cache.
-    pub fn serialize(&self, component: &Component) -> anyhow::Result<Vec<u8>> {
-        Ok(component.serialize()?)
+    pub fn serialize(&self, component: &Component) -> wasmtime::Result<Vec<u8>> {
+        component.serialize()
     }
 
     /// Load precompiled code.
@@ -286,9 +286,9 @@ impl Sandbox {
     /// # Safety
     /// `bytes` must have been produced by [`Sandbox::serialize`] on an engine
     /// with the same compatibility key; the caller re-hashes them first.
-    pub unsafe fn deserialize(&self, bytes: &[u8]) -> anyhow::Result<Component> {
+    pub unsafe fn deserialize(&self, bytes: &[u8]) -> wasmtime::Result<Component> {
         // SAFETY: guaranteed by the caller (see above).
-        Ok(unsafe { Component::deserialize(&self.engine, bytes) }?)
+        unsafe { Component::deserialize(&self.engine, bytes) }
     }
 
     /// Every import of the component, by name.

@@ -69,7 +69,7 @@ const MONOTONIC_CLOCK: &str = "wasi:clocks/monotonic-clock@0.2.12";
 /// one host call that no cancellation reaches. With the clocks frozen, every
 /// deadline has already passed: `subscribe-duration` and `subscribe-instant`
 /// give a pollable that is ready at once.
-pub(super) fn add_elapsed_sleeps(linker: &mut Linker<CallState>) -> anyhow::Result<()> {
+pub(super) fn add_elapsed_sleeps(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
     fn elapsed(
         mut cx: wasmtime::StoreContextMut<'_, CallState>,
     ) -> wasmtime::Result<(wasmtime::component::Resource<wasmtime_wasi::p2::DynPollable>,)> {

@@ -553,7 +553,7 @@ pub async fn serve(
     config: HttpConfig,
     stop: impl std::future::Future<Output = ()> + Send + 'static,
     drain: Duration,
-) -> anyhow::Result<()> {
+) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(config.addr).await?;
     let local = listener.local_addr()?;
     // The one line a supervisor (or a test) reads to find the port.

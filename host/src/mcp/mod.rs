@@ -32,7 +32,7 @@ use crate::resources;
 use crate::runtime::Runtime;
 use crate::workspace::wire::{OpenRequest, QueryRequest, WriteRequest};
 
-pub use stdio::serve_stdio;
+pub use stdio::{StdioError, serve_stdio};
 
 /// What the initialization response tells an agent.
 pub const INSTRUCTIONS: &str = "Jacobian runs installed mathematical capabilities (finite search, enumeration, \

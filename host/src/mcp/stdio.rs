@@ -69,8 +69,23 @@ fn socket(fd: std::os::fd::OwnedFd) -> Option<tokio::net::UnixStream> {
     tokio::net::UnixStream::from_std(stream).ok()
 }
 
+/// Why the stdio server stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum StdioError {
+    /// The MCP session could not start (the client's `initialize`).
+    #[error("starting the MCP session on stdio")]
+    Initialize(#[from] Box<rmcp::service::ServerInitializeError>),
+    /// The session's task ended abnormally.
+    #[error("a task of the MCP session on stdio")]
+    Session(#[from] tokio::task::JoinError),
+    /// The copier between stdin and the session stopped (a message above
+    /// the limit, or stdin failed).
+    #[error(transparent)]
+    Input(#[from] crate::limits::CopyError),
+}
+
 /// Serve MCP over stdio until the client disconnects.
-pub async fn serve_stdio(runtime: Arc<Runtime>, names: ToolNames) -> anyhow::Result<()> {
+pub async fn serve_stdio(runtime: Arc<Runtime>, names: ToolNames) -> Result<(), StdioError> {
     // stdin reaches rmcp through a bounded line copier, so one message can
     // never make the transport buffer more than MAX_MESSAGE_BYTES.
     let (feed, transport) = tokio::io::duplex(64 << 10);
@@ -79,8 +94,8 @@ pub async fn serve_stdio(runtime: Arc<Runtime>, names: ToolNames) -> anyhow::Res
     let (stdin, stdout) = stdio();
     let feeder = tokio::spawn(crate::limits::copy_bounded_lines(stdin, feed, crate::limits::MAX_MESSAGE_BYTES));
     let served = match JacobianServer::new(runtime, names).serve((from_client, stdout)).await {
-        Ok(service) => service.waiting().await.map(drop).map_err(anyhow::Error::from),
-        Err(e) => Err(e.into()),
+        Ok(service) => service.waiting().await.map(drop).map_err(StdioError::from),
+        Err(e) => Err(Box::new(e).into()),
     };
     // The session ended; if it was the copier that ended it, say why.
     if let Ok(copied) = tokio::time::timeout(std::time::Duration::from_millis(200), feeder).await {

@@ -199,10 +199,7 @@ fn episode_members(
     result: &CapabilityResult,
     input_digest: Option<Digest>,
 ) -> Map<String, Value> {
-    let mut map = match serde_json::to_value(result) {
-        Ok(Value::Object(map)) => map,
-        _ => Map::new(),
-    };
+    let mut map = crate::json::members(result);
     map.remove("accounting");
     map.remove("transport");
     map.insert(

@@ -4,7 +4,7 @@
 use std::io::Read as _;
 use std::path::PathBuf;
 
-use anyhow::{Context, bail};
+use crate::cli::error::{Context, refuse};
 use jacobian::contract::{DescribeRequest, Diagnostic, InvokeRequest, Status};
 use jacobian::store::StoreConfig;
 
@@ -15,7 +15,7 @@ use crate::cli::args::{
 use crate::cli::support::{fail_with, from_name, open, read_request};
 
 /// `jacobian describe`.
-pub fn describe(place: Place, args: DescribeArgs) -> anyhow::Result<()> {
+pub fn describe(place: Place, args: DescribeArgs) -> crate::cli::error::Result<()> {
     let Place { data_dir, store, .. } = place;
     let DescribeArgs { id, view, query, domain, mode, limit, cursor, input_kind, artifact_type } = args;
     let request = DescribeRequest {
@@ -38,7 +38,7 @@ pub fn describe(place: Place, args: DescribeArgs) -> anyhow::Result<()> {
 }
 
 /// `jacobian resource`.
-pub fn resource(place: Place, args: ResourceArgs) -> anyhow::Result<()> {
+pub fn resource(place: Place, args: ResourceArgs) -> crate::cli::error::Result<()> {
     let Place { data_dir, store, .. } = place;
     let ResourceArgs { uri } = args;
     let Some(uri) = uri else {
@@ -54,7 +54,7 @@ pub fn resource(place: Place, args: ResourceArgs) -> anyhow::Result<()> {
 }
 
 /// `jacobian prompt`.
-pub fn prompt(place: Place, args: PromptArgs) -> anyhow::Result<()> {
+pub fn prompt(place: Place, args: PromptArgs) -> crate::cli::error::Result<()> {
     let Place { .. } = place;
     let PromptArgs { name, args } = args;
     let mut arguments = serde_json::Map::new();
@@ -64,13 +64,13 @@ pub fn prompt(place: Place, args: PromptArgs) -> anyhow::Result<()> {
     }
     match jacobian::resources::prompt(&name, &arguments) {
         Ok(text) => println!("{text}"),
-        Err(diagnostic) => bail!("{}", diagnostic.message),
+        Err(diagnostic) => refuse!("{}", diagnostic.message),
     }
     Ok(())
 }
 
 /// `jacobian artifact put` and `share`.
-pub fn artifact(place: Place, args: ArtifactArgs) -> anyhow::Result<()> {
+pub fn artifact(place: Place, args: ArtifactArgs) -> crate::cli::error::Result<()> {
     let Place { data_dir, store, .. } = place;
     match args.action {
         ArtifactAction::Put { file, schema } => {
@@ -82,7 +82,7 @@ pub fn artifact(place: Place, args: ArtifactArgs) -> anyhow::Result<()> {
         }
         ArtifactAction::Share { uri, tenant } => {
             if !jacobian::auth::api_tokens::valid_tenant(&tenant) {
-                bail!("--tenant {tenant:?}: a tenant is 1-64 of a-z 0-9 . _ - starting with a letter or digit");
+                refuse!("--tenant {tenant:?}: a tenant is 1-64 of a-z 0-9 . _ - starting with a letter or digit");
             }
             let digest = jacobian::digest::Digest::from_artifact_uri(&uri).with_context(|| format!("URI {uri:?}"))?;
             let runtime = open(data_dir, &store)?;
@@ -94,16 +94,16 @@ pub fn artifact(place: Place, args: ArtifactArgs) -> anyhow::Result<()> {
 }
 
 /// `jacobian demo`.
-pub fn demo(explicit_data_dir: Option<PathBuf>) -> anyhow::Result<()> {
+pub fn demo(explicit_data_dir: Option<PathBuf>) -> crate::cli::error::Result<()> {
     let dir = match explicit_data_dir {
         Some(dir) => dir,
         None => std::env::temp_dir().join(format!("jacobian-demo-{}", std::process::id())),
     };
-    jacobian::demo::run(open(dir, &StoreConfig::DataDir)?)
+    Ok(jacobian::demo::run(open(dir, &StoreConfig::DataDir)?)?)
 }
 
 /// `jacobian catalog`.
-pub fn catalog(place: Place) -> anyhow::Result<()> {
+pub fn catalog(place: Place) -> crate::cli::error::Result<()> {
     let Place { data_dir, store, .. } = place;
     let runtime = open(data_dir, &store)?;
     // Every page, as one inventory.
@@ -120,7 +120,7 @@ pub fn catalog(place: Place) -> anyhow::Result<()> {
 }
 
 /// `jacobian components`.
-pub fn components(place: Place) -> anyhow::Result<()> {
+pub fn components(place: Place) -> crate::cli::error::Result<()> {
     let Place { data_dir, store, .. } = place;
     let runtime = open(data_dir, &store)?;
     let components: Vec<_> = runtime.components().collect();
@@ -133,7 +133,7 @@ pub fn components(place: Place) -> anyhow::Result<()> {
 }
 
 /// `jacobian invoke`.
-pub fn invoke(place: Place, args: InvokeArgs) -> anyhow::Result<()> {
+pub fn invoke(place: Place, args: InvokeArgs) -> crate::cli::error::Result<()> {
     let Place { data_dir, store, .. } = place;
     let InvokeArgs { id, input, mode, view, experiment } = args;
     let text = if input.as_os_str() == "-" {
@@ -163,7 +163,7 @@ pub fn invoke(place: Place, args: InvokeArgs) -> anyhow::Result<()> {
 /// A typed answer as the JSON printed for it (keys sorted, as every answer is printed).
 fn as_json<T: serde::Serialize>(
     answer: Result<T, Diagnostic>,
-) -> anyhow::Result<Result<serde_json::Value, Diagnostic>> {
+) -> crate::cli::error::Result<Result<serde_json::Value, Diagnostic>> {
     Ok(match answer {
         Ok(answer) => Ok(serde_json::to_value(answer)?),
         Err(diagnostic) => Err(diagnostic),
@@ -171,7 +171,7 @@ fn as_json<T: serde::Serialize>(
 }
 
 /// `jacobian workspace`.
-pub fn workspace(place: Place, args: WorkspaceArgs) -> anyhow::Result<()> {
+pub fn workspace(place: Place, args: WorkspaceArgs) -> crate::cli::error::Result<()> {
     let Place { data_dir, store, .. } = place;
     let WorkspaceArgs { action } = args;
     let runtime = open(data_dir, &store)?;
@@ -196,7 +196,7 @@ pub fn workspace(place: Place, args: WorkspaceArgs) -> anyhow::Result<()> {
                         "dot" => print!("{}", graph::dot(&state)),
                         "svg" => print!("{}", graph::svg(&state, drawing)),
                         "html" => print!("{}", graph::html(&state, &id, drawing)),
-                        other => bail!("--format {other}: expected dot, svg or html"),
+                        other => refuse!("--format {other}: expected dot, svg or html"),
                     }
                     return Ok(());
                 }

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
+use crate::cli::error::Context;
 use jacobian::digest::Digest;
 use jacobian::registry::{Checked, InstallError};
 use serde_json::{Value, json};
@@ -21,7 +21,7 @@ struct Bundle {
 }
 
 /// The signature file beside `file` (`FILE.minisig`), or the one named.
-fn signature_file(file: &Path, named: Option<PathBuf>) -> anyhow::Result<Option<String>> {
+fn signature_file(file: &Path, named: Option<PathBuf>) -> crate::cli::error::Result<Option<String>> {
     let beside = PathBuf::from(format!("{}.minisig", file.display()));
     let path = match named {
         Some(path) => path,
@@ -30,7 +30,7 @@ fn signature_file(file: &Path, named: Option<PathBuf>) -> anyhow::Result<Option<
     };
     let bytes = read_file(&path)?;
     if bytes.len() > jacobian::publishers::MAX_SIGNATURE_BYTES {
-        anyhow::bail!(
+        crate::cli::error::refuse!(
             "{}: a signature file is at most {} bytes",
             path.display(),
             jacobian::publishers::MAX_SIGNATURE_BYTES
@@ -42,7 +42,7 @@ fn signature_file(file: &Path, named: Option<PathBuf>) -> anyhow::Result<Option<
     ))
 }
 
-fn fetch(source: &str, signature: Option<PathBuf>) -> anyhow::Result<Bundle> {
+fn fetch(source: &str, signature: Option<PathBuf>) -> crate::cli::error::Result<Bundle> {
     if source.starts_with("oci://") {
         let reference = jacobian::oci::Reference::parse(source)?;
         let pulled = jacobian::oci::pull(&reference)?;
@@ -58,7 +58,7 @@ fn fetch(source: &str, signature: Option<PathBuf>) -> anyhow::Result<Bundle> {
 }
 
 /// `jacobian install`.
-pub fn install(place: Place, args: InstallArgs) -> anyhow::Result<()> {
+pub fn install(place: Place, args: InstallArgs) -> crate::cli::error::Result<()> {
     let Place { data_dir, store, .. } = place;
     let InstallArgs { source, expect_digest, signature } = args;
     let bundle = fetch(&source, signature)?;
@@ -98,7 +98,7 @@ fn failed_check(refusal: &InstallError) -> &'static str {
 }
 
 /// The report of an accepted check, and whether every example was deterministic.
-fn accepted_report(checked: &Checked, report: &mut Value) -> anyhow::Result<bool> {
+fn accepted_report(checked: &Checked, report: &mut Value) -> crate::cli::error::Result<bool> {
     let record = &checked.record;
     let (first, second) = (&checked.runs[0], &checked.runs[1]);
     let examples: Vec<Value> = first
@@ -142,7 +142,7 @@ fn check_report(
     bytes: &[u8],
     expect: Option<Digest>,
     mut report: Value,
-) -> anyhow::Result<(Value, Option<Checked>, bool)> {
+) -> crate::cli::error::Result<(Value, Option<Checked>, bool)> {
     report["digest"] = json!(Digest::of(bytes));
     report["size_bytes"] = bytes.len().into();
     match runtime.check_bundle(bytes, expect) {
@@ -164,7 +164,7 @@ fn check_report(
 /// bundle would be refused or an example is not deterministic. A signature,
 /// when there is one, is checked against the policy's publishers and
 /// reported; a bundle without one is reported unsigned.
-pub fn check(place: Place, args: InstallArgs) -> anyhow::Result<()> {
+pub fn check(place: Place, args: InstallArgs) -> crate::cli::error::Result<()> {
     let Place { data_dir, store, .. } = place;
     let InstallArgs { source, expect_digest, signature } = args;
     let bundle = fetch(&source, signature)?;
@@ -193,7 +193,7 @@ pub fn check(place: Place, args: InstallArgs) -> anyhow::Result<()> {
 }
 
 /// `jacobian push`: check, then push with the signature beside it.
-pub fn push(place: Place, args: PushArgs) -> anyhow::Result<()> {
+pub fn push(place: Place, args: PushArgs) -> crate::cli::error::Result<()> {
     let Place { data_dir, store, .. } = place;
     let PushArgs { file, destination, signature } = args;
     let reference = jacobian::oci::Reference::parse(&destination)?;
@@ -203,7 +203,7 @@ pub fn push(place: Place, args: PushArgs) -> anyhow::Result<()> {
     let (report, checked, accepted) =
         check_report(&runtime, &bytes, None, json!({"bundle": file.display().to_string()}))?;
     let Some(checked) = checked.filter(|_| accepted) else {
-        anyhow::bail!(
+        crate::cli::error::refuse!(
             "{} would not be installed, so it is not pushed: {}",
             file.display(),
             report["error"].as_str().unwrap_or("its examples are not deterministic")

@@ -2,14 +2,14 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context;
+use crate::cli::error::Context;
 
 use crate::cli::Place;
 use crate::cli::args::{ArchiveArgs, CompareArgs, ReplayArgs, VerifyArgs};
 use crate::cli::support::{offline, open, read_file};
 
 /// `jacobian archive`.
-pub fn archive(place: Place, args: ArchiveArgs) -> anyhow::Result<()> {
+pub fn archive(place: Place, args: ArchiveArgs) -> crate::cli::error::Result<()> {
     let Place { data_dir, store, .. } = place;
     let ArchiveArgs { experiment, out } = args;
     let runtime = open(data_dir, &store)?;
@@ -24,7 +24,7 @@ pub fn archive(place: Place, args: ArchiveArgs) -> anyhow::Result<()> {
 }
 
 /// `jacobian replay`.
-pub fn replay(place: Place, args: ReplayArgs) -> anyhow::Result<()> {
+pub fn replay(place: Place, args: ReplayArgs) -> crate::cli::error::Result<()> {
     let Place { .. } = place;
     let ReplayArgs { archive, trust } = args;
     let report = offline(&archive, &trust, "replay", jacobian::archive::replay)?;
@@ -35,7 +35,7 @@ pub fn replay(place: Place, args: ReplayArgs) -> anyhow::Result<()> {
 }
 
 /// `jacobian verify`.
-pub fn verify(place: Place, args: VerifyArgs) -> anyhow::Result<()> {
+pub fn verify(place: Place, args: VerifyArgs) -> crate::cli::error::Result<()> {
     let Place { .. } = place;
     let VerifyArgs { archive, trust } = args;
     let report = offline(&archive, &trust, "verify", jacobian::archive::verify)?;
@@ -49,10 +49,10 @@ pub fn verify(place: Place, args: VerifyArgs) -> anyhow::Result<()> {
 }
 
 /// `jacobian compare`.
-pub fn compare(place: Place, args: CompareArgs) -> anyhow::Result<()> {
+pub fn compare(place: Place, args: CompareArgs) -> crate::cli::error::Result<()> {
     let Place { .. } = place;
     let CompareArgs { left, right } = args;
-    let parse = |path: &PathBuf| -> anyhow::Result<serde_json::Value> {
+    let parse = |path: &PathBuf| -> crate::cli::error::Result<serde_json::Value> {
         serde_json::from_slice(&read_file(path)?).with_context(|| format!("{}: not JSON", path.display()))
     };
     let comparison = jacobian::archive::compare(&parse(&left)?, &parse(&right)?);

@@ -2,7 +2,7 @@
 
 use std::io::Read as _;
 
-use anyhow::{Context, bail};
+use crate::cli::error::{Context, refuse};
 use jacobian::RuntimeConfig;
 use jacobian::runtime::OpenError;
 use jacobian::store::StoreConfig;
@@ -12,10 +12,11 @@ use crate::cli::args::{
     CheckerAction, CheckersArgs, PolicyAction, PolicyArgs, PublisherAction, PublishersArgs, RecheckArgs, TokenAction,
     TokensArgs,
 };
-use crate::cli::support::{Unavailable, open, read_file, store_failure};
+use crate::cli::error::CliError;
+use crate::cli::support::{open, read_file, store_failure};
 
 /// `jacobian migrate`.
-pub fn migrate(place: Place) -> anyhow::Result<()> {
+pub fn migrate(place: Place) -> crate::cli::error::Result<()> {
     let Place { data_dir, store, .. } = place;
     let shared = matches!(store, StoreConfig::Postgres(_));
     let report = jacobian::store::migrate(&store, &data_dir)
@@ -29,16 +30,16 @@ pub fn migrate(place: Place) -> anyhow::Result<()> {
 fn without_components<T>(
     config: &RuntimeConfig,
     open: impl FnOnce(&RuntimeConfig) -> Result<T, OpenError>,
-) -> anyhow::Result<T> {
+) -> crate::cli::error::Result<T> {
     let shared = matches!(config.store, StoreConfig::Postgres(_));
     open(config).map_err(|e| match e {
         OpenError::Store(e) => store_failure(e, &config.data_dir.display().to_string(), shared),
-        e => Unavailable(e.to_string()).into(),
+        e => CliError::Unavailable(jacobian::errors::render(&e)),
     })
 }
 
 /// `jacobian policy`.
-pub fn policy(place: Place, args: PolicyArgs) -> anyhow::Result<()> {
+pub fn policy(place: Place, args: PolicyArgs) -> crate::cli::error::Result<()> {
     let Place { data_dir, store, .. } = place;
     let PolicyArgs { action } = args;
     // Without loading components: this is also how a broken policy is repaired.
@@ -67,7 +68,7 @@ pub fn policy(place: Place, args: PolicyArgs) -> anyhow::Result<()> {
 }
 
 /// `jacobian checkers`.
-pub fn checkers(place: Place, args: CheckersArgs) -> anyhow::Result<()> {
+pub fn checkers(place: Place, args: CheckersArgs) -> crate::cli::error::Result<()> {
     let Place { data_dir, store, .. } = place;
     let CheckersArgs { action } = args;
     let runtime = open(data_dir, &store)?;
@@ -86,14 +87,14 @@ pub fn checkers(place: Place, args: CheckersArgs) -> anyhow::Result<()> {
         }
         CheckerAction::Authorize { digest, role } => {
             if runtime.kind_of(&digest) != Some(jacobian_guest::protocol::BundleKind::Checker) {
-                bail!("{digest} is not an installed checker component; install it first");
+                refuse!("{digest} is not an installed checker component; install it first");
             }
             let provides = runtime
                 .components()
                 .find(|r| r.digest == digest)
                 .is_some_and(|r| r.descriptor.checkers.iter().any(|k| k.role == role));
             if !provides {
-                bail!("checker {digest} does not declare role {role}");
+                refuse!("checker {digest} does not declare role {role}");
             }
             runtime.update_policy(|p| p.authorize(&role, digest))?;
             println!("authorized {digest} for role {role}");
@@ -104,7 +105,7 @@ pub fn checkers(place: Place, args: CheckersArgs) -> anyhow::Result<()> {
         }
         CheckerAction::Recall { digest, reason } => {
             if reason.trim().is_empty() {
-                bail!("--reason is empty: say what the checker accepts that is false");
+                refuse!("--reason is empty: say what the checker accepts that is false");
             }
             runtime.update_policy(|p| p.recall(digest, reason.trim()))?;
             println!("recalled {digest}: its verdicts read as NOT_CONCLUDED; `jacobian recheck` judges them again");
@@ -128,7 +129,7 @@ pub fn checkers(place: Place, args: CheckersArgs) -> anyhow::Result<()> {
 }
 
 /// `jacobian recheck`.
-pub fn recheck(place: Place, args: RecheckArgs) -> anyhow::Result<()> {
+pub fn recheck(place: Place, args: RecheckArgs) -> crate::cli::error::Result<()> {
     let Place { data_dir, store, .. } = place;
     let runtime = open(data_dir, &store)?;
     let rechecked = runtime.recheck(args.checker.as_ref())?;
@@ -140,7 +141,7 @@ pub fn recheck(place: Place, args: RecheckArgs) -> anyhow::Result<()> {
 }
 
 /// `jacobian publishers`.
-pub fn publishers(place: Place, args: PublishersArgs) -> anyhow::Result<()> {
+pub fn publishers(place: Place, args: PublishersArgs) -> crate::cli::error::Result<()> {
     use jacobian::publishers::PublicKey;
     let Place { data_dir, store, .. } = place;
     let runtime = open(data_dir, &store)?;
@@ -164,20 +165,17 @@ pub fn publishers(place: Place, args: PublishersArgs) -> anyhow::Result<()> {
                 }
                 false => key.clone(),
             };
-            let key = PublicKey::parse(&text).map_err(|e| anyhow::anyhow!("--key: {e}"))?;
+            let key =
+                PublicKey::parse(&text).map_err(|e| crate::cli::error::CliError::Invalid(format!("--key: {e}")))?;
             if name.trim().is_empty() || name.len() > 200 {
-                bail!("a publisher's name is 1-200 characters");
+                refuse!("a publisher's name is 1-200 characters");
             }
             runtime.update_policy(|p| p.publishers.trust(&name, &key))?;
             println!("trusted {name} (key {})", key.id());
         }
         PublisherAction::Distrust { name } => {
             if !runtime.policy().publishers.trusted.iter().any(|p| p.name == name) {
-                return Err(std::io::Error::new(
-                    std::io::ErrorKind::NotFound,
-                    format!("no trusted publisher {name:?}"),
-                )
-                .into());
+                return Err(CliError::NotFound(format!("no trusted publisher {name:?}")));
             }
             runtime.update_policy(|p| {
                 p.publishers.distrust(&name);
@@ -194,17 +192,19 @@ pub fn publishers(place: Place, args: PublishersArgs) -> anyhow::Result<()> {
 }
 
 /// `jacobian tokens`.
-pub fn tokens(place: Place, args: TokensArgs) -> anyhow::Result<()> {
+pub fn tokens(place: Place, args: TokensArgs) -> crate::cli::error::Result<()> {
     use jacobian::auth::{Scope, Scopes, api_tokens, now_seconds};
     let Place { data_dir, store, .. } = place;
     let config = RuntimeConfig { store, ..RuntimeConfig::new(data_dir) };
     let tokens = without_components(&config, jacobian::runtime::open_tokens)?;
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let unavailable = |e: jacobian::store::DbError| Unavailable(format!("the token store: {e}"));
+    let unavailable = |e: jacobian::store::DbError| {
+        CliError::Unavailable(format!("the token store: {}", jacobian::errors::render(&e)))
+    };
     match args.action {
         TokenAction::Create { tenant, scopes, expires } => {
             if !api_tokens::valid_tenant(&tenant) {
-                bail!("--tenant {tenant:?}: a tenant is 1-64 of a-z 0-9 . _ - and starts with a letter or digit");
+                refuse!("--tenant {tenant:?}: a tenant is 1-64 of a-z 0-9 . _ - and starts with a letter or digit");
             }
             let mut set = Scopes::default();
             for name in &scopes {
@@ -236,12 +236,12 @@ pub fn tokens(place: Place, args: TokensArgs) -> anyhow::Result<()> {
         }
         TokenAction::Revoke { id } => {
             if id.len() != 16 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
-                bail!(
+                refuse!(
                     "a token id is 16 hex digits (jacobian tokens list); the argument is not shown, in case it was a token"
                 );
             }
             if !rt.block_on(tokens.revoke(&id, now_seconds())).map_err(unavailable)? {
-                return Err(std::io::Error::new(std::io::ErrorKind::NotFound, format!("no API token {id}")).into());
+                return Err(CliError::NotFound(format!("no API token {id}")));
             }
             println!("revoked {id}");
         }

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, bail};
+use crate::cli::error::{Context, refuse};
 
 use crate::cli::args::{NewArgs, NewKind};
 
@@ -13,22 +13,24 @@ use crate::cli::args::{NewArgs, NewKind};
 const SDK: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../guest-sdk");
 
 /// `jacobian new`.
-pub fn new(args: NewArgs) -> anyhow::Result<()> {
+pub fn new(args: NewArgs) -> crate::cli::error::Result<()> {
     let NewArgs { kind, name, dir, sdk } = args;
     let valid = name.len() <= 40
         && name.starts_with(|c: char| c.is_ascii_lowercase())
         && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
     if !valid {
-        bail!("NAME {name:?}: 1-40 characters of a-z, 0-9 and _, starting with a letter (it names the crate and ids)");
+        refuse!(
+            "NAME {name:?}: 1-40 characters of a-z, 0-9 and _, starting with a letter (it names the crate and ids)"
+        );
     }
     let dir = dir.unwrap_or_else(|| PathBuf::from(&name));
     if dir.exists() {
-        bail!("{}: already exists; choose another NAME or --dir", dir.display());
+        refuse!("{}: already exists; choose another NAME or --dir", dir.display());
     }
     let sdk = match sdk {
         Some(path) => path,
         None if Path::new(SDK).join("Cargo.toml").is_file() => PathBuf::from(SDK),
-        None => bail!("the guest SDK of this build ({SDK}) is not here: pass --sdk PATH to the guest-sdk directory"),
+        None => refuse!("the guest SDK of this build ({SDK}) is not here: pass --sdk PATH to the guest-sdk directory"),
     };
     let sdk = sdk.canonicalize().with_context(|| format!("--sdk {}", sdk.display()))?;
     let feature = match kind {

@@ -1,6 +1,6 @@
 //! `jacobian serve`: MCP over stdio, or streamable HTTP with `/health` and `/metrics`.
 
-use anyhow::bail;
+use crate::cli::error::{CliError, refuse};
 use jacobian::RuntimeConfig;
 use jacobian::engine::EngineConfig;
 use jacobian::mcp::ToolNames;
@@ -10,7 +10,7 @@ use crate::cli::args::ServeArgs;
 use crate::cli::support::open_with;
 
 /// `jacobian serve`.
-pub fn serve(place: Place, args: ServeArgs) -> anyhow::Result<()> {
+pub fn serve(place: Place, args: ServeArgs) -> crate::cli::error::Result<()> {
     let Place { data_dir, store, auth } = place;
     let ServeArgs {
         underscore_tool_names,
@@ -54,14 +54,14 @@ pub fn serve(place: Place, args: ServeArgs) -> anyhow::Result<()> {
         let public = !addr.ip().is_loopback()
             || allow_hosts.iter().any(|h| !jacobian::http::LOOPBACK_HOSTS.contains(&h.to_ascii_lowercase().as_str()));
         if !auth.enabled() && public && !insecure_no_auth {
-            bail!(
+            refuse!(
                 "serve --http {addr}: a non-loopback address or --allow-host name with no authentication lets anyone \
                  who reaches the port do anything; configure --auth-api-tokens or --auth-issuer (or [auth] in the \
                  config file), or say --insecure-no-auth"
             );
         }
         if auth.enabled() && auth.resource.is_none() && (addr.port() == 0 || !addr.ip().is_loopback()) {
-            bail!(
+            refuse!(
                 "serve --http {addr}: with authentication on port 0 or a non-loopback address, name the URI clients \
                  reach this server by (--auth-resource https://…/mcp): it is the tokens' audience"
             );
@@ -84,9 +84,9 @@ pub fn serve(place: Place, args: ServeArgs) -> anyhow::Result<()> {
         builder.worker_threads(async_threads as usize);
         builder
     };
-    let rt = builder.enable_all().max_blocking_threads(blocking).build()?;
+    let rt = builder.enable_all().max_blocking_threads(blocking).build().map_err(CliError::Serve)?;
     match http {
-        None => rt.block_on(jacobian::mcp::serve_stdio(runtime, names)),
+        None => Ok(rt.block_on(jacobian::mcp::serve_stdio(runtime, names))?),
         Some(addr) => {
             let mut allowed_hosts: Vec<String> =
                 jacobian::http::LOOPBACK_HOSTS.iter().map(|h| (*h).to_owned()).collect();
@@ -109,12 +109,8 @@ pub fn serve(place: Place, args: ServeArgs) -> anyhow::Result<()> {
                 None
             };
             let config = jacobian::http::HttpConfig { addr, allowed_hosts, names, limits, auth };
-            rt.block_on(jacobian::http::serve(
-                runtime,
-                config,
-                shutdown_signal(),
-                std::time::Duration::from_secs(drain_seconds),
-            ))
+            let drain = std::time::Duration::from_secs(drain_seconds);
+            rt.block_on(jacobian::http::serve(runtime, config, shutdown_signal(), drain)).map_err(CliError::Serve)
         }
     }
 }
