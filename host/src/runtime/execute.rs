@@ -3,6 +3,7 @@
 //! descriptor and its artifacts are stored; a checker's verdict goes to
 //! `verify.rs`, the only place `VERIFIED` is set.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use jacobian_guest::protocol::{ARTIFACT_VERSION, Lineage, Mode, Outcome, ProducerAssurance};
@@ -16,8 +17,9 @@ use crate::digest::Digest;
 use crate::engine::{Attempt, CallControl, CallReport, Entry};
 use crate::experiments::StopReason;
 use crate::limits::bounded_text;
-use crate::registry::Tier;
-use crate::store::CertificateRecord;
+use crate::policy::Policy;
+use crate::registry::{Installed, Tier};
+use crate::store::{CertificateRecord, DbError, StoreError};
 
 use super::Runtime;
 use super::diagnostics::{diagnose, malformed, storage_failed};
@@ -38,8 +40,53 @@ pub(super) struct GuestRequest<'a> {
 /// What a component call concluded: its answer's parts, or a failure with its stop reason.
 pub(super) type Answer = Result<Completed, (Diagnostic, StopReason)>;
 
-impl Runtime {
-    pub(super) fn execute<A: Copy>(&self, validated: &Validated<'_>, how: Run<'_, A>) -> Result<Concluded, A> {
+/// The component a call runs, as `execute` reads it: its install tier.
+pub(super) trait Program {
+    fn tier(&self) -> Tier;
+}
+
+impl Program for Arc<Installed> {
+    fn tier(&self) -> Tier {
+        self.record.tier
+    }
+}
+
+/// What `execute` runs components with: the sandbox (a producer's call) and
+/// the verifier (`verify.rs`, a checker's call and its verdict).
+pub(super) trait Runner<I> {
+    /// One call of the prepared component, in a fresh store, under its budgets.
+    fn call<A: Copy>(&self, prepared: &Prepared<'_, I>, request: &[u8], how: Run<'_, A>) -> Result<CallReport, A>;
+    /// A checker's call and the verdict it makes.
+    fn check<A: Copy>(
+        &self,
+        prepared: &Prepared<'_, I>,
+        policy: &Policy,
+        how: Run<'_, A>,
+    ) -> Result<(RunFacts, Answer), A>;
+}
+
+/// Where a producer's outputs are kept: its artifacts, the caller's grants
+/// to them, and the record of a certificate among them.
+pub(super) trait Outputs {
+    /// Store an artifact envelope: its digest and size.
+    fn put_artifact(&self, envelope: &Value) -> Result<(Digest, u64), StoreError>;
+    /// Let the tenant read what its call made (`None`: the operator).
+    fn grant(&self, tenant: Option<&str>, uris: &[String]) -> Result<(), StoreError>;
+    /// Record what the host knows of a certificate when it is made.
+    fn put_certificate(&self, certificate: &Digest, record: &CertificateRecord) -> Result<(), DbError>;
+}
+
+/// Stage 4, as a value holding exactly what it uses.
+pub(super) struct Execute<'r, R> {
+    pub runner: &'r R,
+    pub outputs: &'r dyn Outputs,
+}
+
+impl<R> Execute<'_, R> {
+    pub fn execute<I: Program, A: Copy>(&self, validated: &Validated<'_, I>, how: Run<'_, A>) -> Result<Concluded, A>
+    where
+        R: Runner<I>,
+    {
         let request = validated.request;
         let prepared = match &validated.work {
             Work::Unrouted(unrouted) => return Ok(unrouted_answer(request, unrouted)),
@@ -47,7 +94,7 @@ impl Runtime {
         };
         let (run, answer) = match prepared.call.entry.kind {
             EntryKind::Producer => self.produce(prepared, how)?,
-            EntryKind::Verifier | EntryKind::Router => self.check(prepared, &validated.policy, how)?,
+            EntryKind::Verifier | EntryKind::Router => self.runner.check(prepared, &validated.policy, how)?,
         };
         let (body, stop) = match answer {
             Ok(mut completed) => {
@@ -74,11 +121,14 @@ impl Runtime {
     }
 
     /// Run a producer and check its outcome against its descriptor.
-    fn produce<A: Copy>(&self, prepared: &Prepared<'_>, how: Run<'_, A>) -> Result<(RunFacts, Answer), A> {
+    fn produce<I, A: Copy>(&self, prepared: &Prepared<'_, I>, how: Run<'_, A>) -> Result<(RunFacts, Answer), A>
+    where
+        R: Runner<I>,
+    {
         let call = &prepared.call;
         let id = &call.entry.id;
         let request = GuestRequest { capability_id: id, input: &call.input, mode: call.mode };
-        let report = self.call_component(prepared, &crate::json::bytes(&request), how)?;
+        let report = self.runner.call(prepared, &crate::json::bytes(&request), how)?;
         let (run, bytes) = match facts(report, id, prepared) {
             (run, Ok(bytes)) => (run, bytes),
             (run, Err(failure)) => return Ok((run, Err(failure))),
@@ -113,7 +163,7 @@ impl Runtime {
         let mut artifacts = Vec::with_capacity(outcome.artifacts.len());
         for draft in std::mem::take(&mut outcome.artifacts) {
             let (role, schema_uri) = (draft.role.clone(), draft.schema_uri.clone());
-            match self.data.put_artifact(&draft.into_envelope(&lineage)) {
+            match self.outputs.put_artifact(&draft.into_envelope(&lineage)) {
                 Ok((digest, bytes)) => {
                     artifacts.push(ArtifactRef { role, uri: digest.artifact_uri(), schema_uri, bytes })
                 }
@@ -122,7 +172,7 @@ impl Runtime {
         }
         // The caller may read what its call made (see `grants.rs`).
         let made: Vec<String> = artifacts.iter().map(|a| a.uri.clone()).collect();
-        if let Err(e) = self.grant_to(prepared.tenant, &made) {
+        if let Err(e) = self.outputs.grant(prepared.tenant, &made) {
             return Ok((run, Err((storage_failed(e), StopReason::Unavailable))));
         }
         let check_with = outcome.verification.as_ref().map(|route| CheckRoute {
@@ -144,7 +194,7 @@ impl Runtime {
                 capability_id: id.clone(),
                 producer: call.entry.component,
             };
-            if let Err(e) = self.episodes.put_certificate(&digest, &record) {
+            if let Err(e) = self.outputs.put_certificate(&digest, &record) {
                 return Ok((run, Err((storage_failed(e), StopReason::Unavailable))));
             }
         }
@@ -179,6 +229,42 @@ impl Runtime {
             },
         };
         Ok((run, Ok(completed)))
+    }
+}
+
+impl Runner<Arc<Installed>> for Runtime {
+    fn call<A: Copy>(&self, prepared: &Prepared<'_>, request: &[u8], how: Run<'_, A>) -> Result<CallReport, A> {
+        self.call_component(prepared, request, how)
+    }
+
+    fn check<A: Copy>(
+        &self,
+        prepared: &Prepared<'_>,
+        policy: &Policy,
+        how: Run<'_, A>,
+    ) -> Result<(RunFacts, Answer), A> {
+        Runtime::check(self, prepared, policy, how)
+    }
+}
+
+impl Outputs for Runtime {
+    fn put_artifact(&self, envelope: &Value) -> Result<(Digest, u64), StoreError> {
+        self.data.put_artifact(envelope)
+    }
+
+    fn grant(&self, tenant: Option<&str>, uris: &[String]) -> Result<(), StoreError> {
+        self.grant_to(tenant, uris)
+    }
+
+    fn put_certificate(&self, certificate: &Digest, record: &CertificateRecord) -> Result<(), DbError> {
+        self.episodes.put_certificate(certificate, record)
+    }
+}
+
+impl Runtime {
+    /// Stage 4 over this runtime's sandbox, verifier and stores.
+    pub(super) fn execute<A: Copy>(&self, validated: &Validated<'_>, how: Run<'_, A>) -> Result<Concluded, A> {
+        Execute { runner: self, outputs: self }.execute(validated, how)
     }
 
     /// One call of the prepared component, in a fresh store, under its budgets.
@@ -226,10 +312,10 @@ impl Runtime {
 }
 
 /// What a call spent and logged, and its answer bytes or the diagnosed failure.
-pub(super) fn facts(
+pub(super) fn facts<I>(
     report: CallReport,
     id: &str,
-    prepared: &Prepared<'_>,
+    prepared: &Prepared<'_, I>,
 ) -> (RunFacts, Result<Vec<u8>, (Diagnostic, StopReason)>) {
     let run = RunFacts { fuel_consumed: report.fuel_consumed, guest_log: report.log };
     let answer = report.result.map_err(|failure| diagnose(&failure, id, &prepared.budgets, &report.console));
@@ -246,14 +332,14 @@ pub(super) fn declared(entry: &CatalogEntry) -> crate::descriptor::Declared<'_> 
 }
 
 /// Who ran, from which install, on which input, under which budgets.
-fn provenance(prepared: &Prepared<'_>) -> Provenance {
+fn provenance<I: Program>(prepared: &Prepared<'_, I>) -> Provenance {
     let entry = prepared.call.entry;
     Provenance {
         provider: entry.provider.name.clone(),
         provider_version: entry.provider.version.clone(),
         digest_kind: "sha256".into(),
         provider_digest: entry.component,
-        install_tier: match prepared.call.installed.record.tier {
+        install_tier: match prepared.call.installed.tier() {
             Tier::Bundled => "BUNDLED".into(),
             Tier::Operator => "OPERATOR".into(),
         },
@@ -306,4 +392,222 @@ fn unrouted_answer(request: &InvokeRequest, unrouted: &Unrouted) -> Concluded {
         body: Body::Completed(Box::new(completed)),
     };
     Concluded { parts, stop: StopReason::Completed }
+}
+
+#[cfg(test)]
+mod tests {
+    //! `execute` on fakes: a stand-in for the installed component, a runner
+    //! that answers what it is told (no sandbox), and outputs kept in memory.
+    //! No runtime is opened and nothing runs.
+
+    use std::sync::Mutex;
+
+    use jacobian_guest::protocol::{ArtifactDraft, Completeness, Scope, VerificationRoute};
+
+    use super::super::pipeline::{Abandoned, Call};
+    use super::super::tests::catalog_entry;
+    use super::*;
+    use crate::contract::{CallBudgets, Code};
+    use crate::engine::{ArtifactAccess, InlineLimits};
+
+    /// The installed component, as `execute` reads it.
+    struct Stand(Tier);
+
+    impl Program for Stand {
+        fn tier(&self) -> Tier {
+            self.0
+        }
+    }
+
+    /// A runner that answers every call with `answer`, and outputs that
+    /// keep what they are given (or fail to store artifacts).
+    #[derive(Default)]
+    struct Fake {
+        answer: Vec<u8>,
+        artifacts_fail: bool,
+        asked: Mutex<Vec<String>>,
+    }
+
+    impl Fake {
+        fn ask(&self, what: String) {
+            self.asked.lock().unwrap().push(what);
+        }
+    }
+
+    impl Runner<Stand> for Fake {
+        fn call<A: Copy>(&self, _: &Prepared<'_, Stand>, request: &[u8], _: Run<'_, A>) -> Result<CallReport, A> {
+            let request: Value = serde_json::from_slice(request).unwrap();
+            self.ask(format!("call {}", request["capability_id"].as_str().unwrap()));
+            Ok(CallReport {
+                result: Ok(self.answer.clone()),
+                fuel_consumed: 42,
+                log: Vec::new(),
+                log_dropped: 0,
+                console: String::new(),
+            })
+        }
+
+        fn check<A: Copy>(
+            &self,
+            prepared: &Prepared<'_, Stand>,
+            _: &Policy,
+            _: Run<'_, A>,
+        ) -> Result<(RunFacts, Answer), A> {
+            self.ask(format!("check {}", prepared.call.entry.id));
+            Ok((RunFacts::default(), Ok(Completed { output: Some(json!({"accepted": true})), ..Completed::default() })))
+        }
+    }
+
+    impl Outputs for Fake {
+        fn put_artifact(&self, envelope: &Value) -> Result<(Digest, u64), StoreError> {
+            self.ask(format!("artifact {}", envelope["role"].as_str().unwrap()));
+            if self.artifacts_fail {
+                let source = std::io::Error::other("disk full");
+                return Err(StoreError::Io { what: "writing an artifact".into(), source });
+            }
+            let bytes = crate::json::bytes(envelope);
+            Ok((Digest::of(&bytes), bytes.len() as u64))
+        }
+
+        fn grant(&self, tenant: Option<&str>, uris: &[String]) -> Result<(), StoreError> {
+            self.ask(format!("grant {} {}", tenant.unwrap_or("operator"), uris.len()));
+            Ok(())
+        }
+
+        fn put_certificate(&self, _: &Digest, record: &CertificateRecord) -> Result<(), DbError> {
+            self.ask(format!("certificate {} by {}", record.checker_role, record.capability_id));
+            Ok(())
+        }
+    }
+
+    /// A producer that declares artifact type `cert/1` and checker role `sat`.
+    fn producer() -> CatalogEntry {
+        let mut entry = catalog_entry("sat.solve", EntryKind::Producer, &[Mode::Explore]);
+        entry.artifact_types = vec!["cert/1".into()];
+        entry.checker_roles = vec!["sat".into()];
+        entry
+    }
+
+    /// An outcome with a certificate artifact routed to role `sat`.
+    fn outcome(schema_uri: &str) -> Vec<u8> {
+        let outcome = Outcome {
+            output: json!({"satisfiable": false}),
+            artifacts: vec![ArtifactDraft {
+                role: "certificate".into(),
+                schema_uri: schema_uri.into(),
+                content: json!({"format": "lrat", "proof": "0"}),
+            }],
+            scope: Scope { completeness: Completeness::Exhaustive, statement: "every assignment".into() },
+            qualifiers: Vec::new(),
+            assurance: ProducerAssurance::Computed,
+            obligations: Vec::new(),
+            verification: Some(VerificationRoute {
+                checker_role: "sat".into(),
+                verify_capability_id: "sat.lrat.verify".into(),
+                certificate_format: "lrat".into(),
+                certificate_artifact_role: "certificate".into(),
+            }),
+        };
+        crate::json::bytes(&outcome)
+    }
+
+    fn run<A: Copy>(fake: &Fake, entry: &CatalogEntry, how: Run<'_, A>) -> Result<Concluded, A> {
+        let request = InvokeRequest { capability_id: entry.id.clone(), ..InvokeRequest::default() };
+        let call = Call {
+            entry,
+            installed: Stand(Tier::Operator),
+            mode: Mode::Explore,
+            input: std::borrow::Cow::Owned(json!({})),
+            routed: None,
+        };
+        let prepared = Prepared {
+            call,
+            budgets: CallBudgets { fuel: 1_000_000, memory_bytes: 1 << 24, output_bytes: 1 << 20 },
+            wall: std::time::Duration::from_secs(1),
+            access: ArtifactAccess::default(),
+            references: Vec::new(),
+            input_digest: Digest::of_json(&json!({})),
+            input_bytes: 2,
+            tenant: Some("alice"),
+        };
+        let validated = Validated {
+            request: &request,
+            experiment: "e".into(),
+            policy: std::sync::Arc::new(Policy::default()),
+            work: Work::Run(prepared),
+        };
+        Execute { runner: fake, outputs: fake }.execute(&validated, how)
+    }
+
+    fn asked(fake: &Fake) -> Vec<String> {
+        fake.asked.lock().unwrap().clone()
+    }
+
+    fn code(concluded: &Concluded) -> Option<Code> {
+        match &concluded.parts.body {
+            Body::Failed(diagnostic) => Some(diagnostic.code),
+            Body::Completed(_) => None,
+        }
+    }
+
+    #[test]
+    fn a_producers_artifacts_are_stored_granted_to_its_caller_and_its_certificate_recorded() {
+        let fake = Fake { answer: outcome("cert/1"), ..Fake::default() };
+        let control = CallControl::default();
+        let Ok(concluded) = run(&fake, &producer(), super::super::pipeline::ordinary(&control));
+        assert_eq!(
+            asked(&fake),
+            ["call sat.solve", "artifact certificate", "grant alice 1", "certificate sat by sat.solve"]
+        );
+        assert_eq!((code(&concluded), concluded.stop), (None, StopReason::Completed));
+        let Body::Completed(completed) = &concluded.parts.body else { panic!("a completed answer") };
+        let uri = completed.artifacts[0].uri.clone();
+        assert_eq!(completed.check_with.as_ref().and_then(|r| r.certificate_artifact.clone()), Some(uri.clone()));
+        let relations: Vec<(Relation, &str)> =
+            completed.relationships.iter().map(|r| (r.relation, r.subject.as_str())).collect();
+        assert_eq!(relations, [(Relation::ProducedFrom, uri.as_str()), (Relation::CertificateFor, uri.as_str())]);
+        assert_eq!(completed.assurance, Assurance::Computed);
+        let provenance = concluded.parts.provenance.as_ref().expect("provenance");
+        assert_eq!(provenance.install_tier, "OPERATOR");
+        assert_eq!(concluded.parts.run.fuel_consumed, 42);
+    }
+
+    #[test]
+    fn an_outcome_beyond_its_descriptor_is_malformed_and_nothing_of_it_is_stored() {
+        let fake = Fake { answer: outcome("undeclared/1"), ..Fake::default() };
+        let control = CallControl::default();
+        let Ok(concluded) = run(&fake, &producer(), super::super::pipeline::ordinary(&control));
+        assert_eq!((code(&concluded), concluded.stop), (Some(Code::MalformedOutput), StopReason::Failed));
+        assert_eq!(asked(&fake), ["call sat.solve"]);
+        let fake = Fake { answer: b"{\"output\": 1}".to_vec(), ..Fake::default() };
+        let Ok(concluded) = run(&fake, &producer(), super::super::pipeline::ordinary(&control));
+        assert_eq!(code(&concluded), Some(Code::MalformedOutput), "not an outcome");
+    }
+
+    #[test]
+    fn an_attempt_that_would_store_artifacts_is_abandoned_before_it_stores_any() {
+        let fake = Fake { answer: outcome("cert/1"), ..Fake::default() };
+        let attempt = Run::Attempt(InlineLimits::DEFAULT, Abandoned);
+        assert!(run(&fake, &producer(), attempt).is_err());
+        assert_eq!(asked(&fake), ["call sat.solve"]);
+    }
+
+    #[test]
+    fn an_artifact_the_store_did_not_keep_fails_the_call_unavailable_and_grants_nothing() {
+        let fake = Fake { answer: outcome("cert/1"), artifacts_fail: true, ..Fake::default() };
+        let control = CallControl::default();
+        let Ok(concluded) = run(&fake, &producer(), super::super::pipeline::ordinary(&control));
+        assert_eq!((code(&concluded), concluded.stop), (Some(Code::StorageFailed), StopReason::Unavailable));
+        assert_eq!(asked(&fake), ["call sat.solve", "artifact certificate"]);
+    }
+
+    #[test]
+    fn a_checker_is_run_by_the_verifier_never_as_a_producer() {
+        let fake = Fake::default();
+        let checker = catalog_entry("sat.lrat.verify", EntryKind::Verifier, &[Mode::Verify]);
+        let control = CallControl::default();
+        let Ok(concluded) = run(&fake, &checker, super::super::pipeline::ordinary(&control));
+        assert_eq!(asked(&fake), ["check sat.lrat.verify"]);
+        assert_eq!(concluded.stop, StopReason::Completed);
+    }
 }

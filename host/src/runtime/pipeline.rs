@@ -1,11 +1,14 @@
 //! The invoke pipeline: `resolve → validate → admit → execute → record`.
 //!
 //! Each stage is a function from one typed value to the next, or to a
-//! [`Refusal`] that carries its stage and dot-path in its diagnostic.
-//! `resolve`, `validate` and `admit` are values holding exactly what they
-//! read (`resolve::Resolve`, `validate::Validate`, `admit::Admit`), each
-//! unit-tested on fakes; the stages run synchronously, and only the quick
-//! path on the protocol thread awaits, for its group commit.
+//! [`Refusal`] that carries its stage and dot-path in its diagnostic. Each
+//! is a value holding exactly what it uses behind narrow traits the runtime
+//! implements (`resolve::Resolve` over `Components` and `Router`,
+//! `validate::Validate` over `Artifacts`, `admit::Admit` over `Ledger`,
+//! `execute::Execute` over `Runner` and `Outputs`, `record::Record` over
+//! `Journal`), each unit-tested on fakes with no runtime opened; the stages
+//! run synchronously, and only the quick path on the protocol thread
+//! awaits, for its group commit.
 //!
 //! **Invariant: a request is validated completely before anything is
 //! written.** A request refused by `resolve` or `validate` is admitted to no
@@ -39,6 +42,7 @@ use crate::store::{CertificateRecord, EpisodeRow};
 use super::Runtime;
 use super::diagnostics::names_an_artifact;
 use super::experiments::RecordFailure;
+use super::record::Journal as _;
 use super::result::{ResultParts, build, deliver, unrecorded};
 
 /// How long a capability whose inline attempt went beyond its bounds is not
@@ -78,11 +82,13 @@ pub(super) enum Target<'a> {
     Unrouted(Unrouted),
 }
 
-/// One component call, resolved.
-pub(super) struct Call<'a> {
+/// One component call, resolved. `I` is the installed component that runs
+/// (a stage's unit tests give a stand-in: nothing of it is read but its
+/// install tier, and the sandbox that runs it is behind a trait).
+pub(super) struct Call<'a, I = Arc<Installed>> {
     /// The catalog entry that runs (the checker, for a routed request).
     pub entry: &'a CatalogEntry,
-    pub installed: Arc<Installed>,
+    pub installed: I,
     pub mode: Mode,
     /// The request's input, or the checker input `certificate.verify` built.
     pub input: Cow<'a, Value>,
@@ -106,14 +112,14 @@ pub(super) struct Unrouted {
 }
 
 /// What `validate` hands on: everything the call needs, checked.
-pub(super) struct Validated<'a> {
+pub(super) struct Validated<'a, I = Arc<Installed>> {
     pub request: &'a InvokeRequest,
     pub experiment: String,
     pub policy: Arc<Policy>,
-    pub work: Work<'a>,
+    pub work: Work<'a, I>,
 }
 
-impl Validated<'_> {
+impl<I> Validated<'_, I> {
     /// The digest of the request's own input, when validation computed it
     /// (the input a call runs on is the request's, not one that
     /// `certificate.verify` built): the episode's trace names it too, and a
@@ -129,14 +135,14 @@ impl Validated<'_> {
 }
 
 /// The work of a validated request.
-pub(super) enum Work<'a> {
-    Run(Prepared<'a>),
+pub(super) enum Work<'a, I = Arc<Installed>> {
+    Run(Prepared<'a, I>),
     Unrouted(Unrouted),
 }
 
 /// A component call with its budgets and the artifacts it may read.
-pub(super) struct Prepared<'a> {
-    pub call: Call<'a>,
+pub(super) struct Prepared<'a, I = Arc<Installed>> {
+    pub call: Call<'a, I>,
     pub budgets: CallBudgets,
     /// The operator's wall-clock ceiling of an ordinary call (`budgets.wall_ms`).
     pub wall: std::time::Duration,
@@ -191,8 +197,8 @@ pub(super) enum Admitted {
 }
 
 /// A recorded call's writes, made but not yet durable: its episode and its
-/// experiment line, to be written together ([`Runtime::write_now`], or a
-/// group commit on the MCP edge's thread), then [`Runtime::record_written`].
+/// experiment line, to be written together (`Record::write`, or a
+/// group commit on the MCP edge's thread), then `Record::written`.
 pub(super) struct Unwritten {
     pub result: CapabilityResult,
     pub stop: StopReason,
@@ -212,7 +218,7 @@ impl Unwritten {
 pub(super) enum Recording {
     /// Nothing more: the result as answered (nothing to store, or only a line, written).
     Done(Box<CapabilityResult>),
-    /// Write the episode and its line, then [`Runtime::record_written`].
+    /// Write the episode and its line, then `Record::written`.
     Write(Box<Unwritten>),
 }
 
@@ -322,7 +328,8 @@ impl Runtime {
             Staged::Answered(result) => return Ok(*result),
             Staged::Recorded(result, place) => (*result, place),
             Staged::Writing(writing) => {
-                let written = self.write_now(&writing.validated, &writing.unwritten, writing.reservation.as_ref());
+                let written =
+                    self.recorder().write(&writing.validated, &writing.unwritten, writing.reservation.as_ref());
                 self.written(*writing, written)
             }
         };
@@ -345,7 +352,7 @@ impl Runtime {
                         let row = unwritten.row();
                         self.commits.write(experiments, episodes, &validated.experiment, &unwritten.line, &row).await
                     }
-                    Some(_) => self.write_now(validated, unwritten, reservation.as_ref()),
+                    Some(_) => self.recorder().write(validated, unwritten, reservation.as_ref()),
                 };
                 self.written(*writing, written)
             }
@@ -386,7 +393,7 @@ impl Runtime {
             },
         };
         let place = Place { runtime: self, hold, fuel: concluded.parts.run.fuel_consumed };
-        Ok(match self.record(&validated, concluded, reservation.as_ref(), started) {
+        Ok(match self.recorder().record(&validated, concluded, reservation.as_ref(), started) {
             Recording::Done(result) => Staged::Recorded(result, place),
             Recording::Write(unwritten) => {
                 Staged::Writing(Box::new(Writing { validated, unwritten: *unwritten, reservation, place, started }))
@@ -397,7 +404,7 @@ impl Runtime {
     /// The answer of a call whose writes were made (or failed), and its quota place.
     fn written<'a>(&self, writing: Writing<'a>, written: Result<u64, RecordFailure>) -> (CapabilityResult, Place<'a>) {
         let Writing { validated, unwritten, reservation, place, started } = writing;
-        (self.record_written(&validated, unwritten, written, reservation.as_ref(), started), place)
+        (self.recorder().written(&validated, unwritten, written, reservation.as_ref(), started), place)
     }
 
     /// The tenant's quota place released with what the call spent: its fuel,

@@ -15,17 +15,49 @@ use crate::contract::{Accounting, CapabilityResult, InvokeRequest, ResultView, T
 use crate::digest::Digest;
 use crate::experiments::{InvocationRecord, Reservation, StopReason};
 use crate::projection::Canonical;
+use crate::store::EpisodeRow;
 
 use super::Runtime;
 use super::diagnostics::storage_failed_text;
-use super::experiments::RecordFailure;
+use super::experiments::{ExperimentError, RecordFailure};
 use super::pipeline::{Concluded, Recording, Unwritten, Validated};
 use super::result::{ResultParts, build, deliver, unrecorded};
 
-impl Runtime {
+/// What `record` writes and counts: the experiment's lines, the episodes,
+/// the policies lines name, and the metrics.
+pub(super) trait Journal {
+    /// Write a line alone (a call whose result is not stored as an episode).
+    fn line(
+        &self,
+        experiment: &str,
+        line: &InvocationRecord,
+        reservation: Option<&Reservation>,
+    ) -> Result<u64, ExperimentError>;
+    /// Write an episode and its line: together (one commit where the store can).
+    fn episode(
+        &self,
+        experiment: &str,
+        line: &InvocationRecord,
+        reservation: Option<&Reservation>,
+        row: &EpisodeRow<'_>,
+    ) -> Result<u64, RecordFailure>;
+    /// Keep the policy a line names (once per digest).
+    fn remember_policy(&self, digest: &Digest, body: &dyn Fn() -> String) -> Result<(), ExperimentError>;
+    /// Count an answered invocation for `/metrics`.
+    fn count(&self, result: &CapabilityResult, stop: StopReason);
+}
+
+/// Stage 5, as a value holding exactly what it writes to.
+pub(super) struct Record<'r> {
+    pub journal: &'r dyn Journal,
+    /// The experiment of a request that names none.
+    pub default_experiment: &'r str,
+}
+
+impl Record<'_> {
     /// Stage 5 up to its writes: the episode, its text view and the line
     /// that names it; a call not stored as an episode is recorded here.
-    pub(super) fn record(
+    pub fn record(
         &self,
         validated: &Validated<'_>,
         concluded: Concluded,
@@ -36,7 +68,7 @@ impl Runtime {
         let Concluded { parts, stop } = concluded;
         let mut result = build(parts);
         if !stop.replayable() {
-            return Recording::Done(Box::new(self.record_unstored(validated, result, stop, reservation, started)));
+            return Recording::Done(Box::new(self.unstored(validated, result, stop, reservation, started)));
         }
         let mut members = episode_members(request, &result, validated.request_input_digest());
         let episode = Canonical::of(&members);
@@ -54,23 +86,19 @@ impl Runtime {
 
     /// Write an episode and its line on this thread: together (one commit
     /// where the store can), and the answer goes out only after both.
-    pub(super) fn write_now(
+    pub fn write(
         &self,
         validated: &Validated<'_>,
         unwritten: &Unwritten,
         reservation: Option<&Reservation>,
     ) -> Result<u64, RecordFailure> {
-        self.experiments.record_with_episode(
-            &validated.experiment,
-            &unwritten.line,
-            reservation,
-            &unwritten.row(),
-            self.episodes.as_ref(),
-        )
+        self.journal.episode(&validated.experiment, &unwritten.line, reservation, &unwritten.row())
     }
 
-    /// The end of stage 5, once the episode and its line were written (or not).
-    pub(super) fn record_written(
+    /// The end of stage 5, once the episode and its line were written (or
+    /// not): an episode that was not written is no answer (`STORAGE_FAILED`,
+    /// recorded as a line alone); a line that was not written is logged.
+    pub fn written(
         &self,
         validated: &Validated<'_>,
         unwritten: Unwritten,
@@ -91,15 +119,15 @@ impl Runtime {
                     crate::errors::render(&e)
                 ));
                 let result = build(ResultParts::failed(&result.capability_id, result.mode, failed));
-                return self.record_unstored(validated, result, StopReason::Unavailable, reservation, started);
+                return self.unstored(validated, result, StopReason::Unavailable, reservation, started);
             }
         }
-        self.count(&result, stop);
+        self.journal.count(&result, stop);
         result
     }
 
     /// Record a call whose result is not stored as an episode.
-    fn record_unstored(
+    fn unstored(
         &self,
         validated: &Validated<'_>,
         mut result: CapabilityResult,
@@ -109,11 +137,11 @@ impl Runtime {
     ) -> CapabilityResult {
         let (transport, text) = unrecorded(&result, validated.request.view.unwrap_or_default());
         let line = self.account(validated, &mut result, transport, text, stop, started);
-        match self.experiments.record(&validated.experiment, &line, reservation) {
+        match self.journal.line(&validated.experiment, &line, reservation) {
             Ok(ordinal) => result.accounting.ordinal = Some(ordinal),
             Err(e) => tracing::warn!(error = %crate::errors::render(&e), "experiment record not written"),
         }
-        self.count(&result, stop);
+        self.journal.count(&result, stop);
         result
     }
 
@@ -128,10 +156,11 @@ impl Runtime {
         stop: StopReason,
         started: Instant,
     ) -> InvocationRecord {
+        let named = validated.request.experiment.as_deref().unwrap_or(self.default_experiment);
         let accounting = Accounting {
             wall_time_us: started.elapsed().as_micros() as u64,
             fuel_consumed: result.fuel_consumed,
-            experiment: Some(self.experiment_named(validated.request).to_owned()),
+            experiment: Some(named.to_owned()),
             ordinal: None,
             stop_reason: Some(stop),
         };
@@ -151,14 +180,38 @@ impl Runtime {
             policy_digest: policy.digest(),
         };
         let body = || policy.recorded().to_string();
-        if let Err(e) = self.experiments.remember_policy(&line.policy_digest, body) {
+        if let Err(e) = self.journal.remember_policy(&line.policy_digest, &body) {
             tracing::warn!(error = %crate::errors::render(&e), "policy not remembered");
         }
         line
     }
+}
 
-    /// Count an answered invocation for `/metrics` (its id only if installed).
-    pub(super) fn count(&self, result: &CapabilityResult, stop: StopReason) {
+impl Journal for Runtime {
+    fn line(
+        &self,
+        experiment: &str,
+        line: &InvocationRecord,
+        reservation: Option<&Reservation>,
+    ) -> Result<u64, ExperimentError> {
+        self.experiments.record(experiment, line, reservation)
+    }
+
+    fn episode(
+        &self,
+        experiment: &str,
+        line: &InvocationRecord,
+        reservation: Option<&Reservation>,
+        row: &EpisodeRow<'_>,
+    ) -> Result<u64, RecordFailure> {
+        self.experiments.record_with_episode(experiment, line, reservation, row, self.episodes.as_ref())
+    }
+
+    fn remember_policy(&self, digest: &Digest, body: &dyn Fn() -> String) -> Result<(), ExperimentError> {
+        self.experiments.remember_policy(digest, body)
+    }
+
+    fn count(&self, result: &CapabilityResult, stop: StopReason) {
         let known = self.catalog.get(&result.capability_id).is_some();
         self.metrics.invocation(
             if known { &result.capability_id } else { "unknown" },
@@ -166,6 +219,13 @@ impl Runtime {
             result.fuel_consumed,
             result.verification.as_ref().map(|v| v.status),
         );
+    }
+}
+
+impl Runtime {
+    /// Stage 5 over this runtime's experiments, episodes and metrics.
+    pub(super) fn recorder(&self) -> Record<'_> {
+        Record { journal: self, default_experiment: &self.default_experiment }
     }
 }
 
@@ -252,4 +312,170 @@ fn trace(request: &InvokeRequest, result: &CapabilityResult, input_digest: Optio
             event
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    //! `record` on a fake journal that keeps what it was asked to write: no
+    //! runtime, no store.
+
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+    use crate::contract::{Code, Diagnostic, Stage};
+    use crate::policy::Policy;
+    use crate::store::{CertificateRecord, DbError};
+
+    use super::super::pipeline::{Unrouted, Work};
+
+    /// What the fake journal was asked, and how its episode writes end.
+    #[derive(Default)]
+    struct Fake {
+        episodes_fail: bool,
+        asked: Mutex<Vec<String>>,
+    }
+
+    impl Fake {
+        fn ask(&self, what: String) {
+            self.asked.lock().unwrap().push(what);
+        }
+
+        fn asked(&self) -> Vec<String> {
+            self.asked.lock().unwrap().clone()
+        }
+    }
+
+    fn episode_of(line: &InvocationRecord) -> String {
+        line.episode.map_or("none".into(), |d| d.to_hex()[..8].to_owned())
+    }
+
+    impl Journal for Fake {
+        fn line(
+            &self,
+            experiment: &str,
+            line: &InvocationRecord,
+            _: Option<&Reservation>,
+        ) -> Result<u64, ExperimentError> {
+            self.ask(format!("line {experiment} {:?} episode={}", line.stop_reason, episode_of(line)));
+            Ok(3)
+        }
+
+        fn episode(
+            &self,
+            experiment: &str,
+            line: &InvocationRecord,
+            _: Option<&Reservation>,
+            row: &EpisodeRow<'_>,
+        ) -> Result<u64, RecordFailure> {
+            assert_eq!(line.episode.as_ref(), Some(row.digest), "the line names the episode written with it");
+            assert_eq!(Digest::of(row.body), *row.digest, "the episode is named by its bytes");
+            self.ask(format!("episode {experiment} episode={}", episode_of(line)));
+            if self.episodes_fail { Err(RecordFailure::Episode(DbError::Corrupt("disk".into()))) } else { Ok(7) }
+        }
+
+        fn remember_policy(&self, digest: &Digest, body: &dyn Fn() -> String) -> Result<(), ExperimentError> {
+            assert_eq!(*digest, Policy::default().digest());
+            assert!(!body().is_empty());
+            self.ask("policy".into());
+            Ok(())
+        }
+
+        fn count(&self, result: &CapabilityResult, stop: StopReason) {
+            self.ask(format!("count {} {stop:?}", result.capability_id));
+        }
+    }
+
+    /// A validated request with nothing to run (an unrouted certificate).
+    fn validated(request: &InvokeRequest) -> Validated<'_> {
+        let record = CertificateRecord {
+            checker_role: "sat".into(),
+            certificate_format: "lrat".into(),
+            verify_capability_id: String::new(),
+            capability_id: String::new(),
+            producer: Digest::of(b""),
+        };
+        Validated {
+            request,
+            experiment: "e".into(),
+            policy: Arc::new(Policy::default()),
+            work: Work::Unrouted(Unrouted { certificate: String::new(), schema_uri: String::new(), record }),
+        }
+    }
+
+    fn concluded(stop: StopReason) -> Concluded {
+        let diagnostic = Diagnostic::new(Code::InvalidInput, Stage::Execution, "the input is not a formula", "fix it");
+        Concluded { parts: ResultParts::failed("sat.solve", None, diagnostic), stop }
+    }
+
+    fn record(fake: &Fake, stop: StopReason) -> (Recording, InvokeRequest) {
+        let request = InvokeRequest { capability_id: "sat.solve".into(), ..InvokeRequest::default() };
+        let stage = Record { journal: fake, default_experiment: "default" };
+        let recording = stage.record(&validated(&request), concluded(stop), None, Instant::now());
+        (recording, request)
+    }
+
+    #[test]
+    fn a_replayable_answer_is_an_episode_written_with_the_line_that_names_it() {
+        let fake = Fake::default();
+        let (recording, request) = record(&fake, StopReason::Failed);
+        let Recording::Write(unwritten) = recording else { panic!("a replayable answer is an episode to write") };
+        assert_eq!(fake.asked(), ["policy"], "nothing written before the episode");
+        let digest = unwritten.digest;
+        let stage = Record { journal: &fake, default_experiment: "default" };
+        let validated = validated(&request);
+        let written = stage.write(&validated, &unwritten, None);
+        let result = stage.written(&validated, *unwritten, written, None, Instant::now());
+        let short = &digest.to_hex()[..8];
+        assert_eq!(
+            fake.asked(),
+            ["policy".into(), format!("episode e episode={short}"), "count sat.solve Failed".into()]
+        );
+        let transport = result.transport.as_ref().expect("a transport");
+        assert!(transport.stored && transport.full_result_digest == digest);
+        assert_eq!(result.accounting.ordinal, Some(7));
+        assert_eq!(result.accounting.experiment.as_deref(), Some("default"), "the experiment as the caller named it");
+        assert_eq!(result.diagnostic.as_ref().map(|d| d.code), Some(Code::InvalidInput));
+    }
+
+    #[test]
+    fn an_episode_the_store_did_not_keep_is_no_answer_and_is_recorded_as_a_line_alone() {
+        let fake = Fake { episodes_fail: true, ..Fake::default() };
+        let (recording, request) = record(&fake, StopReason::Completed);
+        let Recording::Write(unwritten) = recording else { panic!("an episode to write") };
+        let stage = Record { journal: &fake, default_experiment: "default" };
+        let validated = validated(&request);
+        let written = stage.write(&validated, &unwritten, None);
+        let result = stage.written(&validated, *unwritten, written, None, Instant::now());
+        assert_eq!(result.diagnostic.as_ref().map(|d| d.code), Some(Code::StorageFailed));
+        assert!(result.transport.as_ref().is_none_or(|t| !t.stored), "no episode URI for an episode not kept");
+        assert_eq!(fake.asked()[3..], ["line e Unavailable episode=none", "count sat.solve Unavailable"]);
+        assert_eq!(result.accounting.ordinal, Some(3));
+    }
+
+    #[test]
+    fn an_answer_that_is_not_replayable_is_a_line_alone_and_no_episode() {
+        for stop in [StopReason::Cancelled, StopReason::Unavailable, StopReason::ExperimentFuelSpent] {
+            let fake = Fake::default();
+            let (recording, _) = record(&fake, stop);
+            let Recording::Done(result) = recording else { panic!("{stop:?}: nothing to write") };
+            assert_eq!(
+                fake.asked(),
+                ["policy".into(), format!("line e {stop:?} episode=none"), format!("count sat.solve {stop:?}")]
+            );
+            assert_eq!((result.accounting.ordinal, result.accounting.stop_reason), (Some(3), Some(stop)));
+        }
+    }
+
+    #[test]
+    fn a_line_the_store_did_not_keep_leaves_the_answer_without_an_ordinal() {
+        let fake = Fake::default();
+        let (recording, request) = record(&fake, StopReason::Failed);
+        let Recording::Write(unwritten) = recording else { panic!("an episode to write") };
+        let stage = Record { journal: &fake, default_experiment: "default" };
+        let lost = RecordFailure::Line(ExperimentError::from(DbError::Corrupt("row".into())));
+        let result = stage.written(&validated(&request), *unwritten, Err(lost), None, Instant::now());
+        assert_eq!(result.accounting.ordinal, None);
+        assert_eq!(result.diagnostic.as_ref().map(|d| d.code), Some(Code::InvalidInput), "the answer stands");
+        assert!(result.transport.as_ref().is_some_and(|t| t.stored), "its episode was kept");
+    }
 }

@@ -184,11 +184,6 @@ impl Runtime {
         Resolve { components: self, router: self, default_experiment: &self.default_experiment }
     }
 
-    /// The experiment a request names (this runtime's default when it names none).
-    pub(super) fn experiment_named<'r>(&'r self, request: &'r InvokeRequest) -> &'r str {
-        self.resolve_stage().experiment_named(request)
-    }
-
     pub(super) fn resolve<'a>(
         &'a self,
         request: &'a InvokeRequest,
@@ -221,46 +216,11 @@ mod tests {
 
     use std::collections::BTreeMap;
 
-    use jacobian_guest::protocol::{InputKind, Mode, Provider};
+    use jacobian_guest::protocol::Mode;
     use serde_json::json;
 
+    use super::super::tests::catalog_entry as entry;
     use super::*;
-    use crate::digest::Digest;
-    use crate::registry::Tier;
-
-    fn entry(id: &str, kind: EntryKind, modes: &[Mode]) -> CatalogEntry {
-        let schema = json!({"type": "object"});
-        CatalogEntry {
-            id: id.into(),
-            kind,
-            title: String::new(),
-            outcome: String::new(),
-            description: String::new(),
-            tags: vec!["algebra".into()],
-            modes: modes.to_vec(),
-            input_kind: InputKind::StructuredRequest,
-            input_validator: Arc::new(crate::registry::compile_schema(&schema).unwrap()),
-            input_schema: schema,
-            output_schema: None,
-            examples: Vec::new(),
-            checker_roles: Vec::new(),
-            checks: Vec::new(),
-            artifact_types: Vec::new(),
-            accepts: Vec::new(),
-            produces: Vec::new(),
-            certificate_formats: Vec::new(),
-            component: Digest::of(id.as_bytes()),
-            tier: Tier::Bundled,
-            provider: Provider {
-                name: "fake".into(),
-                version: "0".into(),
-                licence: "Apache-2.0".into(),
-                features: Vec::new(),
-            },
-            audit: json!({}),
-            output_validator: None,
-        }
-    }
 
     /// A catalog without loaded components.
     struct Catalog(BTreeMap<String, CatalogEntry>);

@@ -1,12 +1,17 @@
+use std::sync::Arc;
+
+use jacobian_guest::protocol::{InputKind, Provider};
 use serde_json::json;
 
 use super::diagnostics::{artifact_references, dot_path};
 use super::execute::GuestRequest;
 use super::validate::resolve_budgets;
 use super::verification_binding;
+use crate::catalog::{CatalogEntry, EntryKind};
 use crate::contract::{BudgetRequest, Code, VerificationRecord, VerificationStatus};
 use crate::digest::Digest;
 use crate::policy::Policy;
+use crate::registry::Tier;
 use jacobian_guest::protocol::Mode;
 
 #[test]
@@ -117,5 +122,40 @@ fn a_producer_is_given_the_bytes_of_the_object_its_request_once_was() {
             .expect("serializes");
         let object = json!({"capability_id": "test.echo.message", "mode": mode, "input": &input}).to_string();
         assert_eq!(String::from_utf8(typed).expect("utf-8"), object);
+    }
+}
+
+/// A catalog entry of a fake component: any input object, nothing declared.
+pub(super) fn catalog_entry(id: &str, kind: EntryKind, modes: &[Mode]) -> CatalogEntry {
+    let schema = json!({"type": "object"});
+    CatalogEntry {
+        id: id.into(),
+        kind,
+        title: String::new(),
+        outcome: String::new(),
+        description: String::new(),
+        tags: vec!["algebra".into()],
+        modes: modes.to_vec(),
+        input_kind: InputKind::StructuredRequest,
+        input_validator: Arc::new(crate::registry::compile_schema(&schema).unwrap()),
+        input_schema: schema,
+        output_schema: None,
+        examples: Vec::new(),
+        checker_roles: Vec::new(),
+        checks: Vec::new(),
+        artifact_types: Vec::new(),
+        accepts: Vec::new(),
+        produces: Vec::new(),
+        certificate_formats: Vec::new(),
+        component: Digest::of(id.as_bytes()),
+        tier: Tier::Bundled,
+        provider: Provider {
+            name: "fake".into(),
+            version: "0".into(),
+            licence: "Apache-2.0".into(),
+            features: Vec::new(),
+        },
+        audit: json!({}),
+        output_validator: None,
     }
 }
