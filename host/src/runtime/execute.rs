@@ -243,7 +243,7 @@ impl Runner<Arc<Installed>> for Runtime {
         policy: &Policy,
         how: Run<'_, A>,
     ) -> Result<(RunFacts, Answer), A> {
-        Runtime::check(self, prepared, policy, how)
+        super::verify::Check { verifier: self }.check(prepared, policy, how)
     }
 }
 
@@ -404,20 +404,11 @@ mod tests {
 
     use jacobian_guest::protocol::{ArtifactDraft, Completeness, Scope, VerificationRoute};
 
-    use super::super::pipeline::{Abandoned, Call};
-    use super::super::tests::catalog_entry;
+    use super::super::pipeline::Abandoned;
+    use super::super::tests::{Stand, catalog_entry, prepared};
     use super::*;
-    use crate::contract::{CallBudgets, Code};
-    use crate::engine::{ArtifactAccess, InlineLimits};
-
-    /// The installed component, as `execute` reads it.
-    struct Stand(Tier);
-
-    impl Program for Stand {
-        fn tier(&self) -> Tier {
-            self.0
-        }
-    }
+    use crate::contract::Code;
+    use crate::engine::InlineLimits;
 
     /// A runner that answers every call with `answer`, and outputs that
     /// keep what they are given (or fail to store artifacts).
@@ -513,23 +504,7 @@ mod tests {
 
     fn run<A: Copy>(fake: &Fake, entry: &CatalogEntry, how: Run<'_, A>) -> Result<Concluded, A> {
         let request = InvokeRequest { capability_id: entry.id.clone(), ..InvokeRequest::default() };
-        let call = Call {
-            entry,
-            installed: Stand(Tier::Operator),
-            mode: Mode::Explore,
-            input: std::borrow::Cow::Owned(json!({})),
-            routed: None,
-        };
-        let prepared = Prepared {
-            call,
-            budgets: CallBudgets { fuel: 1_000_000, memory_bytes: 1 << 24, output_bytes: 1 << 20 },
-            wall: std::time::Duration::from_secs(1),
-            access: ArtifactAccess::default(),
-            references: Vec::new(),
-            input_digest: Digest::of_json(&json!({})),
-            input_bytes: 2,
-            tenant: Some("alice"),
-        };
+        let prepared = prepared(entry, Mode::Explore, Vec::new());
         let validated = Validated {
             request: &request,
             experiment: "e".into(),

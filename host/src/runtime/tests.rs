@@ -1,3 +1,4 @@
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use jacobian_guest::protocol::{InputKind, Provider};
@@ -5,11 +6,13 @@ use serde_json::json;
 
 use super::diagnostics::{artifact_references, dot_path};
 use super::execute::GuestRequest;
+use super::pipeline::{Call, Prepared};
 use super::validate::resolve_budgets;
 use super::verification_binding;
 use crate::catalog::{CatalogEntry, EntryKind};
-use crate::contract::{BudgetRequest, Code, VerificationRecord, VerificationStatus};
+use crate::contract::{BudgetRequest, CallBudgets, Code, VerificationRecord, VerificationStatus};
 use crate::digest::Digest;
+use crate::engine::ArtifactAccess;
 use crate::policy::Policy;
 use crate::registry::Tier;
 use jacobian_guest::protocol::Mode;
@@ -157,5 +160,31 @@ pub(super) fn catalog_entry(id: &str, kind: EntryKind, modes: &[Mode]) -> Catalo
         },
         audit: json!({}),
         output_validator: None,
+    }
+}
+
+/// An installed component as the stages read it: its install tier only
+/// (nothing runs it; the sandbox is behind a trait).
+pub(super) struct Stand(pub Tier);
+
+impl super::execute::Program for Stand {
+    fn tier(&self) -> Tier {
+        self.0
+    }
+}
+
+/// A call of `entry`'s stand-in (an operator's install) for tenant `alice`,
+/// on an empty input that names `references`.
+pub(super) fn prepared(entry: &CatalogEntry, mode: Mode, references: Vec<String>) -> Prepared<'_, Stand> {
+    let call = Call { entry, installed: Stand(Tier::Operator), mode, input: Cow::Owned(json!({})), routed: None };
+    Prepared {
+        call,
+        budgets: CallBudgets { fuel: 1_000_000, memory_bytes: 1 << 24, output_bytes: 1 << 20 },
+        wall: std::time::Duration::from_secs(1),
+        access: ArtifactAccess::default(),
+        references,
+        input_digest: Digest::of_json(&json!({})),
+        input_bytes: 2,
+        tenant: Some("alice"),
     }
 }
