@@ -8,13 +8,13 @@ use crate::quotas::{Exceeded, Quota, Reserve};
 
 use super::diagnostics::storage_failed;
 use super::experiments::ExperimentError;
-use super::pipeline::{Admitted, Concluded, Refusal, Validated, Work};
 use super::result::ResultParts;
+use super::stages::{Admitted, Concluded, Refusal, Validated, Work};
 use super::{QuotaHold, Runtime};
 
 /// What `admit` reads and writes: the server's state, the experiments'
 /// budgets and the tenants' quotas.
-pub(super) trait Ledger {
+pub(super) trait Ledger: Sync {
     /// Whether the server is shutting down.
     fn draining(&self) -> bool;
     /// The call joins its experiment, or is refused by a spent budget.
@@ -33,6 +33,8 @@ pub(super) trait Ledger {
     ) -> Result<Result<QuotaHold, Exceeded>, ExperimentError>;
     /// A place released with what was spent (`refund`: the call never ran).
     fn release(&self, hold: QuotaHold, fuel: u64, stored_bytes: u64, refund: bool);
+    /// An admitted call that did not run after all leaves its experiment.
+    fn withdraw(&self, experiment: &str, capability_id: &str);
 }
 
 impl Ledger for Runtime {
@@ -65,16 +67,9 @@ impl Ledger for Runtime {
     fn release(&self, hold: QuotaHold, fuel: u64, stored_bytes: u64, refund: bool) {
         self.release_quota(hold, fuel, stored_bytes, refund);
     }
-}
 
-impl Runtime {
-    pub(super) fn admit(&self, validated: &Validated<'_>) -> Result<Admitted, Refusal> {
-        Admit { ledger: self }.admit(validated)
-    }
-
-    /// A tenant's call's place under its quota (`None`: the operator's, or no quotas).
-    pub(super) fn hold_quota(&self, validated: &Validated<'_>) -> Result<Option<QuotaHold>, Refusal> {
-        Admit { ledger: self }.hold_quota(validated)
+    fn withdraw(&self, experiment: &str, capability_id: &str) {
+        self.experiments.withdraw(experiment, capability_id);
     }
 }
 
@@ -126,6 +121,15 @@ impl Admit<'_> {
                 }))
             }
         })
+    }
+
+    /// An admitted call abandoned before it ran (a quick attempt beyond its
+    /// bounds): it leaves its experiment and its place is refunded.
+    pub fn withdraw(&self, validated: &Validated<'_>, hold: Option<QuotaHold>) {
+        self.ledger.withdraw(&validated.experiment, &validated.request.capability_id);
+        if let Some(hold) = hold {
+            self.ledger.release(hold, 0, 0, true);
+        }
     }
 
     /// A tenant's call's place under its quota (`None`: the operator's, or no quotas).
@@ -180,15 +184,12 @@ mod tests {
     //! `admit` on a fake ledger that records what it was asked: no runtime,
     //! no store.
 
-    use std::sync::{Arc, Mutex};
+    use std::sync::Mutex;
 
     use super::*;
     use crate::contract::InvokeRequest;
     use crate::experiments::StopReason;
     use crate::policy::Policy;
-    use crate::store::CertificateRecord;
-
-    use super::super::pipeline::Unrouted;
 
     /// What the fake ledger answers, and what it was asked.
     #[derive(Default)]
@@ -224,6 +225,10 @@ mod tests {
         fn release(&self, _: QuotaHold, _: u64, _: u64, refund: bool) {
             self.asked.lock().unwrap().push(format!("release refund={refund}"));
         }
+
+        fn withdraw(&self, experiment: &str, _: &str) {
+            self.asked.lock().unwrap().push(format!("withdraw {experiment}"));
+        }
     }
 
     fn admitted() -> Admission {
@@ -234,29 +239,22 @@ mod tests {
         Admission::Refused { stop: StopReason::ExperimentFuelSpent, message: "the experiment's fuel is spent".into() }
     }
 
-    /// `admit` of a validated request of `tenant` (nothing to run: an
-    /// unrouted certificate) under a policy with or without quotas, and
-    /// what the ledger was asked.
-    fn admit(fake: &Fake, tenant: Option<&str>, quotas: bool) -> (Result<Admitted, Refusal>, Vec<String>) {
+    /// A validated request (nothing to run: an unrouted certificate) under
+    /// a policy with or without quotas.
+    fn validated(request: &InvokeRequest, quotas: bool) -> Validated<'_> {
         let mut policy = Policy::default();
         if quotas {
             policy.quotas.default.fuel_per_day = Some(1_000);
         }
+        super::super::tests::unrouted(request, policy)
+    }
+
+    /// `admit` of a validated request of `tenant` (nothing to run: an
+    /// unrouted certificate) under a policy with or without quotas, and
+    /// what the ledger was asked.
+    fn admit(fake: &Fake, tenant: Option<&str>, quotas: bool) -> (Result<Admitted, Refusal>, Vec<String>) {
         let request = InvokeRequest { tenant: tenant.map(str::to_owned), ..InvokeRequest::default() };
-        let record = CertificateRecord {
-            checker_role: "sat".into(),
-            certificate_format: "lrat".into(),
-            verify_capability_id: String::new(),
-            capability_id: String::new(),
-            producer: crate::digest::Digest::of(b""),
-        };
-        let unrouted = Unrouted { certificate: String::new(), schema_uri: String::new(), record };
-        let validated = Validated {
-            request: &request,
-            experiment: "e".into(),
-            policy: Arc::new(policy),
-            work: Work::Unrouted(unrouted),
-        };
+        let validated = validated(&request, quotas);
         let answer = Admit { ledger: fake }.admit(&validated);
         (answer, fake.asked.lock().unwrap().clone())
     }
@@ -314,5 +312,14 @@ mod tests {
         let (answer, asked) = admit(&fake, Some("alice"), true);
         assert_eq!(code(&answer), Some(Code::StorageFailed));
         assert_eq!(asked, ["hold alice", "admit e", "release refund=true"]);
+    }
+
+    #[test]
+    fn a_call_abandoned_after_admission_leaves_its_experiment_and_is_refunded() {
+        let fake = Fake::default();
+        let request = InvokeRequest { tenant: Some("alice".into()), ..InvokeRequest::default() };
+        let hold = QuotaHold::fake("alice", Reserve::default());
+        Admit { ledger: &fake }.withdraw(&validated(&request, true), Some(hold));
+        assert_eq!(*fake.asked.lock().unwrap(), ["withdraw e", "release refund=true"]);
     }
 }

@@ -17,7 +17,7 @@ use crate::store::{CertificateRecord, DbError};
 use super::Runtime;
 use super::diagnostics::named_in_content;
 use super::execute::declared;
-use super::pipeline::Certificate;
+use super::stages::Certificate;
 use super::verify::Judging;
 
 impl Runtime {

@@ -23,8 +23,8 @@ use crate::store::{CertificateRecord, DbError, StoreError};
 
 use super::Runtime;
 use super::diagnostics::{diagnose, malformed, storage_failed};
-use super::pipeline::{Concluded, NOT_QUICK_FOR, Prepared, Run, Unrouted, Validated, Work};
 use super::result::{Body, Completed, ResultParts, RunFacts};
+use super::stages::{Concluded, NOT_QUICK_FOR, Prepared, Run, Unrouted, Validated, Work};
 
 /// What a producer's `invoke` is given. Its members are in sorted order:
 /// the same bytes as the JSON object they once were built as (a guest's fuel
@@ -67,7 +67,7 @@ pub(super) trait Runner<I> {
 
 /// Where a producer's outputs are kept: its artifacts, the caller's grants
 /// to them, and the record of a certificate among them.
-pub(super) trait Outputs {
+pub(super) trait Outputs: Sync {
     /// Store an artifact envelope: its digest and size.
     fn put_artifact(&self, envelope: &Value) -> Result<(Digest, u64), StoreError>;
     /// Let the tenant read what its call made (`None`: the operator).
@@ -232,21 +232,6 @@ impl<R> Execute<'_, R> {
     }
 }
 
-impl Runner<Arc<Installed>> for Runtime {
-    fn call<A: Copy>(&self, prepared: &Prepared<'_>, request: &[u8], how: Run<'_, A>) -> Result<CallReport, A> {
-        self.call_component(prepared, request, how)
-    }
-
-    fn check<A: Copy>(
-        &self,
-        prepared: &Prepared<'_>,
-        policy: &Policy,
-        how: Run<'_, A>,
-    ) -> Result<(RunFacts, Answer), A> {
-        super::verify::Check { verifier: self }.check(prepared, policy, how)
-    }
-}
-
 impl Outputs for Runtime {
     fn put_artifact(&self, envelope: &Value) -> Result<(Digest, u64), StoreError> {
         self.data.put_artifact(envelope)
@@ -262,11 +247,6 @@ impl Outputs for Runtime {
 }
 
 impl Runtime {
-    /// Stage 4 over this runtime's sandbox, verifier and stores.
-    pub(super) fn execute<A: Copy>(&self, validated: &Validated<'_>, how: Run<'_, A>) -> Result<Concluded, A> {
-        Execute { runner: self, outputs: self }.execute(validated, how)
-    }
-
     /// One call of the prepared component, in a fresh store, under its budgets.
     pub(super) fn call_component<A: Copy>(
         &self,
@@ -404,7 +384,7 @@ mod tests {
 
     use jacobian_guest::protocol::{ArtifactDraft, Completeness, Scope, VerificationRoute};
 
-    use super::super::pipeline::Abandoned;
+    use super::super::stages::Abandoned;
     use super::super::tests::{Stand, catalog_entry, prepared};
     use super::*;
     use crate::contract::Code;
@@ -529,7 +509,7 @@ mod tests {
     fn a_producers_artifacts_are_stored_granted_to_its_caller_and_its_certificate_recorded() {
         let fake = Fake { answer: outcome("cert/1"), ..Fake::default() };
         let control = CallControl::default();
-        let Ok(concluded) = run(&fake, &producer(), super::super::pipeline::ordinary(&control));
+        let Ok(concluded) = run(&fake, &producer(), super::super::stages::ordinary(&control));
         assert_eq!(
             asked(&fake),
             ["call sat.solve", "artifact certificate", "grant alice 1", "certificate sat by sat.solve"]
@@ -551,11 +531,11 @@ mod tests {
     fn an_outcome_beyond_its_descriptor_is_malformed_and_nothing_of_it_is_stored() {
         let fake = Fake { answer: outcome("undeclared/1"), ..Fake::default() };
         let control = CallControl::default();
-        let Ok(concluded) = run(&fake, &producer(), super::super::pipeline::ordinary(&control));
+        let Ok(concluded) = run(&fake, &producer(), super::super::stages::ordinary(&control));
         assert_eq!((code(&concluded), concluded.stop), (Some(Code::MalformedOutput), StopReason::Failed));
         assert_eq!(asked(&fake), ["call sat.solve"]);
         let fake = Fake { answer: b"{\"output\": 1}".to_vec(), ..Fake::default() };
-        let Ok(concluded) = run(&fake, &producer(), super::super::pipeline::ordinary(&control));
+        let Ok(concluded) = run(&fake, &producer(), super::super::stages::ordinary(&control));
         assert_eq!(code(&concluded), Some(Code::MalformedOutput), "not an outcome");
     }
 
@@ -571,7 +551,7 @@ mod tests {
     fn an_artifact_the_store_did_not_keep_fails_the_call_unavailable_and_grants_nothing() {
         let fake = Fake { answer: outcome("cert/1"), artifacts_fail: true, ..Fake::default() };
         let control = CallControl::default();
-        let Ok(concluded) = run(&fake, &producer(), super::super::pipeline::ordinary(&control));
+        let Ok(concluded) = run(&fake, &producer(), super::super::stages::ordinary(&control));
         assert_eq!((code(&concluded), concluded.stop), (Some(Code::StorageFailed), StopReason::Unavailable));
         assert_eq!(asked(&fake), ["call sat.solve", "artifact certificate"]);
     }
@@ -581,7 +561,7 @@ mod tests {
         let fake = Fake::default();
         let checker = catalog_entry("sat.lrat.verify", EntryKind::Verifier, &[Mode::Verify]);
         let control = CallControl::default();
-        let Ok(concluded) = run(&fake, &checker, super::super::pipeline::ordinary(&control));
+        let Ok(concluded) = run(&fake, &checker, super::super::stages::ordinary(&control));
         assert_eq!(asked(&fake), ["check sat.lrat.verify"]);
         assert_eq!(concluded.stop, StopReason::Completed);
     }

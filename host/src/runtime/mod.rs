@@ -6,7 +6,8 @@
 //! - `pipeline.rs`: the invoke pipeline and its entry points, one per caller
 //!   shape, through `resolve.rs` (with `route.rs` for `certificate.verify`),
 //!   `validate.rs`, `admit.rs`, `execute.rs` (with `verify.rs`, the only
-//!   place `VERIFIED` is set) and `record.rs` (episodes and experiment lines).
+//!   place `VERIFIED` is set) and `record.rs` (episodes and experiment lines);
+//!   `stages.rs` holds the values that flow between the stages.
 //! - `certificates.rs`: what each certificate needs (role, format, checker),
 //!   recorded when its producer made it.
 //! - `result.rs`: the one constructor of a `CapabilityResult`.
@@ -29,6 +30,7 @@ mod record;
 mod resolve;
 mod result;
 mod route;
+mod stages;
 mod uploads;
 mod validate;
 mod verify;

@@ -1,7 +1,7 @@
 //! The invoke pipeline: `resolve → validate → admit → execute → record`.
 //!
 //! Each stage is a function from one typed value to the next, or to a
-//! [`Refusal`] that carries its stage and dot-path in its diagnostic. Each
+//! `Refusal` (`stages.rs`, with every value that flows between them) that carries its stage and dot-path in its diagnostic. Each
 //! is a value holding exactly what it uses behind narrow traits the runtime
 //! implements (`resolve::Resolve` over `Components` and `Router`,
 //! `validate::Validate` over `Artifacts`, `admit::Admit` over `Ledger`,
@@ -19,208 +19,33 @@
 //! experiment row.
 //!
 //! The stop reason travels as data from where the call ended
-//! ([`Concluded::stop`]), and the result is built once, from its parts
+//! (`Concluded::stop`), and the result is built once, from its parts
 //! ([`super::result::build`]), at the end.
 
-use std::borrow::Cow;
-use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Instant;
 
-use jacobian_guest::protocol::Mode;
-use serde_json::Value;
-
-use crate::catalog::{CatalogEntry, EntryKind};
-use crate::contract::{Accounting, CallBudgets, CapabilityResult, Diagnostic, InvokeRequest};
-use crate::digest::Digest;
-use crate::engine::{ArtifactAccess, CallControl, InlineLimits};
-use crate::experiments::{InvocationRecord, Reservation, StopReason};
+use crate::catalog::EntryKind;
+use crate::contract::{CapabilityResult, Diagnostic, InvokeRequest};
+use crate::engine::{CallControl, CallReport, InlineLimits};
+use crate::experiments::Reservation;
 use crate::policy::Policy;
 use crate::registry::Installed;
-use crate::store::{CertificateRecord, EpisodeRow};
 
 use super::Runtime;
+use super::admit::{Admit, Ledger};
 use super::diagnostics::names_an_artifact;
+use super::execute::{Answer, Execute, Runner};
 use super::experiments::RecordFailure;
-use super::record::Journal as _;
-use super::result::{ResultParts, build, deliver, unrecorded};
-
-/// How long a capability whose inline attempt went beyond its bounds is not
-/// run inline again: its calls run as ordinary calls meanwhile.
-pub const NOT_QUICK_FOR: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// Why a request went no further: nothing was admitted, reserved or stored for it.
-#[derive(Debug)]
-pub(super) struct Refusal {
-    /// The mode, once known.
-    pub mode: Option<Mode>,
-    /// What was wrong, with its stage and (where a field is at fault) `path`.
-    pub diagnostic: Diagnostic,
-}
-
-impl Refusal {
-    pub fn new(mode: Option<Mode>, diagnostic: Diagnostic) -> Self {
-        Refusal { mode, diagnostic }
-    }
-}
-
-/// What `resolve` found: the experiment, the policy, and what will run.
-pub(super) struct Resolved<'a> {
-    pub request: &'a InvokeRequest,
-    pub experiment: String,
-    pub policy: Arc<Policy>,
-    pub target: Target<'a>,
-}
-
-/// What a resolved request will do.
-pub(super) enum Target<'a> {
-    /// Call a component: the capability named, or the checker
-    /// `certificate.verify` chose for the certificate.
-    Call(Call<'a>),
-    /// `certificate.verify` found no authorized checker for the certificate:
-    /// nothing runs, and the answer names the open obligation.
-    Unrouted(Unrouted),
-}
-
-/// One component call, resolved. `I` is the installed component that runs
-/// (a stage's unit tests give a stand-in: nothing of it is read but its
-/// install tier, and the sandbox that runs it is behind a trait).
-pub(super) struct Call<'a, I = Arc<Installed>> {
-    /// The catalog entry that runs (the checker, for a routed request).
-    pub entry: &'a CatalogEntry,
-    pub installed: I,
-    pub mode: Mode,
-    /// The request's input, or the checker input `certificate.verify` built.
-    pub input: Cow<'a, Value>,
-    /// The certificate `certificate.verify` rewrote the request to check.
-    pub routed: Option<Certificate>,
-}
-
-/// A certificate artifact and what the host recorded when it was made.
-#[derive(Debug, Clone)]
-pub(super) struct Certificate {
-    pub uri: String,
-    pub record: CertificateRecord,
-}
-
-/// A certificate `certificate.verify` has no checker for: no visible
-/// checker is authorized for its role (or reads its schema and format).
-pub(super) struct Unrouted {
-    pub certificate: String,
-    pub schema_uri: String,
-    pub record: CertificateRecord,
-}
-
-/// What `validate` hands on: everything the call needs, checked.
-pub(super) struct Validated<'a, I = Arc<Installed>> {
-    pub request: &'a InvokeRequest,
-    pub experiment: String,
-    pub policy: Arc<Policy>,
-    pub work: Work<'a, I>,
-}
-
-impl<I> Validated<'_, I> {
-    /// The digest of the request's own input, when validation computed it
-    /// (the input a call runs on is the request's, not one that
-    /// `certificate.verify` built): the episode's trace names it too, and a
-    /// large input is not canonicalized and hashed twice.
-    pub fn request_input_digest(&self) -> Option<Digest> {
-        match &self.work {
-            Work::Run(prepared) if std::ptr::eq(&*prepared.call.input, &self.request.input) => {
-                Some(prepared.input_digest)
-            }
-            _ => None,
-        }
-    }
-}
-
-/// The work of a validated request.
-pub(super) enum Work<'a, I = Arc<Installed>> {
-    Run(Prepared<'a, I>),
-    Unrouted(Unrouted),
-}
-
-/// A component call with its budgets and the artifacts it may read.
-pub(super) struct Prepared<'a, I = Arc<Installed>> {
-    pub call: Call<'a, I>,
-    pub budgets: CallBudgets,
-    /// The operator's wall-clock ceiling of an ordinary call (`budgets.wall_ms`).
-    pub wall: std::time::Duration,
-    pub access: ArtifactAccess,
-    /// The artifact URIs the input names, in input order.
-    pub references: Vec<String>,
-    pub input_digest: Digest,
-    /// The length of the input's canonical bytes (what its episode stores of it).
-    pub input_bytes: u64,
-    /// The tenant the call runs for (`None`: the operator): its outputs are granted to it.
-    pub tenant: Option<&'a str>,
-}
-
-/// How a component call runs: to its end, or as a quick attempt on a thread
-/// that must not be held long. `A` is what an abandoned call answers:
-/// [`Abandoned`] for an attempt; for an ordinary call [`Infallible`], so
-/// that a call that cannot be abandoned says so in its type (an
-/// `Attempt` cannot be made without an `A`).
-#[derive(Clone, Copy)]
-pub(super) enum Run<'c, A> {
-    /// Waits for a slot, runs to its end; the caller may cancel it.
-    Ordinary(&'c CallControl),
-    /// Runs within these bounds, or is abandoned with nothing of it kept.
-    Attempt(InlineLimits, A),
-}
-
-/// A call that runs to its end.
-pub(super) fn ordinary(control: &CallControl) -> Run<'_, Infallible> {
-    Run::Ordinary(control)
-}
+use super::record::Record;
+use super::resolve::Resolve;
+use super::result::{ResultParts, RunFacts, build};
+use super::stages::{Abandoned, Admitted, Prepared, Recording, Refusal, Run, Unwritten, Validated, ordinary};
+use super::validate::Validate;
+use super::verify::Check;
 
 /// A quick attempt within the default inline bounds.
 const ATTEMPT: Run<'static, Abandoned> = Run::Attempt(InlineLimits::DEFAULT, Abandoned);
-
-/// A quick attempt went beyond its bounds: nothing of it was kept.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Abandoned;
-
-/// How an invocation ended: its parts and its stop reason.
-pub(super) struct Concluded {
-    pub parts: ResultParts,
-    pub stop: StopReason,
-}
-
-/// What `admit` decided for a request that will be recorded.
-pub(super) enum Admitted {
-    /// Run it; `reservation` holds its place in a shared store until it is
-    /// recorded, `hold` its place under its tenant's quota.
-    Run { reservation: Option<Reservation>, hold: Option<super::QuotaHold> },
-    /// An experiment budget is spent: recorded, not run.
-    Stopped(Box<Concluded>),
-}
-
-/// A recorded call's writes, made but not yet durable: its episode and its
-/// experiment line, to be written together (`Record::write`, or a
-/// group commit on the MCP edge's thread), then `Record::written`.
-pub(super) struct Unwritten {
-    pub result: CapabilityResult,
-    pub stop: StopReason,
-    pub line: InvocationRecord,
-    pub digest: Digest,
-    pub body: Vec<u8>,
-}
-
-impl Unwritten {
-    /// The episode row to write.
-    pub fn row(&self) -> EpisodeRow<'_> {
-        EpisodeRow { digest: &self.digest, capability_id: &self.result.capability_id, body: &self.body }
-    }
-}
-
-/// What `record` has to do next.
-pub(super) enum Recording {
-    /// Nothing more: the result as answered (nothing to store, or only a line, written).
-    Done(Box<CapabilityResult>),
-    /// Write the episode and its line, then `Record::written`.
-    Write(Box<Unwritten>),
-}
 
 /// Counts an invocation as in flight while alive.
 struct InFlight<'a>(&'a std::sync::atomic::AtomicUsize);
@@ -265,7 +90,7 @@ impl Runtime {
     /// (fuel is deterministic).
     ///
     /// A capability whose attempt went beyond its bounds is not run inline
-    /// again for [`NOT_QUICK_FOR`] (its refusals still are): a client sending
+    /// again for `stages::NOT_QUICK_FOR` (its refusals still are): a client sending
     /// calls that run past the attempt's bounds would otherwise hold the
     /// protocol thread for up to [`crate::engine::INLINE_DEADLINE`] with every
     /// one of them.
@@ -300,22 +125,22 @@ impl Runtime {
     /// way, under the same policy as any call). A tenant's run is admitted
     /// under its quotas and charged its fuel like any call of its.
     pub(crate) fn run_unrecorded(&self, request: &InvokeRequest) -> CapabilityResult {
-        let policy = self.policy();
+        let pipeline = self.pipeline();
         let refused =
             |refusal: Refusal| build(ResultParts::failed(&request.capability_id, refusal.mode, refusal.diagnostic));
-        let validated = match self.resolve(request, policy).and_then(|resolved| self.validate(resolved)) {
+        let validated = match pipeline.validated(request, self.policy()) {
             Ok(validated) => validated,
             Err(refusal) => return refused(refusal),
         };
         // A tenant's run is admitted under its quota and charged its fuel, as its calls are.
-        let hold = match self.hold_quota(&validated) {
+        let hold = match pipeline.admit.hold_quota(&validated) {
             Ok(hold) => hold,
             Err(refusal) => return refused(refusal),
         };
-        let Ok(concluded) = self.execute(&validated, ordinary(&CallControl::default()));
+        let Ok(concluded) = pipeline.execute.execute(&validated, ordinary(&CallControl::default()));
         let result = build(concluded.parts);
         if let Some(hold) = hold {
-            self.release_quota(hold, result.fuel_consumed, 0, false);
+            pipeline.admit.ledger.release(hold, result.fuel_consumed, 0, false);
         }
         result
     }
@@ -324,16 +149,17 @@ impl Runtime {
     /// attempt that went beyond its bounds (then nothing was stored or counted).
     fn answer<A: Copy>(&self, request: &InvokeRequest, how: Run<'_, A>) -> Result<CapabilityResult, A> {
         let _in_flight = InFlight::enter(&self.in_flight);
-        let (result, place) = match self.stages(request, how, Instant::now())? {
+        let pipeline = self.pipeline();
+        let (result, place) = match pipeline.stages(request, self.policy(), how, Instant::now())? {
             Staged::Answered(result) => return Ok(*result),
             Staged::Recorded(result, place) => (*result, place),
             Staged::Writing(writing) => {
                 let written =
-                    self.recorder().write(&writing.validated, &writing.unwritten, writing.reservation.as_ref());
-                self.written(*writing, written)
+                    pipeline.record.write(&writing.validated, &writing.unwritten, writing.reservation.as_ref());
+                pipeline.written(*writing, written)
             }
         };
-        Ok(self.settle(place, result))
+        Ok(pipeline.settle(place, result))
     }
 
     /// [`Runtime::answer`] of a quick attempt on the MCP edge's async thread:
@@ -341,7 +167,8 @@ impl Runtime {
     /// the write lock to be free rather than blocking the thread.
     async fn answer_grouped(&self, request: &InvokeRequest) -> Result<CapabilityResult, Abandoned> {
         let _in_flight = InFlight::enter(&self.in_flight);
-        let (result, place) = match self.stages(request, ATTEMPT, Instant::now())? {
+        let pipeline = self.pipeline();
+        let (result, place) = match pipeline.stages(request, self.policy(), ATTEMPT, Instant::now())? {
             Staged::Answered(result) => return Ok(*result),
             Staged::Recorded(result, place) => (*result, place),
             Staged::Writing(writing) => {
@@ -352,9 +179,9 @@ impl Runtime {
                         let row = unwritten.row();
                         self.commits.write(experiments, episodes, &validated.experiment, &unwritten.line, &row).await
                     }
-                    Some(_) => self.recorder().write(validated, unwritten, reservation.as_ref()),
+                    Some(_) => pipeline.record.write(validated, unwritten, reservation.as_ref()),
                 };
-                self.written(*writing, written)
+                pipeline.written(*writing, written)
             }
         };
         if place.hold.is_some() {
@@ -362,38 +189,87 @@ impl Runtime {
             // would block this one.
             self.episodes.writer_free().await;
         }
-        Ok(self.settle(place, result))
+        Ok(pipeline.settle(place, result))
+    }
+
+    /// This runtime's pipeline: each stage over the runtime's own parts.
+    pub(super) fn pipeline(&self) -> Pipeline<'_> {
+        Pipeline {
+            resolve: Resolve { components: self, router: self, default_experiment: &self.default_experiment },
+            validate: Validate { artifacts: self },
+            admit: Admit { ledger: self },
+            execute: Execute { runner: self, outputs: self },
+            record: Record { journal: self, default_experiment: &self.default_experiment },
+        }
+    }
+}
+
+/// The runtime runs `execute`'s components: a producer's call in its
+/// sandbox, a checker's through `verify.rs`'s `Check` (here, where both
+/// stages meet, so that neither imports the other).
+impl Runner<Arc<Installed>> for Runtime {
+    fn call<A: Copy>(&self, prepared: &Prepared<'_>, request: &[u8], how: Run<'_, A>) -> Result<CallReport, A> {
+        self.call_component(prepared, request, how)
+    }
+
+    fn check<A: Copy>(
+        &self,
+        prepared: &Prepared<'_>,
+        policy: &Policy,
+        how: Run<'_, A>,
+    ) -> Result<(RunFacts, Answer), A> {
+        Check { verifier: self }.check(prepared, policy, how)
+    }
+}
+
+/// The five stages composed, each a value over what it uses: a request
+/// through them up to its writes, and what follows the writes.
+pub(super) struct Pipeline<'r> {
+    pub resolve: Resolve<'r>,
+    pub validate: Validate<'r>,
+    pub admit: Admit<'r>,
+    pub execute: Execute<'r, Runtime>,
+    pub record: Record<'r>,
+}
+
+impl<'r> Pipeline<'r> {
+    /// `resolve → validate`: a request checked completely, nothing written.
+    pub fn validated<'a>(&self, request: &'a InvokeRequest, policy: Arc<Policy>) -> Result<Validated<'a>, Refusal>
+    where
+        'r: 'a,
+    {
+        self.resolve.resolve(request, policy).and_then(|resolved| self.validate.validate(resolved))
     }
 
     /// `resolve → validate → admit → execute → record` up to the writes.
     fn stages<'a, A: Copy>(
-        &'a self,
+        &self,
         request: &'a InvokeRequest,
+        policy: Arc<Policy>,
         how: Run<'_, A>,
         started: Instant,
-    ) -> Result<Staged<'a>, A> {
-        let refused = |refusal| Ok(Staged::Answered(Box::new(self.refused(request, refusal, started))));
-        let policy = self.policy();
-        let validated = match self.resolve(request, policy).and_then(|resolved| self.validate(resolved)) {
+    ) -> Result<Staged<'a>, A>
+    where
+        'r: 'a,
+    {
+        let refused = |refusal| Ok(Staged::Answered(Box::new(self.record.refused(request, refusal, started))));
+        let validated = match self.validated(request, policy) {
             Ok(validated) => validated,
             Err(refusal) => return refused(refusal),
         };
-        let (concluded, reservation, hold) = match self.admit(&validated) {
+        let (concluded, reservation, hold) = match self.admit.admit(&validated) {
             Err(refusal) => return refused(refusal),
             Ok(Admitted::Stopped(concluded)) => (*concluded, None, None),
-            Ok(Admitted::Run { reservation, hold }) => match self.execute(&validated, how) {
+            Ok(Admitted::Run { reservation, hold }) => match self.execute.execute(&validated, how) {
                 Ok(concluded) => (concluded, reservation, hold),
                 Err(abandoned) => {
-                    self.experiments.withdraw(&validated.experiment, &request.capability_id);
-                    if let Some(hold) = hold {
-                        self.release_quota(hold, 0, 0, true);
-                    }
+                    self.admit.withdraw(&validated, hold);
                     return Err(abandoned);
                 }
             },
         };
-        let place = Place { runtime: self, hold, fuel: concluded.parts.run.fuel_consumed };
-        Ok(match self.recorder().record(&validated, concluded, reservation.as_ref(), started) {
+        let place = Place { ledger: self.admit.ledger, hold, fuel: concluded.parts.run.fuel_consumed };
+        Ok(match self.record.record(&validated, concluded, reservation.as_ref(), started) {
             Recording::Done(result) => Staged::Recorded(result, place),
             Recording::Write(unwritten) => {
                 Staged::Writing(Box::new(Writing { validated, unwritten: *unwritten, reservation, place, started }))
@@ -404,7 +280,7 @@ impl Runtime {
     /// The answer of a call whose writes were made (or failed), and its quota place.
     fn written<'a>(&self, writing: Writing<'a>, written: Result<u64, RecordFailure>) -> (CapabilityResult, Place<'a>) {
         let Writing { validated, unwritten, reservation, place, started } = writing;
-        (self.recorder().written(&validated, unwritten, written, reservation.as_ref(), started), place)
+        (self.record.written(&validated, unwritten, written, reservation.as_ref(), started), place)
     }
 
     /// The tenant's quota place released with what the call spent: its fuel,
@@ -417,7 +293,7 @@ impl Runtime {
                 .as_ref()
                 .filter(|t| t.stored)
                 .map_or(0, |t| result.artifacts.iter().fold(t.logical_bytes, |sum, a| sum.saturating_add(a.bytes)));
-            self.release_quota(hold, result.fuel_consumed, stored, false);
+            place.ledger.release(hold, result.fuel_consumed, stored, false);
         }
         result
     }
@@ -447,7 +323,7 @@ struct Writing<'a> {
 /// written all the same), it is released here, charged the bytes it
 /// reserved: the most the call could have stored.
 struct Place<'r> {
-    runtime: &'r Runtime,
+    ledger: &'r dyn Ledger,
     hold: Option<super::QuotaHold>,
     fuel: u64,
 }
@@ -456,7 +332,7 @@ impl Drop for Place<'_> {
     fn drop(&mut self) {
         if let Some(hold) = self.hold.take() {
             let stored = hold.bytes();
-            self.runtime.release_quota(hold, self.fuel, stored, false);
+            self.ledger.release(hold, self.fuel, stored, false);
         }
     }
 }
@@ -465,20 +341,6 @@ impl Runtime {
     /// The answer to `capability.invoke` arguments that are no request (the
     /// edge could not read them): refused like any request, nothing written.
     pub fn refuse_arguments(&self, diagnostic: Diagnostic) -> CapabilityResult {
-        self.refused(&InvokeRequest::default(), Refusal::new(None, diagnostic), Instant::now())
-    }
-
-    /// The answer to a refused request: a diagnostic, and nothing written.
-    fn refused(&self, request: &InvokeRequest, refusal: Refusal, started: Instant) -> CapabilityResult {
-        let mut result = build(ResultParts::failed(&request.capability_id, refusal.mode, refusal.diagnostic));
-        let accounting = Accounting {
-            wall_time_us: started.elapsed().as_micros() as u64,
-            stop_reason: Some(StopReason::Failed),
-            ..Accounting::default()
-        };
-        let (transport, text) = unrecorded(&result, request.view.unwrap_or_default());
-        deliver(&mut result, transport, text, accounting);
-        self.count(&result, StopReason::Failed);
-        result
+        self.pipeline().record.refused(&InvokeRequest::default(), Refusal::new(None, diagnostic), Instant::now())
     }
 }

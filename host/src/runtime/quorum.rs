@@ -30,8 +30,8 @@ use crate::policy::Policy;
 use super::Runtime;
 use super::diagnostics::malformed;
 use super::execute::facts;
-use super::pipeline::{Call, Prepared, Run};
 use super::result::RunFacts;
+use super::stages::{Call, Prepared, Run};
 
 /// What the other checkers of a quorum said, and what they spent.
 pub(super) struct Asked<'a> {

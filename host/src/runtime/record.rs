@@ -20,12 +20,12 @@ use crate::store::EpisodeRow;
 use super::Runtime;
 use super::diagnostics::storage_failed_text;
 use super::experiments::{ExperimentError, RecordFailure};
-use super::pipeline::{Concluded, Recording, Unwritten, Validated};
 use super::result::{ResultParts, build, deliver, unrecorded};
+use super::stages::{Concluded, Recording, Refusal, Unwritten, Validated};
 
 /// What `record` writes and counts: the experiment's lines, the episodes,
 /// the policies lines name, and the metrics.
-pub(super) trait Journal {
+pub(super) trait Journal: Sync {
     /// Write a line alone (a call whose result is not stored as an episode).
     fn line(
         &self,
@@ -126,6 +126,20 @@ impl Record<'_> {
         result
     }
 
+    /// The answer to a refused request: a diagnostic, and nothing written.
+    pub fn refused(&self, request: &InvokeRequest, refusal: Refusal, started: Instant) -> CapabilityResult {
+        let mut result = build(ResultParts::failed(&request.capability_id, refusal.mode, refusal.diagnostic));
+        let accounting = Accounting {
+            wall_time_us: started.elapsed().as_micros() as u64,
+            stop_reason: Some(StopReason::Failed),
+            ..Accounting::default()
+        };
+        let (transport, text) = unrecorded(&result, request.view.unwrap_or_default());
+        deliver(&mut result, transport, text, accounting);
+        self.journal.count(&result, StopReason::Failed);
+        result
+    }
+
     /// Record a call whose result is not stored as an episode.
     fn unstored(
         &self,
@@ -222,13 +236,6 @@ impl Journal for Runtime {
     }
 }
 
-impl Runtime {
-    /// Stage 5 over this runtime's experiments, episodes and metrics.
-    pub(super) fn recorder(&self) -> Record<'_> {
-        Record { journal: self, default_experiment: &self.default_experiment }
-    }
-}
-
 /// A stored episode's transport metadata and text view.
 fn stored_view(episode: &Canonical<'_>, digest: &Digest, view: ResultView) -> (Transport, String) {
     let uri = episode_uri(digest);
@@ -319,14 +326,12 @@ mod tests {
     //! `record` on a fake journal that keeps what it was asked to write: no
     //! runtime, no store.
 
-    use std::sync::{Arc, Mutex};
+    use std::sync::Mutex;
 
     use super::*;
     use crate::contract::{Code, Diagnostic, Stage};
     use crate::policy::Policy;
-    use crate::store::{CertificateRecord, DbError};
-
-    use super::super::pipeline::{Unrouted, Work};
+    use crate::store::DbError;
 
     /// What the fake journal was asked, and how its episode writes end.
     #[derive(Default)]
@@ -385,21 +390,8 @@ mod tests {
         }
     }
 
-    /// A validated request with nothing to run (an unrouted certificate).
     fn validated(request: &InvokeRequest) -> Validated<'_> {
-        let record = CertificateRecord {
-            checker_role: "sat".into(),
-            certificate_format: "lrat".into(),
-            verify_capability_id: String::new(),
-            capability_id: String::new(),
-            producer: Digest::of(b""),
-        };
-        Validated {
-            request,
-            experiment: "e".into(),
-            policy: Arc::new(Policy::default()),
-            work: Work::Unrouted(Unrouted { certificate: String::new(), schema_uri: String::new(), record }),
-        }
+        super::super::tests::unrouted(request, Policy::default())
     }
 
     fn concluded(stop: StopReason) -> Concluded {

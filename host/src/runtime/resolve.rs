@@ -13,10 +13,10 @@ use crate::policy::Policy;
 use crate::registry::Installed;
 
 use super::Runtime;
-use super::pipeline::{Call, Refusal, Resolved, Target};
+use super::stages::{Call, Refusal, Resolved, Target};
 
 /// What `resolve` reads: the catalog and the loaded components.
-pub(super) trait Components {
+pub(super) trait Components: Sync {
     /// The catalog entry of a capability id.
     fn entry(&self, id: &str) -> Option<&CatalogEntry>;
     /// The loaded component behind an entry.
@@ -24,7 +24,7 @@ pub(super) trait Components {
 }
 
 /// `certificate.verify`'s rewriting (`route.rs`), as `resolve` sees it.
-pub(super) trait Router {
+pub(super) trait Router: Sync {
     fn route<'a>(
         &'a self,
         request: &'a InvokeRequest,
@@ -179,19 +179,6 @@ impl Router for Runtime {
 }
 
 impl Runtime {
-    /// Stage 1 over this runtime's catalog, components and router.
-    pub(super) fn resolve_stage(&self) -> Resolve<'_> {
-        Resolve { components: self, router: self, default_experiment: &self.default_experiment }
-    }
-
-    pub(super) fn resolve<'a>(
-        &'a self,
-        request: &'a InvokeRequest,
-        policy: Arc<Policy>,
-    ) -> Result<Resolved<'a>, Refusal> {
-        self.resolve_stage().resolve(request, policy)
-    }
-
     /// The loaded component behind a catalog entry.
     pub(super) fn installed(&self, entry: &CatalogEntry) -> Result<Arc<Installed>, Diagnostic> {
         installed(self, entry)

@@ -24,8 +24,8 @@ use crate::store::CertificateRecord;
 use super::Runtime;
 use super::diagnostics::error_path;
 use super::diagnostics::storage_failed;
-use super::pipeline::{Call, Certificate, Refusal, Target, Unrouted};
 use super::resolve::hidden;
+use super::stages::{Call, Certificate, Refusal, Target, Unrouted};
 
 impl Runtime {
     /// Resolve `certificate.verify` (`router`) to the checker call it stands for.

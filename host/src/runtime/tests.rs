@@ -6,15 +6,16 @@ use serde_json::json;
 
 use super::diagnostics::{artifact_references, dot_path};
 use super::execute::GuestRequest;
-use super::pipeline::{Call, Prepared};
+use super::stages::{Call, Prepared, Unrouted, Validated, Work};
 use super::validate::resolve_budgets;
 use super::verification_binding;
 use crate::catalog::{CatalogEntry, EntryKind};
-use crate::contract::{BudgetRequest, CallBudgets, Code, VerificationRecord, VerificationStatus};
+use crate::contract::{BudgetRequest, CallBudgets, Code, InvokeRequest, VerificationRecord, VerificationStatus};
 use crate::digest::Digest;
 use crate::engine::ArtifactAccess;
 use crate::policy::Policy;
 use crate::registry::Tier;
+use crate::store::CertificateRecord;
 use jacobian_guest::protocol::Mode;
 
 #[test]
@@ -187,4 +188,18 @@ pub(super) fn prepared(entry: &CatalogEntry, mode: Mode, references: Vec<String>
         input_bytes: 2,
         tenant: Some("alice"),
     }
+}
+
+/// A validated request of experiment `e` with nothing to run (a certificate
+/// of role `sat` no checker is routed to), under `policy`.
+pub(super) fn unrouted(request: &InvokeRequest, policy: Policy) -> Validated<'_> {
+    let record = CertificateRecord {
+        checker_role: "sat".into(),
+        certificate_format: "lrat".into(),
+        verify_capability_id: String::new(),
+        capability_id: String::new(),
+        producer: Digest::of(b""),
+    };
+    let unrouted = Unrouted { certificate: String::new(), schema_uri: String::new(), record };
+    Validated { request, experiment: "e".into(), policy: Arc::new(policy), work: Work::Unrouted(unrouted) }
 }

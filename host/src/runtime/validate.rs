@@ -19,10 +19,10 @@ use super::Runtime;
 use super::diagnostics::{
     artifact_references, count_artifact_references, schema_violations, storage_failed, violation,
 };
-use super::pipeline::{Prepared, Refusal, Resolved, Target, Validated, Work};
+use super::stages::{Prepared, Refusal, Resolved, Target, Validated, Work};
 
 /// What `validate` reads: the artifacts a request names, as its tenant may read them.
-pub(super) trait Artifacts {
+pub(super) trait Artifacts: Sync {
     /// An artifact's stored size; not found (as one never stored) when `tenant` may not read it.
     fn size_as(&self, tenant: Option<&str>, digest: &Digest) -> Result<u64, StoreError>;
     /// An artifact's bytes, re-hashed.
@@ -42,12 +42,6 @@ impl Artifacts for Runtime {
 
     fn open_file(&self, file: &Digest) -> Result<Box<dyn StoredFile>, StoreError> {
         self.data.open_file(file)
-    }
-}
-
-impl Runtime {
-    pub(super) fn validate<'a>(&self, resolved: Resolved<'a>) -> Result<Validated<'a>, Refusal> {
-        Validate { artifacts: self }.validate(resolved)
     }
 }
 

@@ -24,9 +24,9 @@ use crate::registry::Installed;
 use super::Runtime;
 use super::diagnostics::{malformed, storage_failed_text};
 use super::execute::{Answer, facts};
-use super::pipeline::{Certificate, Prepared, Run};
 use super::quorum::Asked;
 use super::result::{Completed, RunFacts, not_concluded};
+use super::stages::{Certificate, Prepared, Run};
 
 /// What `check` reads and runs with: what the input's artifacts are, the
 /// operator's authorization, the checker's call and the rest of a quorum.
@@ -393,7 +393,7 @@ mod tests {
         let prepared = prepared(&checker, Mode::Verify, vec![CERTIFICATE.into()]);
         let control = CallControl::default();
         let Ok((_, answer)) =
-            Check { verifier: fake }.check(&prepared, policy, super::super::pipeline::ordinary(&control));
+            Check { verifier: fake }.check(&prepared, policy, super::super::stages::ordinary(&control));
         (answer, *fake.calls.lock().unwrap())
     }
 
