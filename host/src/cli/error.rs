@@ -6,10 +6,11 @@
 
 use jacobian::archive::{ArchiveError, ArchiveErrorKind};
 use jacobian::contract::ErrorType;
+use jacobian::demo::DemoError;
 use jacobian::oci::OciError;
 use jacobian::publishers::SignatureRefusal;
 use jacobian::registry::InstallError;
-use jacobian::runtime::{OpenError, UploadError};
+use jacobian::runtime::{OpenError, RecheckError, UploadError};
 use jacobian::store::postgres::PgOpenError;
 use jacobian::store::{SchemaTooNew, StoreError};
 
@@ -102,16 +103,20 @@ impl CliError {
     /// The envelope's `error_type`: the failing layer's own classification.
     pub fn error_type(&self) -> ErrorType {
         match self {
-            CliError::Invalid(_) | CliError::Malformed(_) | CliError::Demo(_) => ErrorType::ValidationError,
+            CliError::Invalid(_)
+            | CliError::Malformed(_)
+            | CliError::Demo(DemoError::Missing { .. } | DemoError::Json(_)) => ErrorType::ValidationError,
+            CliError::Recheck(RecheckError::Store(_)) => ErrorType::Unavailable,
+            CliError::Recheck(RecheckError::Unreadable { .. } | RecheckError::NoVerdict { .. }) => {
+                ErrorType::ValidationError
+            }
             CliError::NotFound(_) => ErrorType::NotFound,
             CliError::Io(e) if e.kind() == std::io::ErrorKind::NotFound => ErrorType::NotFound,
             CliError::Io(_) => ErrorType::ValidationError,
             CliError::Stdio(jacobian::mcp::StdioError::Input(jacobian::limits::CopyError::TooLarge(_))) => {
                 ErrorType::PayloadTooLarge
             }
-            CliError::Unavailable(_) | CliError::Stdio(_) | CliError::Serve(_) | CliError::Recheck(_) => {
-                ErrorType::Unavailable
-            }
+            CliError::Unavailable(_) | CliError::Stdio(_) | CliError::Serve(_) => ErrorType::Unavailable,
             CliError::Archive(e) => match e.kind {
                 ArchiveErrorKind::Invalid => ErrorType::ArchiveInvalid,
                 ArchiveErrorKind::NotFound => ErrorType::NotFound,
@@ -121,15 +126,7 @@ impl CliError {
             CliError::Store(e) => store_type(e),
             CliError::SchemaTooNew(_) => ErrorType::SchemaTooNew,
             CliError::Postgres(e) => postgres_type(e),
-            CliError::Runtime(e) => match e {
-                OpenError::Store(jacobian::store::OpenError::Files(e)) | OpenError::Objects(e) => store_type(e),
-                OpenError::Store(jacobian::store::OpenError::Postgres(e)) => postgres_type(e),
-                OpenError::Store(jacobian::store::OpenError::SchemaTooNew(_)) => ErrorType::SchemaTooNew,
-                OpenError::Store(jacobian::store::OpenError::Database(_)) | OpenError::Engine(_) => {
-                    ErrorType::Unavailable
-                }
-                OpenError::Policy(_) | OpenError::Bundled { .. } => ErrorType::ValidationError,
-            },
+            CliError::Runtime(e) | CliError::Demo(DemoError::Policy(e)) => runtime_type(e),
             CliError::Install(e) => match e {
                 InstallError::DigestMismatch { .. } => ErrorType::DigestMismatch,
                 InstallError::Signature { refusal: SignatureRefusal::Required, .. } => ErrorType::SignatureRequired,
@@ -174,6 +171,16 @@ fn store_type(error: &StoreError) -> ErrorType {
         StoreError::NotFound { .. } => ErrorType::NotFound,
         StoreError::DigestMismatch { .. } => ErrorType::DigestMismatch,
         StoreError::Open { .. } | StoreError::Io { .. } | StoreError::Database { .. } => ErrorType::Unavailable,
+    }
+}
+
+fn runtime_type(error: &OpenError) -> ErrorType {
+    match error {
+        OpenError::Store(jacobian::store::OpenError::Files(e)) | OpenError::Objects(e) => store_type(e),
+        OpenError::Store(jacobian::store::OpenError::Postgres(e)) => postgres_type(e),
+        OpenError::Store(jacobian::store::OpenError::SchemaTooNew(_)) => ErrorType::SchemaTooNew,
+        OpenError::Store(jacobian::store::OpenError::Database(_)) | OpenError::Engine(_) => ErrorType::Unavailable,
+        OpenError::Policy(_) | OpenError::Bundled { .. } => ErrorType::ValidationError,
     }
 }
 
@@ -252,11 +259,17 @@ mod tests {
         assert_eq!((error.error_type(), error.exit()), (ErrorType::NotFound, Exit::Error));
         let json = serde_json::from_str::<serde_json::Value>("{").unwrap_err();
         assert_eq!(CliError::from(json).error_type(), ErrorType::ValidationError);
-        assert_eq!(CliError::Unavailable("down".into()).error_type(), ErrorType::Unavailable);
+        let store_down = StoreError::Io { what: "reading".into(), source: std::io::Error::other("disk") };
+        let policy_change = CliError::from(OpenError::Objects(store_down));
+        assert_eq!(policy_change.error_type(), ErrorType::Unavailable, "a store failure, whatever layer carries it");
+        let demo = CliError::from(DemoError::Policy(OpenError::Engine("busy".into())));
+        assert_eq!(demo.error_type(), ErrorType::Unavailable);
+        let no_verdict = RecheckError::NoVerdict { episode: jacobian::digest::Digest::of(b"e"), reason: "fuel".into() };
+        assert_eq!(CliError::from(no_verdict).error_type(), ErrorType::ValidationError);
         let over = jacobian::limits::MessageTooLarge { bytes: 5, limit: 4 };
         let stdio = jacobian::mcp::StdioError::Input(over.into());
-        assert_eq!(CliError::from(stdio).error_type(), ErrorType::PayloadTooLarge);
-        assert_eq!(Some(1).context("x").ok(), Some(1));
+        let stdio = Err::<(), _>(CliError::from(stdio)).context("serving on stdio").unwrap_err();
+        assert_eq!(stdio.error_type(), ErrorType::PayloadTooLarge, "through a context");
         let none = None::<u8>.with_context(|| "--arg k: expected key=value").unwrap_err();
         assert_eq!(
             (none.error_type(), none.to_string().as_str()),

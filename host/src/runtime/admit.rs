@@ -222,8 +222,9 @@ mod tests {
             Ok(self.exceeded.clone().map_or_else(|| Ok(QuotaHold::fake(tenant, reserve)), Err))
         }
 
-        fn release(&self, _: QuotaHold, _: u64, _: u64, refund: bool) {
-            self.asked.lock().unwrap().push(format!("release refund={refund}"));
+        fn release(&self, _: QuotaHold, fuel: u64, stored: u64, refund: bool) {
+            let charged = if fuel > 0 || stored > 0 { format!(" fuel={fuel} stored={stored}") } else { String::new() };
+            self.asked.lock().unwrap().push(format!("release refund={refund}{charged}"));
         }
 
         fn withdraw(&self, experiment: &str, _: &str) {

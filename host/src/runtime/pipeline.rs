@@ -3,7 +3,8 @@
 //! Each stage is a function from one typed value to the next, or to a
 //! `Refusal` (`stages.rs`, with every value that flows between them) that carries its stage and dot-path in its diagnostic. Each
 //! is a value holding exactly what it uses behind narrow traits the runtime
-//! implements (`resolve::Resolve` over `Components` and `Router`,
+//! implements (`resolve::Resolve` over `Components` and `Router`, the
+//! latter `route::Route` over `Certificates`,
 //! `validate::Validate` over `Artifacts`, `admit::Admit` over `Ledger`,
 //! `execute::Execute` over `Runner` and `Outputs`, `record::Record` over
 //! `Journal`), each unit-tested on fakes with no runtime opened; the stages
@@ -149,8 +150,9 @@ impl Runtime {
     /// attempt that went beyond its bounds (then nothing was stored or counted).
     fn answer<A: Copy>(&self, request: &InvokeRequest, how: Run<'_, A>) -> Result<CapabilityResult, A> {
         let _in_flight = InFlight::enter(&self.in_flight);
+        let started = Instant::now();
         let pipeline = self.pipeline();
-        let (result, place) = match pipeline.stages(request, self.policy(), how, Instant::now())? {
+        let (result, place) = match pipeline.stages(request, self.policy(), how, started)? {
             Staged::Answered(result) => return Ok(*result),
             Staged::Recorded(result, place) => (*result, place),
             Staged::Writing(writing) => {
@@ -167,8 +169,9 @@ impl Runtime {
     /// the write lock to be free rather than blocking the thread.
     async fn answer_grouped(&self, request: &InvokeRequest) -> Result<CapabilityResult, Abandoned> {
         let _in_flight = InFlight::enter(&self.in_flight);
+        let started = Instant::now();
         let pipeline = self.pipeline();
-        let (result, place) = match pipeline.stages(request, self.policy(), ATTEMPT, Instant::now())? {
+        let (result, place) = match pipeline.stages(request, self.policy(), ATTEMPT, started)? {
             Staged::Answered(result) => return Ok(*result),
             Staged::Recorded(result, place) => (*result, place),
             Staged::Writing(writing) => {

@@ -469,5 +469,6 @@ mod tests {
         assert_eq!(result.accounting.ordinal, None);
         assert_eq!(result.diagnostic.as_ref().map(|d| d.code), Some(Code::InvalidInput), "the answer stands");
         assert!(result.transport.as_ref().is_some_and(|t| t.stored), "its episode was kept");
+        assert_eq!(fake.asked().last().map(String::as_str), Some("count sat.solve Failed"), "and it is counted");
     }
 }

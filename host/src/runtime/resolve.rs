@@ -167,17 +167,6 @@ impl Components for Runtime {
     }
 }
 
-impl Router for Runtime {
-    fn route<'a>(
-        &'a self,
-        request: &'a InvokeRequest,
-        router: &'a CatalogEntry,
-        policy: &Policy,
-    ) -> Result<Target<'a>, Refusal> {
-        self.route_certificate(request, router, policy)
-    }
-}
-
 impl Runtime {
     /// The loaded component behind a catalog entry.
     pub(super) fn installed(&self, entry: &CatalogEntry) -> Result<Arc<Installed>, Diagnostic> {
