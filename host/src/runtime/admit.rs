@@ -184,8 +184,7 @@ mod tests {
     //! `admit` on a fake ledger that records what it was asked: no runtime,
     //! no store.
 
-    use std::sync::Mutex;
-
+    use super::super::tests::Asked;
     use super::*;
     use crate::contract::InvokeRequest;
     use crate::experiments::StopReason;
@@ -198,7 +197,7 @@ mod tests {
         /// The experiment's answer: `None` is a store that fails.
         admission: Option<fn() -> Admission>,
         exceeded: Option<Exceeded>,
-        asked: Mutex<Vec<String>>,
+        asked: Asked,
     }
 
     impl Ledger for Fake {
@@ -207,7 +206,7 @@ mod tests {
         }
 
         fn admit(&self, experiment: &str, _: &str, _: &ExperimentBudgets) -> Result<Admission, ExperimentError> {
-            self.asked.lock().unwrap().push(format!("admit {experiment}"));
+            self.asked.push(format!("admit {experiment}"));
             let failed = || ExperimentError::from(crate::store::DbError::Corrupt("row".into()));
             self.admission.map(|admission| admission()).ok_or_else(failed)
         }
@@ -218,17 +217,17 @@ mod tests {
             _: &Quota,
             reserve: Reserve,
         ) -> Result<Result<QuotaHold, Exceeded>, ExperimentError> {
-            self.asked.lock().unwrap().push(format!("hold {tenant}"));
+            self.asked.push(format!("hold {tenant}"));
             Ok(self.exceeded.clone().map_or_else(|| Ok(QuotaHold::fake(tenant, reserve)), Err))
         }
 
         fn release(&self, _: QuotaHold, fuel: u64, stored: u64, refund: bool) {
             let charged = if fuel > 0 || stored > 0 { format!(" fuel={fuel} stored={stored}") } else { String::new() };
-            self.asked.lock().unwrap().push(format!("release refund={refund}{charged}"));
+            self.asked.push(format!("release refund={refund}{charged}"));
         }
 
         fn withdraw(&self, experiment: &str, _: &str) {
-            self.asked.lock().unwrap().push(format!("withdraw {experiment}"));
+            self.asked.push(format!("withdraw {experiment}"));
         }
     }
 
@@ -257,7 +256,7 @@ mod tests {
         let request = InvokeRequest { tenant: tenant.map(str::to_owned), ..InvokeRequest::default() };
         let validated = validated(&request, quotas);
         let answer = Admit { ledger: fake }.admit(&validated);
-        (answer, fake.asked.lock().unwrap().clone())
+        (answer, fake.asked.all())
     }
 
     fn code(answer: &Result<Admitted, Refusal>) -> Option<Code> {
@@ -321,6 +320,6 @@ mod tests {
         let request = InvokeRequest { tenant: Some("alice".into()), ..InvokeRequest::default() };
         let hold = QuotaHold::fake("alice", Reserve::default());
         Admit { ledger: &fake }.withdraw(&validated(&request, true), Some(hold));
-        assert_eq!(*fake.asked.lock().unwrap(), ["withdraw e", "release refund=true"]);
+        assert_eq!(fake.asked.all(), ["withdraw e", "release refund=true"]);
     }
 }

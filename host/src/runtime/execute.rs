@@ -380,12 +380,10 @@ mod tests {
     //! that answers what it is told (no sandbox), and outputs kept in memory.
     //! No runtime is opened and nothing runs.
 
-    use std::sync::Mutex;
-
     use jacobian_guest::protocol::{ArtifactDraft, Completeness, Scope, VerificationRoute};
 
     use super::super::stages::Abandoned;
-    use super::super::tests::{Stand, catalog_entry, prepared};
+    use super::super::tests::{Asked, Stand, answered, catalog_entry, prepared};
     use super::*;
     use crate::contract::Code;
     use crate::engine::InlineLimits;
@@ -396,12 +394,12 @@ mod tests {
     struct Fake {
         answer: Vec<u8>,
         artifacts_fail: bool,
-        asked: Mutex<Vec<String>>,
+        asked: Asked,
     }
 
     impl Fake {
         fn ask(&self, what: String) {
-            self.asked.lock().unwrap().push(what);
+            self.asked.push(what);
         }
     }
 
@@ -409,13 +407,7 @@ mod tests {
         fn call<A: Copy>(&self, _: &Prepared<'_, Stand>, request: &[u8], _: Run<'_, A>) -> Result<CallReport, A> {
             let request: Value = serde_json::from_slice(request).unwrap();
             self.ask(format!("call {}", request["capability_id"].as_str().unwrap()));
-            Ok(CallReport {
-                result: Ok(self.answer.clone()),
-                fuel_consumed: 42,
-                log: Vec::new(),
-                log_dropped: 0,
-                console: String::new(),
-            })
+            Ok(answered(self.answer.clone(), 42))
         }
 
         fn check<A: Copy>(
@@ -495,7 +487,7 @@ mod tests {
     }
 
     fn asked(fake: &Fake) -> Vec<String> {
-        fake.asked.lock().unwrap().clone()
+        fake.asked.all()
     }
 
     fn code(concluded: &Concluded) -> Option<Code> {

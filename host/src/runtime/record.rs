@@ -326,8 +326,7 @@ mod tests {
     //! `record` on a fake journal that keeps what it was asked to write: no
     //! runtime, no store.
 
-    use std::sync::Mutex;
-
+    use super::super::tests::Asked;
     use super::*;
     use crate::contract::{Code, Diagnostic, Stage};
     use crate::policy::Policy;
@@ -337,16 +336,16 @@ mod tests {
     #[derive(Default)]
     struct Fake {
         episodes_fail: bool,
-        asked: Mutex<Vec<String>>,
+        asked: Asked,
     }
 
     impl Fake {
         fn ask(&self, what: String) {
-            self.asked.lock().unwrap().push(what);
+            self.asked.push(what);
         }
 
         fn asked(&self) -> Vec<String> {
-            self.asked.lock().unwrap().clone()
+            self.asked.all()
         }
     }
 

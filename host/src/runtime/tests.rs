@@ -203,3 +203,28 @@ pub(super) fn unrouted(request: &InvokeRequest, policy: Policy) -> Validated<'_>
     let unrouted = Unrouted { certificate: String::new(), schema_uri: String::new(), record };
     Validated { request, experiment: "e".into(), policy: Arc::new(policy), work: Work::Unrouted(unrouted) }
 }
+
+/// What a fake was asked, in order.
+#[derive(Default)]
+pub(super) struct Asked(std::sync::Mutex<Vec<String>>);
+
+impl Asked {
+    pub fn push(&self, what: String) {
+        self.0.lock().unwrap().push(what);
+    }
+
+    pub fn all(&self) -> Vec<String> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+/// A call that answered `bytes`, spending `fuel`, with nothing logged.
+pub(super) fn answered(bytes: Vec<u8>, fuel: u64) -> crate::engine::CallReport {
+    crate::engine::CallReport {
+        result: Ok(bytes),
+        fuel_consumed: fuel,
+        log: Vec::new(),
+        log_dropped: 0,
+        console: String::new(),
+    }
+}

@@ -302,7 +302,7 @@ mod tests {
 
     use jacobian_guest::protocol::{Completeness, Mode, Scope};
 
-    use super::super::tests::{Stand, catalog_entry, prepared};
+    use super::super::tests::{Stand, answered, catalog_entry, prepared};
     use super::*;
     use crate::catalog::EntryKind;
     use crate::contract::Code;
@@ -331,13 +331,7 @@ mod tests {
             let request: CheckRequest = serde_json::from_slice(request).expect("a check request");
             assert_eq!(request.role, "sat", "the checker is asked about the certificate's role");
             *self.calls.lock().unwrap() += 1;
-            Ok(CallReport {
-                result: Ok(self.answer.clone()),
-                fuel_consumed: 9,
-                log: Vec::new(),
-                log_dropped: 0,
-                console: String::new(),
-            })
+            Ok(answered(self.answer.clone(), 9))
         }
 
         fn ask_quorum<'a, A: Copy>(
