@@ -39,6 +39,7 @@ pub mod readable;
 pub mod recall;
 #[cfg(feature = "sandbox")]
 pub mod registry;
+pub mod releases;
 #[cfg(feature = "sandbox")]
 pub mod resources;
 #[cfg(feature = "sandbox")]

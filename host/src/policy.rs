@@ -13,10 +13,21 @@ use serde::{Deserialize, Serialize};
 use crate::contract::CallBudgets;
 use crate::digest::Digest;
 
+pub mod rules;
+pub use rules::RULES;
+
 /// The parsed policy file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Policy {
+    /// The authorization rules this policy was written under
+    /// ([`RULES`] when this binary writes it; see `policy/rules.rs`). Absent
+    /// from a policy written before the rules were versioned: a live policy
+    /// file is then read under this binary's rules, as every binary since
+    /// role binding read it, and an archived one under the rules its writer
+    /// had ([`crate::archive::Archive::reading`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rules: Option<u32>,
     /// Policy profile name, bound into catalog and discovery responses.
     #[serde(default = "default_profile")]
     pub profile: String,
@@ -271,6 +282,8 @@ pub enum PolicyError {
     Publishers(String),
     #[error("policy file: checkers.quorum.\"{role}\" is {k}: a quorum is at least 1 and at most {MAX_QUORUM} checkers")]
     Quorum { role: String, k: u32 },
+    #[error("policy file: rules = {0}: this binary knows authorization rules 1 to {RULES}")]
+    Rules(u32),
     #[error("policy file: cannot be written: {0}")]
     Unwritable(String),
 }
@@ -281,6 +294,7 @@ pub const MAX_QUORUM: u32 = 8;
 impl Default for Policy {
     fn default() -> Self {
         Policy {
+            rules: Some(RULES),
             profile: default_profile(),
             budgets: Budgets::default(),
             capabilities: Visibility::default(),
@@ -298,6 +312,9 @@ impl Policy {
     /// Parse and check a policy file.
     pub fn parse(text: &str, memory_ceiling: u64) -> Result<Self, PolicyError> {
         let policy: Policy = toml::from_str(text).map_err(|e| PolicyError::Parse(e.to_string()))?;
+        if let Some(rules) = policy.rules.filter(|r| rules::meaning(*r).is_none()) {
+            return Err(PolicyError::Rules(rules));
+        }
         if !PROFILES.contains(&policy.profile.as_str()) {
             return Err(PolicyError::UnknownProfile(policy.profile));
         }
@@ -367,14 +384,25 @@ impl Policy {
         value
     }
 
-    /// Whether `digest` may produce `VERIFIED` for `role`. `bundled` is true
-    /// when the digest is a checker bundled in this binary that declares `role`.
+    /// The authorization rules the policy is read under: those it names,
+    /// else this binary's.
+    pub fn rules(&self) -> u32 {
+        self.rules.unwrap_or(RULES)
+    }
+
+    /// Whether `digest` may produce `VERIFIED` for `role`, a role the caller
+    /// has seen the checker declare. `bundled` is true when the digest is a
+    /// checker trusted as bundled (built by this binary; in an offline
+    /// re-check, also by a release it knows). Under rules 1 an authorization
+    /// named a checker rather than a role: it holds for every role the
+    /// checker declares (`policy/rules.rs`).
     pub fn authorizes(&self, role: &str, digest: &Digest, bundled: bool) -> bool {
         if self.checkers.revoked.contains(digest) || self.recall_of(digest).is_some() {
             return false;
         }
+        let checker_bound = self.rules() == 1;
         (bundled && self.checkers.authorize_bundled)
-            || self.checkers.authorized.iter().any(|a| a.role == role && a.digest == *digest)
+            || self.checkers.authorized.iter().any(|a| a.digest == *digest && (checker_bound || a.role == role))
     }
 
     /// The modes in which a capability is visible and invocable under this

@@ -92,7 +92,7 @@ fn a_recipe_that_names_an_artifact_its_step_does_not_make_is_refused_at_install(
 
 fn bundled(package: &str) -> GivenComponent {
     let component = BUNDLED.iter().find(|c| c.package == package).expect("bundled package");
-    GivenComponent { name: package.into(), bytes: component.bytes.to_vec(), built_here: true }
+    GivenComponent { name: package.into(), bytes: component.bytes.to_vec(), trusted: true }
 }
 
 fn open_given(dir: &std::path::Path, given: Vec<GivenComponent>) -> Runtime {

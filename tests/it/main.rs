@@ -8,6 +8,7 @@ mod certificates;
 mod claims;
 mod classic_ideals;
 mod clients;
+mod compat;
 mod concurrency;
 mod contract;
 mod countermodels;

@@ -15,7 +15,6 @@
 //! is refused with the field that failed, before anything runs.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -26,15 +25,17 @@ use crate::contract::{VerificationRecord, VerificationStatus};
 use crate::digest::{Digest, canonical_json};
 use crate::experiments::StopReason;
 use crate::policy::Policy;
-use crate::runtime::{GivenComponent, Portfolio, Runtime, RuntimeConfig, verification_binding};
+use crate::runtime::{Runtime, verification_binding};
 use crate::store::CertificateRecord;
 
+mod reading;
 mod recheck;
 
 pub use crate::contract::ARCHIVE_FORMAT;
+pub use reading::Reading;
 pub use recheck::{
-    Comparison, FieldDiff, OfflineVerdict, ReplayOutcome, ReplayReport, ReplayedEpisode, VerifyReport, compare, replay,
-    verify,
+    Comparison, FieldDiff, OfflineVerdict, ReplayOutcome, ReplayReport, ReplayedEpisode, VerifyReport, compare,
+    compare_ignoring_contract_changes, replay, verify,
 };
 
 /// One archived invocation.
@@ -471,76 +472,7 @@ impl Archive {
         Ok((archive, unpacked))
     }
 
-    /// A runtime over a fresh data directory holding exactly this archive's
-    /// components, artifacts and policy — with the trust that is not the
-    /// archive's to grant taken from this binary and the reviewer: a
-    /// component counts as bundled only if this binary bundles it, checker
-    /// authorizations come from [`Trust`] (the archive's are dropped; its
-    /// revocations stay), and experiment budgets do not apply.
-    fn runtime(&self, unpacked: &Unpacked, dir: &Path, trust: &Trust) -> Result<Runtime, ArchiveError> {
-        let data = crate::store::DataDir::open(dir).map_err(|e| unavailable("data_dir", crate::errors::render(&e)))?;
-        let mut policy = self.policy.clone();
-        policy.checkers.authorized = trust.authorized.clone();
-        policy.experiments = Default::default();
-        // A recall the pack names takes away trust, whoever grants it: it is honoured.
-        for recalled in &self.recalled {
-            policy.recall(recalled.checker_digest, &recalled.recall.reason);
-        }
-        let text = policy.to_toml().map_err(|e| unavailable("policy", e.to_string()))?;
-        data.write_policy(&text).map_err(|e| unavailable("policy", crate::errors::render(&e)))?;
-        for (digest, bytes) in &unpacked.artifacts {
-            data.put_canonical(bytes)
-                .map_err(|e| unavailable(format!("artifacts.{}", digest.to_hex()), crate::errors::render(&e)))?;
-        }
-        for (digest, bytes) in &unpacked.files {
-            data.put_file(&mut bytes.as_slice(), u64::MAX, Some(digest))
-                .map_err(|e| unavailable(format!("files.{}", digest.to_hex()), crate::errors::render(&e)))?;
-        }
-        // What the pack records as bundled keeps that tier (its episodes name
-        // it); only what this binary bundles too is trusted as bundled.
-        let bundled: Vec<GivenComponent> = unpacked
-            .components
-            .iter()
-            .filter(|(d, _)| self.bundled.contains(d))
-            .map(|(d, b)| GivenComponent { name: d.to_hex(), bytes: b.clone(), built_here: Runtime::builds_bundled(d) })
-            .collect();
-        let open = || {
-            Runtime::open(RuntimeConfig {
-                portfolio: Portfolio::Given(bundled.clone()),
-                ..RuntimeConfig::new(dir.to_path_buf())
-            })
-            .map_err(|e| unavailable("components", crate::errors::render(&e)))
-        };
-        let runtime = open()?;
-        let mut installed_any = false;
-        for (digest, bytes) in unpacked.components.iter().filter(|(d, _)| !self.bundled.contains(d)) {
-            let (_, new) = runtime
-                .install_replayed(bytes, Some(*digest), self.publishers.get(&digest.to_hex()).cloned())
-                .map_err(|e| refuse(format!("components.{}", digest.to_hex()), crate::errors::render(&e)))?;
-            installed_any |= new;
-        }
-        let runtime = if installed_any {
-            drop(runtime);
-            open()?
-        } else {
-            runtime
-        };
-        for (hex, record) in &self.certificates {
-            let field = format!("certificates.{hex}");
-            let digest = Digest::from_hex(hex).map_err(|e| refuse(&field, e.to_string()))?;
-            runtime.adopt_certificate(&digest, record).map_err(|e| refuse(&field, e))?;
-        }
-        // Packs made before certificates had records: a producer episode's
-        // route stands for the record when its certificate belongs to it.
-        for episode in self.completed_episodes() {
-            if let Some((digest, record)) = belonging_certificate(episode, &unpacked.artifacts).ok().flatten() {
-                let _ = runtime.adopt_certificate(&digest, &record);
-            }
-        }
-        Ok(runtime)
-    }
-
-    fn completed_episodes(&self) -> impl Iterator<Item = &Value> {
+    pub(super) fn completed_episodes(&self) -> impl Iterator<Item = &Value> {
         self.episodes.iter().filter(|e| e.stop_reason == StopReason::Completed).filter_map(|e| e.episode.as_ref())
     }
 }

@@ -8,11 +8,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::contract::{ARCHIVE_FORMAT, CapabilityResult, InvokeRequest, VerificationStatus};
-use crate::digest::canonical_json;
+use crate::digest::{Digest, canonical_json};
 use crate::experiments::StopReason;
-use crate::runtime::episode_value;
+use crate::releases::{ContractChange, contract_changes};
+use crate::runtime::{Runtime, RuntimeConfig, episode_value};
 
-use super::{Archive, ArchiveError, Trust, belonging_certificate, refuse};
+use super::{Archive, ArchiveError, Reading, Trust, Unpacked, belonging_certificate, refuse, unavailable};
 
 /// One differing field.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -53,6 +54,26 @@ fn diff_into(path: &str, left: &Value, right: &Value, out: &mut Vec<FieldDiff>) 
     }
 }
 
+/// The named changes of the answer's shape that account for every one of
+/// `diffs` (none when some field is not theirs), as "name (since release)".
+fn accounted(diffs: &[FieldDiff], changes: &[&ContractChange]) -> Option<Vec<String>> {
+    let mut names = BTreeSet::new();
+    for diff in diffs {
+        let change = changes.iter().find(|c| c.covers(&diff.field))?;
+        names.insert(format!("{} (since {})", change.name, change.since.as_deref().unwrap_or("this binary")));
+    }
+    Some(names.into_iter().collect())
+}
+
+/// [`compare`], leaving out the fields a named change of the answer's shape
+/// accounts for (`jacobian compare --ignore-contract-changes`).
+pub fn compare_ignoring_contract_changes(left: &Value, right: &Value) -> Comparison {
+    let mut comparison = compare(left, right);
+    comparison.diffs.retain(|d| !contract_changes().iter().any(|c| c.covers(&d.field)));
+    comparison.identical = comparison.diffs.is_empty();
+    comparison
+}
+
 /// Diff two payloads: episodes, results or archives. An archive's
 /// `experiment` and `pack_hash` are identities, not payload, and are skipped.
 pub fn compare(left: &Value, right: &Value) -> Comparison {
@@ -86,6 +107,22 @@ pub enum ReplayOutcome {
     /// Not re-executed: the checker of its verdict is recalled (the `reason`
     /// says why), so the verdict counts for nothing and nothing reproduces it.
     Recalled,
+    /// Re-executed, differing only in fields that named changes of the
+    /// answer's shape made since the pack's release (`changes` names them).
+    ContractChange,
+}
+
+impl ReplayOutcome {
+    /// The outcome as it is written.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReplayOutcome::Identical => "IDENTICAL",
+            ReplayOutcome::Different => "DIFFERENT",
+            ReplayOutcome::Skipped => "SKIPPED",
+            ReplayOutcome::Recalled => "RECALLED",
+            ReplayOutcome::ContractChange => "CONTRACT_CHANGE",
+        }
+    }
 }
 
 /// One replayed episode.
@@ -94,17 +131,28 @@ pub struct ReplayedEpisode {
     pub ordinal: u64,
     pub capability_id: String,
     pub outcome: ReplayOutcome,
-    /// Why it was skipped or recalled (SKIPPED and RECALLED only).
+    /// Why it was skipped or recalled; for one replayed other than from the
+    /// pack alone, how.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-    /// The fields that differ (DIFFERENT only).
+    /// Why the release that wrote the pack says this episode replays as it
+    /// does (SKIPPED and DIFFERENT only; `host/releases.toml`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explained: Option<String>,
+    /// The fields that differ (DIFFERENT and CONTRACT_CHANGE only).
     pub diffs: Vec<FieldDiff>,
+    /// The changes of the answer's shape that account for every differing
+    /// field (CONTRACT_CHANGE only), each with the release that made it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<String>,
 }
 
 /// What `jacobian replay` reports.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ReplayReport {
     pub pack_hash: String,
+    /// The release, rules and trust the pack was read with.
+    pub reading: Reading,
     /// Every re-executed episode was byte-identical.
     pub identical: bool,
     pub replayed: usize,
@@ -123,18 +171,118 @@ fn request_of(episode: &Value) -> Result<InvokeRequest, String> {
     Ok(request)
 }
 
+/// Whether an archived episode is a refusal at validation that no component ran for.
+fn refused_before_a_component(episode: &Value) -> bool {
+    episode["provenance"].is_null() && episode["diagnostic"]["stage"] == "VALIDATION"
+}
+
+/// A runtime of this binary's bundled portfolio (opened once, beside the
+/// re-check's own data directory), holding the pack's artifacts, and with
+/// the pack's recalls, revocations and quorums on top of this binary's
+/// policy: for refusals the pack carries no component for, and
+/// certificates the pack's checkers conclude nothing on.
+fn this_binary<'a>(
+    opened: &'a mut Option<Runtime>,
+    dir: &Path,
+    archive: &Archive,
+    unpacked: &Unpacked,
+) -> Result<&'a Runtime, ArchiveError> {
+    if let Some(runtime) = opened {
+        return Ok(runtime);
+    }
+    let runtime = Runtime::open(RuntimeConfig::new(dir.join("this-binary")))
+        .map_err(|e| unavailable("components", crate::errors::render(&e)))?;
+    for (digest, bytes) in &unpacked.artifacts {
+        runtime
+            .data()
+            .put_canonical(bytes)
+            .map_err(|e| unavailable(format!("artifacts.{}", digest.to_hex()), crate::errors::render(&e)))?;
+    }
+    for (digest, bytes) in &unpacked.files {
+        runtime
+            .data()
+            .put_file(&mut bytes.as_slice(), u64::MAX, Some(digest))
+            .map_err(|e| unavailable(format!("files.{}", digest.to_hex()), crate::errors::render(&e)))?;
+    }
+    let pack = &archive.policy.checkers;
+    runtime
+        .update_policy(|policy| {
+            policy.checkers.quorum = pack.quorum.clone();
+            for digest in &pack.revoked {
+                policy.revoke(*digest);
+            }
+            let recalled = pack.recalled.iter().map(|r| (r.digest, &r.reason));
+            for (digest, reason) in
+                recalled.chain(archive.recalled.iter().map(|r| (r.checker_digest, &r.recall.reason)))
+            {
+                policy.recall(digest, reason);
+            }
+        })
+        .map_err(|e| unavailable("policy", crate::errors::render(&e)))?;
+    Ok(opened.insert(runtime))
+}
+
+/// A verdict on a pack's certificate by this binary's own checkers, routed
+/// by the record the pack's runtime kept for it.
+fn judged_here(here: &Runtime, pack: &Runtime, certificate: &str) -> Result<Judged, String> {
+    let digest = Digest::from_artifact_uri(certificate).map_err(|e| e.to_string())?;
+    here.adopt_from(&digest, pack)?;
+    let result = here.invoke(&routed(certificate));
+    let (status, reason, checker) = verdict_of(&result);
+    Ok(Judged { status, reason, checker })
+}
+
+/// What a check said.
+struct Judged {
+    status: Option<VerificationStatus>,
+    reason: String,
+    checker: Option<String>,
+}
+
+/// certificate.verify of `certificate`.
+fn routed(certificate: &str) -> InvokeRequest {
+    InvokeRequest {
+        capability_id: crate::catalog::ROUTER_ID.into(),
+        mode: None,
+        input: json!({"certificate": certificate}),
+        budget: None,
+        view: None,
+        experiment: Some("verify".into()),
+        tenant: None,
+    }
+}
+
+/// The recorded certificate among a check's input artifacts.
+fn judged_certificate(pack: &Runtime, episode: &Value) -> Option<String> {
+    crate::runtime::artifact_references(&episode["request"]["input"], "")
+        .into_iter()
+        .map(|(_, uri)| uri)
+        .find(|uri| Digest::from_artifact_uri(uri).is_ok_and(|digest| matches!(pack.certificate(&digest), Ok(Some(_)))))
+}
+
 /// Re-execute every replayable episode of the archive in `dir` (fresh).
 pub fn replay(bytes: &[u8], dir: &Path, trust: &Trust) -> Result<ReplayReport, ArchiveError> {
     let (archive, unpacked) = Archive::load(bytes, trust)?;
-    let runtime = archive.runtime(&unpacked, dir, trust)?;
+    let reading = archive.reading();
+    let runtime = archive.runtime(&unpacked, dir, trust, &reading)?;
+    let mut bundled = None;
+    let writer = crate::releases::writer_of(&archive.bundled);
+    let changes: Vec<&ContractChange> = contract_changes().iter().filter(|c| c.after(writer)).collect();
     let mut episodes = Vec::new();
     for (i, archived) in archive.episodes.iter().enumerate() {
-        let replayed = |outcome, reason: Option<String>, diffs| ReplayedEpisode {
+        let replayed = |outcome: ReplayOutcome, reason: Option<String>, diffs| ReplayedEpisode {
             ordinal: archived.ordinal,
             capability_id: archived.capability_id.clone(),
             outcome,
             reason,
+            explained: match outcome {
+                ReplayOutcome::Skipped | ReplayOutcome::Different => {
+                    archive.explained(&archived.capability_id, outcome.name())
+                }
+                ReplayOutcome::Identical | ReplayOutcome::Recalled | ReplayOutcome::ContractChange => None,
+            },
             diffs,
+            changes: Vec::new(),
         };
         let Some(original) = archived.episode.as_ref().filter(|_| archived.stop_reason.replayable()) else {
             let reason = format!("it stopped before an answer ({})", archived.stop_reason);
@@ -146,25 +294,54 @@ pub fn replay(bytes: &[u8], dir: &Path, trust: &Trust) -> Result<ReplayReport, A
             continue;
         }
         let request = request_of(original).map_err(|e| refuse(format!("episodes.{i}.episode"), e))?;
+        let mut on = &runtime;
+        let mut note = None;
         if runtime.catalog().get(&request.capability_id).is_none() {
-            let reason = format!("the pack carries no component that provides {}", request.capability_id);
-            episodes.push(replayed(ReplayOutcome::Skipped, Some(reason), Vec::new()));
-            continue;
+            // A request the host refused at validation, before any component
+            // ran: packs written before 13b7f8c left that component out. The
+            // refusal is the host's, against the capability's input schema:
+            // it is replayed against this binary's bundled provider, and said so.
+            let provider = if refused_before_a_component(original) {
+                Some(this_binary(&mut bundled, dir, &archive, &unpacked)?)
+                    .filter(|r| r.catalog().get(&request.capability_id).is_some())
+            } else {
+                None
+            };
+            let Some(provider) = provider else {
+                let reason = format!("the pack carries no component that provides {}", request.capability_id);
+                episodes.push(replayed(ReplayOutcome::Skipped, Some(reason), Vec::new()));
+                continue;
+            };
+            note = Some(format!(
+                "refused at validation before any component ran; the pack carries no component that provides {}, \
+                 so it was validated against this binary's",
+                request.capability_id
+            ));
+            on = provider;
         }
-        let result = runtime.invoke(&request);
+        let result = on.invoke(&request);
         let again = episode_value(&request, &result);
         episodes.push(if canonical_json(&again) == canonical_json(original) {
-            replayed(ReplayOutcome::Identical, None, Vec::new())
+            replayed(ReplayOutcome::Identical, note, Vec::new())
         } else {
-            replayed(ReplayOutcome::Different, None, compare(original, &again).diffs)
+            let diffs = compare(original, &again).diffs;
+            match accounted(&diffs, &changes) {
+                Some(names) => {
+                    ReplayedEpisode { changes: names, ..replayed(ReplayOutcome::ContractChange, note, diffs) }
+                }
+                None => replayed(ReplayOutcome::Different, note, diffs),
+            }
         });
     }
     let replayed = episodes
         .iter()
-        .filter(|e| e.outcome == ReplayOutcome::Identical || e.outcome == ReplayOutcome::Different)
+        .filter(|e| {
+            matches!(e.outcome, ReplayOutcome::Identical | ReplayOutcome::Different | ReplayOutcome::ContractChange)
+        })
         .count();
     Ok(ReplayReport {
         pack_hash: archive.pack_hash,
+        reading,
         identical: episodes.iter().all(|e| e.outcome != ReplayOutcome::Different),
         replayed,
         skipped: episodes.len() - replayed,
@@ -189,12 +366,22 @@ pub struct OfflineVerdict {
     /// verdict then counts for nothing, whatever it was).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recalled: Option<String>,
+    /// When the verdict is not the pack's checkers' (they concluded
+    /// nothing) but this binary's bundled checkers': what the pack's said.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rechecked: Option<String>,
+    /// Why the release that wrote the pack says the verdict is not
+    /// `VERIFIED` here, if it says (`host/releases.toml`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explained: Option<String>,
 }
 
 /// What `jacobian verify` reports.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct VerifyReport {
     pub pack_hash: String,
+    /// The release, rules and trust the pack was read with.
+    pub reading: Reading,
     pub verdicts: Vec<OfflineVerdict>,
 }
 
@@ -209,29 +396,33 @@ fn verdict_of(result: &CapabilityResult) -> (Option<VerificationStatus>, String,
 /// a certificate, through `certificate.verify`) and its VERIFY episodes.
 pub fn verify(bytes: &[u8], dir: &Path, trust: &Trust) -> Result<VerifyReport, ArchiveError> {
     let (archive, unpacked) = Archive::load(bytes, trust)?;
-    let runtime = archive.runtime(&unpacked, dir, trust)?;
+    let reading = archive.reading();
+    let runtime = archive.runtime(&unpacked, dir, trust, &reading)?;
+    let mut here = None;
     let mut verdicts = Vec::new();
     for (i, archived) in archive.episodes.iter().enumerate() {
         let Some(episode) = archived.episode.as_ref().filter(|_| archived.stop_reason == StopReason::Completed) else {
             continue;
         };
-        if episode["verification"].is_object() {
+        let mut verdict = OfflineVerdict {
+            ordinal: archived.ordinal,
+            capability_id: archived.capability_id.clone(),
+            certificate: None,
+            checker: None,
+            status: None,
+            reason: String::new(),
+            matches_archive: None,
+            recalled: None,
+            rechecked: None,
+            explained: None,
+        };
+        let judged = if episode["verification"].is_object() {
             let request = request_of(episode).map_err(|e| refuse(format!("episodes.{i}.episode"), e))?;
-            let result = runtime.invoke(&request);
-            let (status, reason, checker) = verdict_of(&result);
-            let archived_status: Option<VerificationStatus> =
-                serde_json::from_value(episode["verification"]["status"].clone()).ok();
-            verdicts.push(OfflineVerdict {
-                ordinal: archived.ordinal,
-                capability_id: archived.capability_id.clone(),
-                certificate: None,
-                checker,
-                matches_archive: Some(status.is_some() && status == archived_status),
-                status,
-                reason,
-                recalled: archive.recall_of(archived.ordinal, episode),
-            });
+            verdict.certificate = judged_certificate(&runtime, episode);
+            verdict.recalled = archive.recall_of(archived.ordinal, episode);
+            runtime.invoke(&request)
         } else if let Some(certificate) = episode["check_with"]["certificate_artifact"].as_str() {
+            verdict.certificate = Some(certificate.to_owned());
             let belongs = belonging_certificate(episode, &unpacked.artifacts).and_then(|found| {
                 let (digest, record) = found.ok_or("no certificate")?;
                 // The record routing will use is the one this episode's route stands for.
@@ -244,40 +435,43 @@ pub fn verify(bytes: &[u8], dir: &Path, trust: &Trust) -> Result<VerifyReport, A
                 }
             });
             if let Err(reason) = belongs {
-                verdicts.push(OfflineVerdict {
-                    ordinal: archived.ordinal,
-                    capability_id: archived.capability_id.clone(),
-                    certificate: Some(certificate.to_owned()),
-                    checker: None,
-                    status: None,
-                    reason: format!("not checked: {reason}"),
-                    matches_archive: None,
-                    recalled: None,
-                });
+                verdict.reason = format!("not checked: {reason}");
+                verdicts.push(verdict);
                 continue;
             }
-            let request = InvokeRequest {
-                capability_id: crate::catalog::ROUTER_ID.into(),
-                mode: None,
-                input: json!({"certificate": certificate}),
-                budget: None,
-                view: None,
-                experiment: Some("verify".into()),
-                tenant: None,
-            };
-            let result = runtime.invoke(&request);
-            let (status, reason, checker) = verdict_of(&result);
-            verdicts.push(OfflineVerdict {
-                ordinal: archived.ordinal,
-                capability_id: archived.capability_id.clone(),
-                certificate: Some(certificate.to_owned()),
-                checker,
-                status,
-                reason,
-                matches_archive: None,
-                recalled: None,
-            });
+            runtime.invoke(&routed(certificate))
+        } else {
+            continue;
+        };
+        (verdict.status, verdict.reason, verdict.checker) = verdict_of(&judged);
+        // The pack's checkers concluded nothing (recalled, not authorized
+        // here, absent): this binary's own checkers judge the certificate.
+        if verdict.status == Some(VerificationStatus::NotConcluded)
+            && let Some(certificate) = verdict.certificate.clone()
+        {
+            let here = this_binary(&mut here, dir, &archive, &unpacked)?;
+            match judged_here(here, &runtime, &certificate) {
+                Ok(judged) if judged.status.is_some_and(|s| s != VerificationStatus::NotConcluded) => {
+                    verdict.rechecked = Some(format!(
+                        "the pack's checkers concluded nothing ({}); judged by this binary's",
+                        verdict.reason
+                    ));
+                    (verdict.status, verdict.reason, verdict.checker) = (judged.status, judged.reason, judged.checker);
+                }
+                Ok(judged) => verdict.reason = format!("{}; nor did this binary's: {}", verdict.reason, judged.reason),
+                Err(why) => verdict.reason = format!("{}; not judged by this binary's checkers: {why}", verdict.reason),
+            }
         }
+        if episode["verification"].is_object() {
+            let archived_status: Option<VerificationStatus> =
+                serde_json::from_value(episode["verification"]["status"].clone()).ok();
+            verdict.matches_archive = Some(verdict.status.is_some() && verdict.status == archived_status);
+        }
+        if verdict.status != Some(VerificationStatus::Verified) {
+            let status = verdict.status.map_or_else(|| "NONE".to_owned(), |s| crate::json::value(&s).to_string());
+            verdict.explained = archive.explained(&verdict.capability_id, status.trim_matches('"'));
+        }
+        verdicts.push(verdict);
     }
-    Ok(VerifyReport { pack_hash: archive.pack_hash, verdicts })
+    Ok(VerifyReport { pack_hash: archive.pack_hash, reading, verdicts })
 }

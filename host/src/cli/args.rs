@@ -35,9 +35,8 @@ pub struct Cli {
     pub config: Option<PathBuf>,
     /// Keep the shared state (workspaces, episodes, experiments, artifacts, components, policy) in this
     /// PostgreSQL database (postgres://USER:PASSWORD@HOST:PORT/DATABASE) instead of the data directory,
-    /// so several hosts can serve one deployment. The data directory then holds only this host's
-    /// precompiled-code cache. Default: $JACOBIAN_STORE, else the config file's `store`, else the
-    /// data directory.
+    /// so several hosts can serve one deployment (the data directory then holds only this host's
+    /// compiled code). Default: $JACOBIAN_STORE, else the config file's `store`, else the data dir.
     #[arg(long, global = true, env = "JACOBIAN_STORE", hide_env_values = true)]
     pub store: Option<String>,
     /// Log as JSON lines (to stderr).
@@ -53,11 +52,11 @@ pub enum Command {
     Serve(ServeArgs),
     /// Write an experiment's archive (the `experiment://ID/archive` resource) to a file.
     Archive(ArchiveArgs),
-    /// Re-execute every episode of an archive in a fresh, temporary data directory; exit 0 when
-    /// byte-identical, 1 with a field-level diff otherwise, 2 when the archive is refused.
+    /// Re-execute an archive's episodes in a fresh data directory, saying how the pack was read (its
+    /// release, rules, trust); exit 0 when identical, 1 with a field-level diff, 2 when refused.
     Replay(ReplayArgs),
-    /// Re-run the checkers on an archive's certificates offline and report each verdict; exit 0
-    /// when every verdict is VERIFIED (and archived verdicts are reproduced).
+    /// Re-run the checkers (this binary's where the pack's conclude nothing) on an archive's
+    /// certificates offline; exit 0 when every verdict is VERIFIED (and archived ones reproduced).
     Verify(VerifyArgs),
     /// Typed field-level diff of two episode, result or archive payloads (files); exit 0 when identical.
     Compare(CompareArgs),
@@ -94,9 +93,8 @@ pub enum Command {
     /// file into the store (at most the policy's [uploads] max_bytes) and prints the artifact:// URI
     /// capabilities take; `share` lets a tenant read an artifact it did not make.
     Artifact(ArtifactArgs),
-    /// Apply the store's schema migrations (the data directory's database, or the PostgreSQL store
-    /// with --store; every command also applies them when it opens the store) and print the schema
-    /// version; refuses a database whose schema is newer than this binary.
+    /// Apply the store's schema migrations (every command does when it opens the store) and print the
+    /// schema version; refuses a database whose schema is newer than this binary.
     Migrate,
     /// The operator policy (budgets, visibility, checker authorization, experiment budgets): print it,
     /// or replace it with a validated TOML file. With a PostgreSQL store this is how every host's policy
@@ -230,6 +228,9 @@ pub struct CompareArgs {
     pub left: PathBuf,
     /// Right payload file.
     pub right: PathBuf,
+    /// Leave out the fields named changes of the answer's shape account for (host/releases.toml).
+    #[arg(long)]
+    pub ignore_contract_changes: bool,
 }
 
 /// Arguments of `jacobian describe`.
@@ -473,8 +474,8 @@ pub struct TrustArgs {
     /// Refuse the archive unless its pack_hash is this (sha256:<hex>).
     #[arg(long)]
     pub expect_pack_hash: Option<String>,
-    /// Authorize a checker digest for a role during this re-check (ROLE=sha256:<hex>); only checkers
-    /// bundled in this binary are authorized otherwise. Repeatable.
+    /// Authorize a checker digest for a role during this re-check (ROLE=sha256:<hex>); otherwise only
+    /// checkers bundled by this binary or by a release it knows (host/releases.toml) are. Repeatable.
     #[arg(long = "authorize", value_name = "ROLE=DIGEST")]
     pub authorize: Vec<String>,
 }

@@ -66,6 +66,20 @@ impl Runtime {
         self.episodes.put_certificate(digest, record).map_err(|e| e.to_string())
     }
 
+    /// Keep the record of a certificate that `by` has adopted, unchanged:
+    /// an offline re-check hands a pack's certificate to this binary's
+    /// checkers when the pack's own conclude nothing, and the pack's runtime,
+    /// which loads the certificate's producer, is the one that bore the
+    /// record out (this runtime does not load that producer).
+    pub fn adopt_from(&self, digest: &Digest, by: &Runtime) -> Result<CertificateRecord, String> {
+        let record = by
+            .certificate(digest)
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("{} is no certificate the pack's runtime recorded", digest.artifact_uri()))?;
+        self.episodes.put_certificate(digest, &record).map_err(|e| e.to_string())?;
+        Ok(record)
+    }
+
     /// What a check's input judges. The certificates the host recorded
     /// among its artifacts must all need one role and be of one format, and
     /// every other artifact must be named inside one of them (as a SAT

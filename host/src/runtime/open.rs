@@ -61,11 +61,12 @@ pub struct GivenComponent {
     pub name: String,
     /// Its bytes.
     pub bytes: Vec<u8>,
-    /// Whether this binary bundles the same digest. Only then does it count as
-    /// bundled for trust (the policy's `authorize_bundled`); otherwise it keeps
-    /// the tier it ran under, so its episodes replay as they were, and its
-    /// checkers verify only where the reviewer authorizes them.
-    pub built_here: bool,
+    /// Whether this binary, or a release it knows (`crate::releases`),
+    /// bundled the same digest, and no recall names it. Only then does it
+    /// count as bundled for trust (the policy's `authorize_bundled`);
+    /// otherwise it keeps the tier it ran under, so its episodes replay as
+    /// they were, and its checkers verify only where the reviewer authorizes them.
+    pub trusted: bool,
 }
 
 /// A runtime that could not start.
@@ -177,7 +178,7 @@ impl Runtime {
                 .collect::<Result<_, _>>()?,
             Portfolio::Given(list) => list
                 .iter()
-                .map(|given| (given.name.clone(), Digest::of(&given.bytes), &given.bytes[..], given.built_here))
+                .map(|given| (given.name.clone(), Digest::of(&given.bytes), &given.bytes[..], given.trusted))
                 .collect(),
         };
         // A component whose examples run steps in another waits for it:

@@ -56,6 +56,8 @@ impl Runtime {
                 None => Policy::default(),
             };
             change(&mut policy);
+            // Written by this binary: under its rules, unless it names others.
+            policy.rules.get_or_insert(crate::policy::RULES);
             if self.data.write_policy_if(stamp, &policy.to_toml()?)? {
                 let mut guard = self.policy.lock().unwrap_or_else(|e| e.into_inner());
                 *guard = (None, Arc::new(policy.clone()));

@@ -51,11 +51,16 @@ pub fn verify(place: Place, args: VerifyArgs) -> crate::cli::error::Result<()> {
 /// `jacobian compare`.
 pub fn compare(place: Place, args: CompareArgs) -> crate::cli::error::Result<()> {
     let Place { .. } = place;
-    let CompareArgs { left, right } = args;
+    let CompareArgs { left, right, ignore_contract_changes } = args;
     let parse = |path: &PathBuf| -> crate::cli::error::Result<serde_json::Value> {
         serde_json::from_slice(&read_file(path)?).with_context(|| format!("{}: not JSON", path.display()))
     };
-    let comparison = jacobian::archive::compare(&parse(&left)?, &parse(&right)?);
+    let (left, right) = (parse(&left)?, parse(&right)?);
+    let comparison = if ignore_contract_changes {
+        jacobian::archive::compare_ignoring_contract_changes(&left, &right)
+    } else {
+        jacobian::archive::compare(&left, &right)
+    };
     println!("{}", serde_json::to_string_pretty(&comparison)?);
     if !comparison.identical {
         crate::cli::Exit::Negative.exit();

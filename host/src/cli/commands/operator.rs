@@ -58,8 +58,10 @@ pub fn policy(place: Place, args: PolicyArgs) -> crate::cli::error::Result<()> {
             } else {
                 String::from_utf8(read_file(&file)?).context("the policy file is not UTF-8")?
             };
-            let policy = jacobian::policy::Policy::parse(&text, config.engine.max_memory_bytes)
+            let mut policy = jacobian::policy::Policy::parse(&text, config.engine.max_memory_bytes)
                 .with_context(|| format!("policy file {}", file.display()))?;
+            // Written by this binary: under its rules, unless it names others.
+            policy.rules.get_or_insert(jacobian::policy::RULES);
             state.write_policy(&policy.to_toml()?)?;
             println!("policy {} is in force", policy.digest());
         }
