@@ -67,6 +67,10 @@ export JACOBIAN_SOUNDNESS_REQUIRE=rate,sympy,networkx,z3,nauty
 JACOBIAN_SOUNDNESS_REPORT="$(pwd)/target/soundness-report.txt"
 export JACOBIAN_SOUNDNESS_REPORT
 mkdir -p target && : >"$JACOBIAN_SOUNDNESS_REPORT"
+# The compatibility corpus's test writes what it replayed and verified here (tests/compat/).
+JACOBIAN_COMPAT_REPORT="$(pwd)/target/compat-report.txt"
+export JACOBIAN_COMPAT_REPORT
+: >"$JACOBIAN_COMPAT_REPORT"
 # A real PostgreSQL server for the shared-store tests (scripts/postgres.sh installs and starts it).
 JACOBIAN_TEST_POSTGRES=$(scripts/postgres.sh)
 export JACOBIAN_TEST_POSTGRES
@@ -90,5 +94,7 @@ scripts/fuzz.sh
 scripts/mutants.sh checkers/graph-induced-tree-core
 echo "soundness harnesses (instances, verdicts, agreement with outside references):"
 cat "$JACOBIAN_SOUNDNESS_REPORT"
+echo "compatibility corpus (archives of earlier releases, replayed and verified offline):"
+cat "$JACOBIAN_COMPAT_REPORT"
 echo "all checks passed (formatting, tests, clippy on host and guests)"
 echo "Tests: ${passed} passed, ${failed} failed"

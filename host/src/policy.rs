@@ -25,7 +25,8 @@ pub struct Policy {
     /// from a policy written before the rules were versioned: a live policy
     /// file is then read under this binary's rules, as every binary since
     /// role binding read it, and an archived one under the rules its writer
-    /// had ([`crate::archive::Archive::reading`]).
+    /// had ([`crate::archive::Archive::reading`]). A live policy of other
+    /// rules is refused: this binary runs its own only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rules: Option<u32>,
     /// Policy profile name, bound into catalog and discovery responses.
@@ -282,7 +283,10 @@ pub enum PolicyError {
     Publishers(String),
     #[error("policy file: checkers.quorum.\"{role}\" is {k}: a quorum is at least 1 and at most {MAX_QUORUM} checkers")]
     Quorum { role: String, k: u32 },
-    #[error("policy file: rules = {0}: this binary knows authorization rules 1 to {RULES}")]
+    #[error(
+        "policy file: rules = {0}: this binary runs authorization rules {RULES} only (earlier rules are read \
+         only in archives; remove the line to run these)"
+    )]
     Rules(u32),
     #[error("policy file: cannot be written: {0}")]
     Unwritable(String),
@@ -312,7 +316,7 @@ impl Policy {
     /// Parse and check a policy file.
     pub fn parse(text: &str, memory_ceiling: u64) -> Result<Self, PolicyError> {
         let policy: Policy = toml::from_str(text).map_err(|e| PolicyError::Parse(e.to_string()))?;
-        if let Some(rules) = policy.rules.filter(|r| rules::meaning(*r).is_none()) {
+        if let Some(rules) = policy.rules.filter(|r| *r != RULES) {
             return Err(PolicyError::Rules(rules));
         }
         if !PROFILES.contains(&policy.profile.as_str()) {
@@ -380,6 +384,11 @@ impl Policy {
             map.remove("quotas");
             map.remove("publishers");
             map.remove("uploads");
+            // This binary's rules are what an unversioned policy meant, so
+            // naming them changes no digest (an archive names its rules itself).
+            if self.rules() == RULES {
+                map.remove("rules");
+            }
         }
         value
     }
@@ -393,16 +402,13 @@ impl Policy {
     /// Whether `digest` may produce `VERIFIED` for `role`, a role the caller
     /// has seen the checker declare. `bundled` is true when the digest is a
     /// checker trusted as bundled (built by this binary; in an offline
-    /// re-check, also by a release it knows). Under rules 1 an authorization
-    /// named a checker rather than a role: it holds for every role the
-    /// checker declares (`policy/rules.rs`).
+    /// re-check, also one a release it knows bundled and it vouches for).
     pub fn authorizes(&self, role: &str, digest: &Digest, bundled: bool) -> bool {
         if self.checkers.revoked.contains(digest) || self.recall_of(digest).is_some() {
             return false;
         }
-        let checker_bound = self.rules() == 1;
         (bundled && self.checkers.authorize_bundled)
-            || self.checkers.authorized.iter().any(|a| a.digest == *digest && (checker_bound || a.role == role))
+            || self.checkers.authorized.iter().any(|a| a.role == role && a.digest == *digest)
     }
 
     /// The modes in which a capability is visible and invocable under this

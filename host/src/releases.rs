@@ -27,6 +27,10 @@ pub struct Release {
     pub rules: u32,
     /// The components it bundled: package name to digest.
     pub bundled: BTreeMap<String, Digest>,
+    /// The checkers among them that this binary vouches for offline, each
+    /// with why: package name to the reason. A checker of the release not
+    /// listed here (and any recalled one) is trusted by no re-check.
+    pub vouched: BTreeMap<String, String>,
     /// What replaying or verifying its archives here shows that is not an
     /// identical episode or a `VERIFIED` verdict, and why.
     #[serde(default, rename = "difference")]
@@ -39,6 +43,10 @@ pub struct Release {
 pub struct Difference {
     /// The capability of the episodes it concerns.
     pub capability_id: String,
+    /// The certificate format it concerns, when its cause is the format:
+    /// it then explains only an episode whose certificate is of this format.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<String>,
     /// What they show: a replay outcome (`SKIPPED`, `DIFFERENT`) or a
     /// verdict's status (`NOT_CONCLUDED`, …).
     pub outcome: String,
@@ -116,9 +124,13 @@ pub fn contract_changes() -> &'static [ContractChange] {
     &FILE.contract_change
 }
 
-/// The first release that bundled `digest`.
-pub fn bundled_by(digest: &Digest) -> Option<&'static Release> {
-    releases().iter().find(|r| r.bundled.values().any(|d| d == digest))
+/// The first release that bundled `digest` as a checker this binary vouches
+/// for, with the reason.
+pub fn vouched_by(digest: &Digest) -> Option<(&'static Release, &'static str)> {
+    releases().iter().find_map(|r| {
+        let package = r.bundled.iter().find(|(_, d)| *d == digest).map(|(p, _)| p)?;
+        r.vouched.get(package).map(|why| (r, why.as_str()))
+    })
 }
 
 /// The release that wrote a pack recording `bundled` as bundled: the first
@@ -132,11 +144,15 @@ pub fn writer_of(bundled: &BTreeSet<Digest>) -> Option<&'static Release> {
 
 impl Release {
     /// Why re-checking this release's archives shows `outcome` for
-    /// `capability_id`, if the release says.
-    pub fn explains(&self, capability_id: &str, outcome: &str) -> Option<String> {
+    /// `capability_id` on a certificate of `format`, if the release says.
+    pub fn explains(&self, capability_id: &str, outcome: &str, format: Option<&str>) -> Option<String> {
         self.differences
             .iter()
-            .find(|d| d.capability_id == capability_id && d.outcome == outcome)
+            .find(|d| {
+                d.capability_id == capability_id
+                    && d.outcome == outcome
+                    && d.format.as_deref().is_none_or(|f| Some(f) == format)
+            })
             .map(|d| format!("release {}: {}", self.name, d.reason))
     }
 }
@@ -151,10 +167,18 @@ mod tests {
         for release in releases() {
             assert!(crate::policy::rules::meaning(release.rules).is_some(), "{}", release.name);
             assert!(!release.bundled.is_empty(), "{}", release.name);
+            // Only checkers are vouched for, each one the release bundled,
+            // never one recalled, and each with a reason.
+            for (package, why) in &release.vouched {
+                let digest = release.bundled.get(package).unwrap_or_else(|| panic!("{}: {package}", release.name));
+                assert!(package.ends_with("-checker") && !why.is_empty(), "{}: {package}", release.name);
+                assert!(crate::policy::Policy::default().recall_of(digest).is_none(), "{}: {package}", release.name);
+            }
         }
         let first = &releases()[0];
-        let one = first.bundled.values().next().copied().expect("a component");
-        assert_eq!(bundled_by(&one).map(|r| &r.name), Some(&first.name));
+        let (package, one) = first.bundled.iter().next().map(|(p, d)| (p, *d)).expect("a component");
+        let vouched = vouched_by(&one).map(|(r, _)| &r.name);
+        assert_eq!(vouched, first.vouched.contains_key(package).then_some(&first.name));
         assert_eq!(writer_of(&BTreeSet::from([one])).map(|r| &r.name), Some(&first.name));
         assert!(writer_of(&BTreeSet::from([one, Digest::of(b"unknown")])).is_none());
         assert!(writer_of(&BTreeSet::new()).is_none());

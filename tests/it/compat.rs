@@ -15,6 +15,9 @@ use jacobian::archive::{Archive, ReplayOutcome, Trust, replay, verify};
 use jacobian::contract::VerificationStatus;
 use serde_json::Value;
 
+/// The countermodel checker 052cb71 bundled.
+const UNIVERSAL_ALGEBRA_CHECKER_052CB71: &str = "29dd30c6f5b5f29c43690e96dbf04c27cdf80ea02520e7ebfa315e3887282c33";
+
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/compat")
 }
@@ -50,7 +53,7 @@ fn label(path: &Path) -> String {
 fn every_archive_of_every_release_replays_and_verifies_or_the_difference_is_accounted_for() {
     let packs = corpus();
     let known: Vec<&str> = jacobian::releases::releases().iter().map(|r| r.name.as_str()).collect();
-    let (mut episodes, mut verdicts, mut unaccounted) = (0, 0, Vec::new());
+    let (mut episodes, mut verdicts, mut verified, mut unaccounted) = (0, 0, 0, Vec::new());
     let mut outcomes: BTreeMap<String, usize> = BTreeMap::new();
     let mut reports = BTreeMap::new();
     for (release, path) in &packs {
@@ -77,21 +80,34 @@ fn every_archive_of_every_release_replays_and_verifies_or_the_difference_is_acco
             }
         }
         let scratch = tempfile::tempdir().unwrap();
-        let verified = verify(&bytes, scratch.path(), &Trust::default()).expect("the pack is accepted");
-        for v in &verified.verdicts {
+        let checked = verify(&bytes, scratch.path(), &Trust::default()).expect("the pack is accepted");
+        for v in &checked.verdicts {
             verdicts += 1;
             let holds = v.status == Some(VerificationStatus::Verified) && v.matches_archive != Some(false);
+            verified += usize::from(holds);
             if !holds && v.explained.is_none() {
                 unaccounted.push(format!("{} verify {} {}: {v:?}", label(path), v.ordinal, v.capability_id));
             }
         }
-        reports.insert(label(path), (replayed, verified));
+        reports.insert(label(path), (replayed, checked));
     }
-    println!(
-        "compat corpus: {} archives of {} releases, {episodes} episodes replayed ({outcomes:?}), {verdicts} verdicts re-derived",
+    let releases = packs.iter().map(|(r, _)| r).collect::<std::collections::BTreeSet<_>>();
+    let mut summary = format!(
+        "{} archives of {} releases ({}), {episodes} episodes replayed ({outcomes:?}), {verdicts} verdicts re-derived \
+         ({} VERIFIED)\n",
         packs.len(),
-        packs.iter().map(|(r, _)| r).collect::<std::collections::BTreeSet<_>>().len()
+        releases.len(),
+        releases.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(", "),
+        verified
     );
+    for unexplained in &unaccounted {
+        summary.push_str(&format!("  not accounted for: {unexplained}\n"));
+    }
+    print!("{summary}");
+    // The test command prints this file at its end (scripts/test.sh).
+    if let Some(path) = std::env::var_os("JACOBIAN_COMPAT_REPORT") {
+        std::fs::write(&path, &summary).unwrap_or_else(|e| panic!("{}: {e}", Path::new(&path).display()));
+    }
     assert!(unaccounted.is_empty(), "unaccounted for:\n{}", unaccounted.join("\n"));
     assert!(packs.len() >= 5 && episodes >= 50 && verdicts >= 30, "{} {episodes} {verdicts}", packs.len());
 
@@ -100,6 +116,7 @@ fn every_archive_of_every_release_replays_and_verifies_or_the_difference_is_acco
     let (replayed, verified) = &reports["052cb71/countermodel.json"];
     assert_eq!((replayed.reading.rules, replayed.reading.rules_from), (1, "the release that wrote the pack"));
     assert!(replayed.reading.mapping.contains("roles its component declares"));
+    assert_eq!(replayed.reading.trusted.keys().collect::<Vec<_>>(), [UNIVERSAL_ALGEBRA_CHECKER_052CB71]);
     assert!(replayed.episodes.iter().all(|e| e.outcome == ReplayOutcome::Identical), "{replayed:?}");
     let statuses: Vec<_> = verified.verdicts.iter().map(|v| v.status).collect();
     assert_eq!(statuses, [Some(VerificationStatus::Verified); 3], "{verified:?}");
@@ -114,7 +131,7 @@ fn every_archive_of_every_release_replays_and_verifies_or_the_difference_is_acco
     }
     // A recalled checker is never trusted as bundled, whoever bundled it.
     for recall in jacobian::policy::bundled_recalls() {
-        assert!(!replayed.reading.bundled.contains_key(&recall.digest.to_hex()), "{}", recall.digest);
+        assert!(!replayed.reading.trusted.contains_key(&recall.digest.to_hex()), "{}", recall.digest);
     }
     // The claim refusal's component was left out by that release; it is
     // replayed against this binary's, and says so.
@@ -145,8 +162,10 @@ fn jacobian_verify_and_replay_of_a_052cb71_pack_succeed_and_say_how_they_read_it
         let reading = &report["reading"];
         assert_eq!((reading["written_by"].as_str(), reading["rules"].as_u64()), (Some("052cb71"), Some(1)), "{report}");
         assert!(reading["mapping"].as_str().unwrap().contains("and only those"), "{report}");
-        let vouched: Vec<&str> = reading["bundled"].as_object().unwrap().values().filter_map(Value::as_str).collect();
-        assert_eq!(vouched, ["release 052cb71"; 2], "{report}");
+        // Its checker, vouched for by the release list, and nothing else.
+        let trusted = reading["trusted"].as_object().unwrap();
+        assert_eq!(trusted.keys().collect::<Vec<_>>(), [UNIVERSAL_ALGEBRA_CHECKER_052CB71], "{report}");
+        assert!(trusted.values().all(|by| by.as_str().unwrap().starts_with("release 052cb71: ")), "{report}");
     }
 }
 
@@ -181,4 +200,54 @@ fn a_tampered_byte_in_any_corpus_archive_is_refused_naming_the_field() {
             assert_eq!(err.field, field, "{}: {err}", label(&path));
         }
     }
+}
+
+/// Seal an edited pack again, as anyone can: its episodes' digests and its
+/// `pack_hash` recomputed.
+fn reseal(pack: &mut Value) {
+    use jacobian::digest::{Digest, canonical_json};
+    for archived in pack["episodes"].as_array_mut().unwrap() {
+        if archived["episode"].is_object() {
+            archived["digest"] = Digest::of(&canonical_json(&archived["episode"])).to_string().into();
+        }
+    }
+    let mut body = pack.clone();
+    body.as_object_mut().unwrap().remove("pack_hash");
+    pack["pack_hash"] = Digest::of(&canonical_json(&body)).to_string().into();
+}
+
+/// A pack re-sealed after editing can neither claim a release whose
+/// components it does not carry, nor name rules this binary does not know,
+/// nor pass off a verdict about other certificates as the one re-derived.
+#[test]
+fn a_resealed_pack_cannot_claim_a_release_name_unknown_rules_or_pass_off_another_verdict() {
+    let original: Value = serde_json::from_slice(&std::fs::read(root().join("052cb71/mixed.json")).unwrap()).unwrap();
+    let load = |pack: &Value| Archive::load(&serde_json::to_vec(pack).unwrap(), &Trust::default()).map(|_| ());
+    let mut claims = original.clone();
+    claims["bundled"].as_array_mut().unwrap().push(format!("sha256:{UNIVERSAL_ALGEBRA_CHECKER_052CB71}").into());
+    reseal(&mut claims);
+    let err = load(&claims).expect_err("a release claimed by a digest it does not carry");
+    assert_eq!(err.field, format!("bundled.{UNIVERSAL_ALGEBRA_CHECKER_052CB71}"), "{err}");
+    for field in ["rules", "policy.rules"] {
+        let mut rules = original.clone();
+        match field {
+            "rules" => rules["rules"] = 7.into(),
+            _ => rules["policy"]["rules"] = 7.into(),
+        }
+        reseal(&mut rules);
+        assert_eq!(load(&rules).expect_err("unknown rules").field, field);
+    }
+    // The archived SAT verdict (ordinal 3), edited to say it judged one
+    // more artifact: this binary's checker re-derives a verdict about the
+    // certificate alone, which is not the archived one.
+    let mut widened = original.clone();
+    let extra = widened["episodes"][0]["episode"]["artifacts"][0]["uri"].clone();
+    let verification = &mut widened["episodes"][2]["episode"]["verification"];
+    verification["certificate_artifacts"].as_array_mut().unwrap().push(extra);
+    reseal(&mut widened);
+    load(&widened).expect("sealed again, it loads");
+    let scratch = tempfile::tempdir().unwrap();
+    let report = verify(&serde_json::to_vec(&widened).unwrap(), scratch.path(), &Trust::default()).unwrap();
+    let sat = report.verdicts.iter().find(|v| v.ordinal == 3).expect("its verdict");
+    assert_eq!((sat.status, sat.matches_archive), (Some(VerificationStatus::Verified), Some(false)), "{sat:?}");
 }

@@ -93,6 +93,10 @@ pub struct Archive {
     /// the episodes themselves are packed as stored).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub recalled: Vec<RecalledVerdict>,
+    /// The authorization rules the pack was written under (absent from packs
+    /// written before rules were versioned: [`Archive::reading`] infers them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rules: Option<u32>,
     /// SHA-256 of the canonical JSON of everything above.
     pub pack_hash: String,
 }
@@ -367,6 +371,7 @@ impl Archive {
             certificates,
             publishers,
             recalled,
+            rules: Some(crate::policy::RULES),
             pack_hash: String::new(),
         };
         archive.pack_hash = archive.compute_pack_hash();
@@ -397,6 +402,15 @@ impl Archive {
         let archive: Archive = serde_json::from_slice(bytes).map_err(|e| refuse("archive", e.to_string()))?;
         if archive.format != ARCHIVE_FORMAT {
             return Err(refuse("format", format!("expected {ARCHIVE_FORMAT}, found {:?}", archive.format)));
+        }
+        for (field, rules) in [("rules", archive.rules), ("policy.rules", archive.policy.rules)] {
+            if let Some(rules) = rules.filter(|r| crate::policy::rules::meaning(*r).is_none()) {
+                return Err(refuse(field, format!("authorization rules {rules} are unknown to this binary")));
+            }
+        }
+        // What the pack records as bundled decides which release it reads as: each must be carried.
+        if let Some(digest) = archive.bundled.iter().find(|d| !archive.components.contains_key(&d.to_hex())) {
+            return Err(refuse(format!("bundled.{}", digest.to_hex()), "names no component of the pack"));
         }
         let mut unpacked = Unpacked::default();
         for (kind, map, out) in [

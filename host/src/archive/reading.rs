@@ -31,10 +31,11 @@ pub struct Reading {
     pub rules_from: &'static str,
     /// How those rules are read under this binary's.
     pub mapping: &'static str,
-    /// The pack's components trusted as bundled in this re-check (for the
-    /// roles they declare), by hex digest, each with what vouches for it:
-    /// this binary, or a release it knows. A recalled one is never among them.
-    pub bundled: BTreeMap<String, String>,
+    /// The pack's components trusted as bundled in this re-check (checkers,
+    /// for the roles they declare), by hex digest, each with what vouches for
+    /// it: this binary, or a release it knows that vouches for it, with the
+    /// reason. A recalled one is never among them.
+    pub trusted: BTreeMap<String, String>,
 }
 
 impl Archive {
@@ -42,8 +43,8 @@ impl Archive {
     pub fn reading(&self) -> Reading {
         let writer: Option<&Release> = writer_of(&self.bundled);
         let routes = self.completed_episodes().any(|e| e["check_with"]["certificate_artifact"].is_string());
-        let (rules, rules_from) = match (self.policy.rules, writer) {
-            (Some(rules), _) => (rules, "the pack's policy"),
+        let (rules, rules_from) = match (self.rules.or(self.policy.rules), writer) {
+            (Some(rules), _) => (rules, "the pack names them"),
             (None, Some(release)) => (release.rules, "the release that wrote the pack"),
             (None, None) if routes && self.certificates.is_empty() => {
                 (1, "the pack carries no certificate records, as packs written before role binding")
@@ -53,7 +54,7 @@ impl Archive {
         let recalled = |digest| {
             self.recalled.iter().any(|r| r.checker_digest == digest) || self.policy.recall_of(&digest).is_some()
         };
-        let bundled = self
+        let trusted = self
             .bundled
             .iter()
             .filter(|d| !recalled(**d))
@@ -61,25 +62,31 @@ impl Archive {
                 let by = if Runtime::builds_bundled(d) {
                     "this binary".to_owned()
                 } else {
-                    format!("release {}", crate::releases::bundled_by(d)?.name)
+                    let (release, why) = crate::releases::vouched_by(d)?;
+                    format!("release {}: {why}", release.name)
                 };
                 Some((d.to_hex(), by))
             })
             .collect();
-        Reading { written_by: writer.map(|r| r.name.clone()), rules, rules_from, mapping: mapping(rules), bundled }
+        Reading { written_by: writer.map(|r| r.name.clone()), rules, rules_from, mapping: mapping(rules), trusted }
     }
 
-    /// Why re-checking episode `capability_id` shows `outcome`, if the
-    /// release that wrote the pack says.
-    pub fn explained(&self, capability_id: &str, outcome: &str) -> Option<String> {
-        writer_of(&self.bundled).and_then(|release| release.explains(capability_id, outcome))
+    /// Why re-checking an episode of `capability_id` shows `outcome`, if the
+    /// release that wrote the pack says (for the episode's certificate format).
+    pub fn explained(&self, capability_id: &str, episode: Option<&serde_json::Value>, outcome: &str) -> Option<String> {
+        let format = episode.and_then(|e| {
+            [&e["verification"]["certificate_format"], &e["check_with"]["certificate_format"]]
+                .into_iter()
+                .find_map(|f| f.as_str())
+        });
+        writer_of(&self.bundled).and_then(|release| release.explains(capability_id, outcome, format))
     }
 
     /// A runtime over a fresh data directory holding exactly this archive's
     /// components, artifacts and policy — with the trust that is not the
     /// archive's to grant taken from this binary and the reviewer: a
-    /// component counts as bundled only if this binary or a release it knows
-    /// bundled it ([`Reading::bundled`]), checker authorizations come from
+    /// component counts as bundled only if this binary bundles it or a
+    /// release it knows vouches for it ([`Reading::trusted`]), checker authorizations come from
     /// [`Trust`] (the archive's are dropped; its revocations stay), the
     /// policy is read under this binary's rules through the mapping the
     /// reading states, and experiment budgets do not apply.
@@ -110,7 +117,7 @@ impl Archive {
                 .map_err(|e| unavailable(format!("files.{}", digest.to_hex()), crate::errors::render(&e)))?;
         }
         // What the pack records as bundled keeps that tier (its episodes name
-        // it); only what this binary or a release it knows bundled is trusted as bundled.
+        // it); only what this binary bundles or vouches for is trusted as bundled.
         let bundled: Vec<GivenComponent> = unpacked
             .components
             .iter()
@@ -118,7 +125,7 @@ impl Archive {
             .map(|(d, b)| GivenComponent {
                 name: d.to_hex(),
                 bytes: b.clone(),
-                trusted: reading.bundled.contains_key(&d.to_hex()),
+                trusted: reading.trusted.contains_key(&d.to_hex()),
             })
             .collect();
         let open = || {

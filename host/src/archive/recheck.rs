@@ -7,7 +7,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::contract::{ARCHIVE_FORMAT, CapabilityResult, InvokeRequest, VerificationStatus};
+use crate::contract::{ARCHIVE_FORMAT, CapabilityResult, InvokeRequest, VerificationRecord, VerificationStatus};
 use crate::digest::{Digest, canonical_json};
 use crate::experiments::StopReason;
 use crate::releases::{ContractChange, contract_changes};
@@ -207,6 +207,7 @@ fn this_binary<'a>(
     let pack = &archive.policy.checkers;
     runtime
         .update_policy(|policy| {
+            policy.checkers.authorize_bundled = pack.authorize_bundled;
             policy.checkers.quorum = pack.quorum.clone();
             for digest in &pack.revoked {
                 policy.revoke(*digest);
@@ -224,19 +225,10 @@ fn this_binary<'a>(
 
 /// A verdict on a pack's certificate by this binary's own checkers, routed
 /// by the record the pack's runtime kept for it.
-fn judged_here(here: &Runtime, pack: &Runtime, certificate: &str) -> Result<Judged, String> {
+fn judged_here(here: &Runtime, pack: &Runtime, certificate: &str) -> Result<CapabilityResult, String> {
     let digest = Digest::from_artifact_uri(certificate).map_err(|e| e.to_string())?;
     here.adopt_from(&digest, pack)?;
-    let result = here.invoke(&routed(certificate));
-    let (status, reason, checker) = verdict_of(&result);
-    Ok(Judged { status, reason, checker })
-}
-
-/// What a check said.
-struct Judged {
-    status: Option<VerificationStatus>,
-    reason: String,
-    checker: Option<String>,
+    Ok(here.invoke(&routed(certificate)))
 }
 
 /// certificate.verify of `certificate`.
@@ -252,12 +244,29 @@ fn routed(certificate: &str) -> InvokeRequest {
     }
 }
 
-/// The recorded certificate among a check's input artifacts.
+/// The one recorded certificate among a check's input artifacts (none when
+/// there are several: which of them a fallback should judge is not ours to pick).
 fn judged_certificate(pack: &Runtime, episode: &Value) -> Option<String> {
-    crate::runtime::artifact_references(&episode["request"]["input"], "")
+    let mut recorded = crate::runtime::artifact_references(&episode["request"]["input"], "")
         .into_iter()
         .map(|(_, uri)| uri)
-        .find(|uri| Digest::from_artifact_uri(uri).is_ok_and(|digest| matches!(pack.certificate(&digest), Ok(Some(_)))))
+        .filter(|uri| Digest::from_artifact_uri(uri).is_ok_and(|d| matches!(pack.certificate(&d), Ok(Some(_)))));
+    let first = recorded.next()?;
+    recorded.all(|other| other == first).then_some(first)
+}
+
+/// Whether a re-derived verdict is the archived one: the same status about
+/// the same thing (claim, candidate, semantics, scope, certificate format
+/// and artifacts), whichever checker gave it.
+fn same_verdict(now: Option<&VerificationRecord>, archived: &Value) -> bool {
+    let Ok(archived) = serde_json::from_value::<VerificationRecord>(archived.clone()) else { return false };
+    now.is_some_and(|now| {
+        let judged =
+            |r: &VerificationRecord| (r.status, r.claim_digest, r.candidate_digest, r.semantics_digest, r.scope_digest);
+        judged(now) == judged(&archived)
+            && (&now.certificate_format, &now.certificate_artifacts)
+                == (&archived.certificate_format, &archived.certificate_artifacts)
+    })
 }
 
 /// Re-execute every replayable episode of the archive in `dir` (fresh).
@@ -277,7 +286,7 @@ pub fn replay(bytes: &[u8], dir: &Path, trust: &Trust) -> Result<ReplayReport, A
             reason,
             explained: match outcome {
                 ReplayOutcome::Skipped | ReplayOutcome::Different => {
-                    archive.explained(&archived.capability_id, outcome.name())
+                    archive.explained(&archived.capability_id, archived.episode.as_ref(), outcome.name())
                 }
                 ReplayOutcome::Identical | ReplayOutcome::Recalled | ReplayOutcome::ContractChange => None,
             },
@@ -360,7 +369,9 @@ pub struct OfflineVerdict {
     pub checker: Option<String>,
     pub status: Option<VerificationStatus>,
     pub reason: String,
-    /// For archived VERIFY episodes: whether the verdict is the archived one.
+    /// For archived VERIFY episodes: whether the verdict is the archived one
+    /// (the same status about the same claim, candidate, semantics, scope,
+    /// certificate format and artifacts, whichever checker gave it).
     pub matches_archive: Option<bool>,
     /// For an archived verdict whose checker is recalled: why (the archived
     /// verdict then counts for nothing, whatever it was).
@@ -443,6 +454,7 @@ pub fn verify(bytes: &[u8], dir: &Path, trust: &Trust) -> Result<VerifyReport, A
         } else {
             continue;
         };
+        let mut judged = judged;
         (verdict.status, verdict.reason, verdict.checker) = verdict_of(&judged);
         // The pack's checkers concluded nothing (recalled, not authorized
         // here, absent): this binary's own checkers judge the certificate.
@@ -451,25 +463,28 @@ pub fn verify(bytes: &[u8], dir: &Path, trust: &Trust) -> Result<VerifyReport, A
         {
             let here = this_binary(&mut here, dir, &archive, &unpacked)?;
             match judged_here(here, &runtime, &certificate) {
-                Ok(judged) if judged.status.is_some_and(|s| s != VerificationStatus::NotConcluded) => {
-                    verdict.rechecked = Some(format!(
-                        "the pack's checkers concluded nothing ({}); judged by this binary's",
-                        verdict.reason
-                    ));
-                    (verdict.status, verdict.reason, verdict.checker) = (judged.status, judged.reason, judged.checker);
+                Ok(again) => {
+                    let (status, reason, checker) = verdict_of(&again);
+                    if status.is_some_and(|s| s != VerificationStatus::NotConcluded) {
+                        verdict.rechecked = Some(format!(
+                            "the pack's checkers concluded nothing ({}); judged by this binary's",
+                            verdict.reason
+                        ));
+                        (verdict.status, verdict.reason, verdict.checker) = (status, reason, checker);
+                        judged = again;
+                    } else {
+                        verdict.reason = format!("{}; nor did this binary's: {reason}", verdict.reason);
+                    }
                 }
-                Ok(judged) => verdict.reason = format!("{}; nor did this binary's: {}", verdict.reason, judged.reason),
                 Err(why) => verdict.reason = format!("{}; not judged by this binary's checkers: {why}", verdict.reason),
             }
         }
         if episode["verification"].is_object() {
-            let archived_status: Option<VerificationStatus> =
-                serde_json::from_value(episode["verification"]["status"].clone()).ok();
-            verdict.matches_archive = Some(verdict.status.is_some() && verdict.status == archived_status);
+            verdict.matches_archive = Some(same_verdict(judged.verification.as_ref(), &episode["verification"]));
         }
         if verdict.status != Some(VerificationStatus::Verified) {
             let status = verdict.status.map_or_else(|| "NONE".to_owned(), |s| crate::json::value(&s).to_string());
-            verdict.explained = archive.explained(&verdict.capability_id, status.trim_matches('"'));
+            verdict.explained = archive.explained(&verdict.capability_id, Some(episode), status.trim_matches('"'));
         }
         verdicts.push(verdict);
     }
