@@ -544,3 +544,18 @@ pub struct Unpacked {
     artifacts: BTreeMap<Digest, Vec<u8>>,
     files: BTreeMap<Digest, Vec<u8>>,
 }
+
+impl Unpacked {
+    /// Store the pack's artifacts and the files its uploads carry in `data`.
+    fn put_into(&self, data: &crate::store::DataDir) -> Result<(), ArchiveError> {
+        for (digest, bytes) in &self.artifacts {
+            data.put_canonical(bytes)
+                .map_err(|e| unavailable(format!("artifacts.{}", digest.to_hex()), crate::errors::render(&e)))?;
+        }
+        for (digest, bytes) in &self.files {
+            data.put_file(&mut bytes.as_slice(), u64::MAX, Some(digest))
+                .map_err(|e| unavailable(format!("files.{}", digest.to_hex()), crate::errors::render(&e)))?;
+        }
+        Ok(())
+    }
+}

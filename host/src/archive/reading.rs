@@ -108,14 +108,7 @@ impl Archive {
         }
         let text = policy.to_toml().map_err(|e| unavailable("policy", e.to_string()))?;
         data.write_policy(&text).map_err(|e| unavailable("policy", crate::errors::render(&e)))?;
-        for (digest, bytes) in &unpacked.artifacts {
-            data.put_canonical(bytes)
-                .map_err(|e| unavailable(format!("artifacts.{}", digest.to_hex()), crate::errors::render(&e)))?;
-        }
-        for (digest, bytes) in &unpacked.files {
-            data.put_file(&mut bytes.as_slice(), u64::MAX, Some(digest))
-                .map_err(|e| unavailable(format!("files.{}", digest.to_hex()), crate::errors::render(&e)))?;
-        }
+        unpacked.put_into(&data)?;
         // What the pack records as bundled keeps that tier (its episodes name
         // it); only what this binary bundles or vouches for is trusted as bundled.
         let bundled: Vec<GivenComponent> = unpacked

@@ -192,18 +192,7 @@ fn this_binary<'a>(
     }
     let runtime = Runtime::open(RuntimeConfig::new(dir.join("this-binary")))
         .map_err(|e| unavailable("components", crate::errors::render(&e)))?;
-    for (digest, bytes) in &unpacked.artifacts {
-        runtime
-            .data()
-            .put_canonical(bytes)
-            .map_err(|e| unavailable(format!("artifacts.{}", digest.to_hex()), crate::errors::render(&e)))?;
-    }
-    for (digest, bytes) in &unpacked.files {
-        runtime
-            .data()
-            .put_file(&mut bytes.as_slice(), u64::MAX, Some(digest))
-            .map_err(|e| unavailable(format!("files.{}", digest.to_hex()), crate::errors::render(&e)))?;
-    }
+    unpacked.put_into(runtime.data())?;
     let pack = &archive.policy.checkers;
     runtime
         .update_policy(|policy| {
@@ -483,8 +472,9 @@ pub fn verify(bytes: &[u8], dir: &Path, trust: &Trust) -> Result<VerifyReport, A
             verdict.matches_archive = Some(same_verdict(judged.verification.as_ref(), &episode["verification"]));
         }
         if verdict.status != Some(VerificationStatus::Verified) {
-            let status = verdict.status.map_or_else(|| "NONE".to_owned(), |s| crate::json::value(&s).to_string());
-            verdict.explained = archive.explained(&verdict.capability_id, Some(episode), status.trim_matches('"'));
+            let status = verdict.status.map(|s| crate::json::value(&s));
+            let status = status.as_ref().and_then(Value::as_str).unwrap_or("NONE");
+            verdict.explained = archive.explained(&verdict.capability_id, Some(episode), status);
         }
         verdicts.push(verdict);
     }
