@@ -155,9 +155,10 @@ fn unavailable(field: impl Into<String>, reason: impl Into<String>) -> ArchiveEr
 }
 
 /// What an offline re-check trusts beyond the pack: the pack's hash, if
-/// pinned, and checker authorizations the reviewer grants. Only checkers
-/// bundled in this binary are authorized otherwise — an archive cannot
-/// authorize its own checkers.
+/// pinned, and checker authorizations the reviewer grants. Otherwise only
+/// checkers this binary bundles, or that a release it knows vouches for
+/// (`host/releases.toml`), are authorized — an archive cannot authorize its
+/// own checkers.
 #[derive(Debug, Clone, Default)]
 pub struct Trust {
     /// Refuse the pack unless its `pack_hash` is this.
